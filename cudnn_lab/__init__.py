@@ -1,0 +1,46 @@
+"""cudnn_lab: explore NVIDIA cuDNN by hand: build real cuDNN graphs, draw them, run every plan, compare with PyTorch.
+
+Importing the package is light: torch, cudnn, plotly and ipywidgets load where first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import (CudnnLabError, MissingDependencyError, NoGPUError, PlanError, ResourceError, SpecError,
+                     UnsupportedGraphError)
+from .specs import ConvSpec, MatmulSpec, Spec, spec_from_dict, spec_from_json
+
+__version__ = "0.1.0"
+
+# Public names that live in heavier modules, imported on first use.
+_LAZY = {
+    "build_graph": "cudnn_lab.graph",
+    "LabGraph": "cudnn_lab.graph",
+    "probe": "cudnn_lab.capabilities",
+    "Capabilities": "cudnn_lab.capabilities",
+    "compare": "cudnn_lab.numerics",
+    "ErrorMetrics": "cudnn_lab.numerics",
+    "TOLERANCES": "cudnn_lab.numerics",
+    "reference": "cudnn_lab.reference",
+    "make_inputs": "cudnn_lab.reference",
+}
+
+__all__ = [
+    "__version__", "Spec", "ConvSpec", "MatmulSpec", "spec_from_dict", "spec_from_json",
+    "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
+    "MissingDependencyError", *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cudnn_lab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

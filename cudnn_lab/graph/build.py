@@ -1,0 +1,46 @@
+"""Spec -> real ``cudnn.pygraph``: every tensor with explicit dims, strides and dtype, as the recipe says."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .recipe import CUDNN_DTYPES, Enum, Recipe
+
+
+def resolve(value: Any, cudnn: Any) -> Any:
+    """Turn recipe enums into live cudnn enum members."""
+    if isinstance(value, Enum):
+        obj = cudnn
+        for part in value.path.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return value
+
+
+def build_pygraph(recipe: Recipe, handle: Any = None) -> tuple[Any, dict[str, Any]]:
+    """Build the frontend graph for ``recipe``; returns the graph and its tensors by name.
+
+    Works without a GPU up to ``inspect()``; validation and plans need the driver.
+    """
+    import cudnn
+
+    dt = {k: getattr(cudnn.data_type, v) for k, v in CUDNN_DTYPES.items()}
+    kwargs: dict[str, Any] = dict(io_data_type=dt[recipe.io_dtype],
+                                  intermediate_data_type=dt[recipe.intermediate_dtype],
+                                  compute_data_type=dt[recipe.compute_dtype])
+    if handle is not None:
+        kwargs["handle"] = handle
+    graph = cudnn.pygraph(**kwargs)
+    tensors: dict[str, Any] = {}
+    for t in recipe.inputs:
+        tensors[t.name] = graph.tensor(name=t.name, dim=list(t.dims), stride=list(t.strides), data_type=dt[t.dtype])
+    for op in recipe.ops:
+        args = {kw: tensors[name] for kw, name in op.inputs}
+        params = {k: resolve(v, cudnn) for k, v in op.params}
+        out = getattr(graph, op.method)(**args, **params, name=op.name)
+        decl = recipe.tensor(op.output)
+        out.set_name(decl.name).set_dim(list(decl.dims)).set_stride(list(decl.strides))
+        if decl.role == "output":
+            out.set_output(True).set_data_type(dt[decl.dtype])
+        tensors[decl.name] = out
+    return graph, tensors

@@ -1,0 +1,60 @@
+"""``build_graph(spec)``: a real cuDNN frontend graph with the kit's views on it (inspect, drawing, script)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..errors import SpecError
+from ..specs import Spec
+from .build import build_pygraph
+from .recipe import Recipe, recipe_for
+from .render import SafeDigraph, to_dot
+
+
+class LabGraph:
+    """A spec's graph: ``.pygraph`` is the live ``cudnn.pygraph``; ``.tensors`` its tensors by name."""
+
+    def __init__(self, spec: Spec, handle: Any = None) -> None:
+        self.spec = spec
+        self.recipe: Recipe = recipe_for(spec)
+        self.pygraph, self.tensors = build_pygraph(self.recipe, handle)
+
+    def inspect(self) -> dict[str, Any]:
+        """The frontend's own description of the graph: nodes and tensors (dims, strides, dtype, virtual, uid)."""
+        return self.pygraph.inspect()
+
+    @property
+    def roles(self) -> dict[str, str]:
+        """Tensor name -> 'input', 'output' or 'virtual'."""
+        return {t.name: t.role for t in self.recipe.tensors}
+
+    def to_dot(self) -> SafeDigraph:
+        """The drawing as a graphviz Digraph; shows as SVG in Jupyter, and still shows without ``dot``."""
+        return to_dot(self.inspect(), self.roles, title=self.spec.label())
+
+    def to_script(self) -> str:
+        """A standalone script (cudnn + torch only) that rebuilds, runs and checks this graph."""
+        from .. import __version__
+        from .script import to_script
+
+        return to_script(self.spec, self.recipe, __version__)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+        return self.to_dot()._repr_mimebundle_(include, exclude, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"LabGraph({self.spec!r})"
+
+
+def build_graph(spec: Spec, *, handle: Any = None) -> LabGraph:
+    """Build ``spec``'s real cuDNN graph (no GPU needed until validation or execution)."""
+    if not isinstance(spec, Spec):
+        raise SpecError("spec", type(spec).__name__, "must be a cudnn_lab spec such as ConvSpec or MatmulSpec")
+    return LabGraph(spec, handle)
+
+
+@functools.lru_cache(maxsize=256)
+def cached_dot_source(spec: Spec) -> str:
+    """DOT text of a spec's drawing, memoized for redraw-on-every-change views."""
+    return build_graph(spec).to_dot().source

@@ -1,0 +1,106 @@
+"""Draw a frontend graph: ``inspect()`` output -> a graphviz Digraph that shows safely with or without ``dot``.
+
+Tensors are nodes with their dims, strides, the layout those strides mean, dtype and role; operations are nodes with
+their type and parameters. Rendering returns values; display (``_repr_mimebundle_``) is a thin layer on top.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from typing import Any
+
+import graphviz
+
+from ..specs import describe_layout
+
+_ROLE_STYLE = {
+    "input": {"shape": "box", "style": "rounded,filled", "fillcolor": "#dbeafe", "color": "#1d4ed8"},
+    "output": {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#dcfce7", "color": "#15803d"},
+    "virtual": {"shape": "box", "style": "rounded,dashed", "fillcolor": "white", "color": "#6b7280"},
+}
+_OP_STYLE = {"shape": "box", "style": "filled", "fillcolor": "#fde68a", "color": "#b45309"}
+DOT_INSTALL_HINT = ("The graphviz 'dot' program is not installed, so this drawing is rendered in the browser "
+                    "(or shown as DOT text). Install it with 'apt-get install graphviz' (Debian/Ubuntu), "
+                    "'brew install graphviz' (macOS) or 'conda install graphviz'.")
+
+
+def dtype_name(raw: str) -> str:
+    """'data_type.HALF' -> 'fp16'; the frontend's 'None' (unset) stays None."""
+    names = {"FLOAT": "fp32", "HALF": "fp16", "BFLOAT16": "bf16", "DOUBLE": "fp64", "INT32": "int32",
+             "INT64": "int64", "INT8": "int8", "BOOLEAN": "bool", "FP8_E4M3": "fp8_e4m3", "FP8_E5M2": "fp8_e5m2"}
+    key = raw.rsplit(".", 1)[-1]
+    return names.get(key, key.lower()) if key not in ("None", "NOT_SET") else "None"
+
+
+def tensor_rows(name: str, info: dict[str, Any], role: str, intermediate: str) -> list[str]:
+    """Lines describing one tensor, as drawn and as listed in text views."""
+    dims, strides = info["dim"], info["stride"]
+    dtype = dtype_name(info["dtype"])
+    if dtype == "None":
+        dtype = f"{intermediate} (intermediate)"
+    return [name, f"dims {dims}", f"strides {strides}", f"layout {describe_layout(dims, strides)}",
+            f"{dtype} · {role}"]
+
+
+class SafeDigraph(graphviz.Digraph):
+    """A Digraph that displays as SVG when ``dot`` exists and still displays (in-browser or as text) when not."""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+        if shutil.which("dot"):
+            return super()._repr_mimebundle_(include, exclude, **kwargs)
+        return fallback_bundle(self.source)
+
+
+def fallback_bundle(source: str) -> dict[str, Any]:
+    """What Jupyter shows without ``dot``: an in-browser Graphviz widget where available, the DOT text otherwise."""
+    text = f"{DOT_INSTALL_HINT}\n\n{source}"
+    bundle: dict[str, Any] = {
+        "text/plain": text,
+        "text/html": f"<p><b>{html.escape(DOT_INSTALL_HINT)}</b></p><pre>{html.escape(source)}</pre>",
+    }
+    try:
+        from graphviz_anywidget import GraphvizAnyWidget
+
+        widget = GraphvizAnyWidget(dot_source=source)
+        bundle.update(widget._repr_mimebundle_() or {})
+    except Exception:  # noqa: BLE001 - no widget frontend: the HTML/text above is the display
+        pass
+    return bundle
+
+
+def to_dot(info: dict[str, Any], roles: dict[str, str], title: str = "") -> SafeDigraph:
+    """Build the drawing from ``inspect()`` output; ``roles`` maps tensor names to input/output/virtual."""
+    intermediate = "fp32"
+    ctx = info.get("context", {})
+    if "intermediate_data_type" in ctx:
+        intermediate = dtype_name(ctx["intermediate_data_type"])
+    dot = SafeDigraph(name="cudnn_graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "labelloc": "t",
+                                                      "label": title, "fontsize": "12"},
+                      node_attr={"fontname": "Helvetica", "fontsize": "10"},
+                      edge_attr={"fontname": "Helvetica", "fontsize": "9", "color": "#374151"})
+    ids = {name: f"t{i}" for i, name in enumerate(info["tensors"])}
+    for name, tinfo in info["tensors"].items():
+        role = roles.get(name, "virtual" if tinfo.get("is_virtual") else "input")
+        rows = tensor_rows(name, tinfo, role, intermediate)
+        label = "<" + f"<b>{html.escape(rows[0])}</b>" + "".join(
+            f"<br/>{html.escape(r)}" for r in rows[1:]) + ">"
+        dot.node(ids[name], label=label, **_ROLE_STYLE[role])
+    for j, node in enumerate(info["nodes"]):
+        op_id = f"op{j}"
+        params = ", ".join(f"{k}={_fmt(v)}" for k, v in node.get("params", {}).items())
+        label = f"<<b>{html.escape(node['name'])}</b><br/>{html.escape(node['type'])}"
+        if params:
+            label += f"<br/><font point-size='9'>{html.escape(params)}</font>"
+        dot.node(op_id, label=label + ">", **_OP_STYLE)
+        for kw, tname in node.get("inputs", {}).items():
+            if tname in ids:
+                dot.edge(ids[tname], op_id, label=kw)
+        for kw, tname in node.get("outputs", {}).items():
+            if tname in ids:
+                dot.edge(op_id, ids[tname], label=kw)
+    return dot
+
+
+def _fmt(v: Any) -> str:
+    return "x".join(map(str, v)) if isinstance(v, list) else str(v)

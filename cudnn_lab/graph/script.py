@@ -1,0 +1,139 @@
+"""Emit a standalone Python script (cudnn + torch only) that rebuilds, runs and checks a spec's graph.
+
+Meant for bug reports and for students who want to see the frontend calls behind a drawing.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from ..specs import ConvSpec, MatmulSpec, Spec
+from ..specs.base import pair
+from .recipe import CUDNN_DTYPES, Recipe
+
+_TORCH_DTYPES = {"fp32": "torch.float32", "fp16": "torch.float16", "bf16": "torch.bfloat16", "fp64": "torch.float64"}
+
+
+def _enum_dt(name: str) -> str:
+    return f"cudnn.data_type.{CUDNN_DTYPES[name]}"
+
+
+def _builder(recipe: Recipe) -> str:
+    lines = [
+        "def build_graph(handle=None):",
+        '    """The cuDNN graph, every tensor with explicit dims, strides and dtype; returns (graph, tensors)."""',
+        "    extra = {} if handle is None else {'handle': handle}",
+        f"    graph = cudnn.pygraph(io_data_type={_enum_dt(recipe.io_dtype)},",
+        f"                          intermediate_data_type={_enum_dt(recipe.intermediate_dtype)},",
+        f"                          compute_data_type={_enum_dt(recipe.compute_dtype)}, **extra)",
+        "    tensors = {}",
+    ]
+    for t in recipe.inputs:
+        lines.append(f"    tensors[{t.name!r}] = graph.tensor(name={t.name!r}, dim={list(t.dims)}, "
+                     f"stride={list(t.strides)}, data_type={_enum_dt(t.dtype or recipe.io_dtype)})")
+    for op in recipe.ops:
+        args = [f"{kw}=tensors[{name!r}]" for kw, name in op.inputs]
+        args += [f"{k}={v!r}" for k, v in op.params]
+        args.append(f"name={op.name!r}")
+        decl = recipe.tensor(op.output)
+        lines.append(f"    out = graph.{op.method}({', '.join(args)})")
+        lines.append(f"    out.set_name({decl.name!r}).set_dim({list(decl.dims)}).set_stride({list(decl.strides)})")
+        if decl.role == "output":
+            lines.append(f"    out.set_output(True).set_data_type({_enum_dt(decl.dtype or recipe.io_dtype)})")
+        lines.append(f"    tensors[{decl.name!r}] = out")
+    lines.append("    return graph, tensors")
+    return "\n".join(lines)
+
+
+def _epilogue_code(epilogue: tuple[str, ...]) -> list[str]:
+    ops = {"bias": "y = y + inputs['bias'].double()", "scale": "y = y * inputs['scale'].double()",
+           "add": "y = y + inputs['residual'].double()", "relu": "y = torch.relu(y)",
+           "gelu": "y = torch.nn.functional.gelu(y)", "sigmoid": "y = torch.sigmoid(y)", "tanh": "y = torch.tanh(y)"}
+    return [f"    {ops[e]}" for e in epilogue]
+
+
+def _reference(spec: Spec) -> str:
+    lines = ["def reference(inputs):", '    """The same problem in PyTorch, in float64 (no TF32)."""']
+    if isinstance(spec, ConvSpec):
+        geo = (f"stride={list(pair(spec.stride))}, padding={list(pair(spec.padding))}, "
+               f"dilation={list(pair(spec.dilation))}, groups={spec.groups}")
+        if spec.direction == "fprop":
+            lines.append("    y = torch.nn.functional.conv2d(inputs['X'].double(), inputs['W'].double(), "
+                         f"{geo})")
+        elif spec.direction == "dgrad":
+            lines.append(f"    y = torch.nn.grad.conv2d_input({list(spec.x_dims)}, inputs['W'].double(), "
+                         f"inputs['DY'].double(), {geo})")
+        else:
+            lines.append(f"    y = torch.nn.grad.conv2d_weight(inputs['X'].double(), {list(spec.w_dims)}, "
+                         f"inputs['DY'].double(), {geo})")
+    elif isinstance(spec, MatmulSpec):
+        lines.append("    y = torch.matmul(inputs['A'].double(), inputs['B'].double())")
+    lines += _epilogue_code(getattr(spec, "epilogue", ()))
+    lines.append("    return y")
+    return "\n".join(lines)
+
+
+def to_script(spec: Spec, recipe: Recipe, version: str) -> str:
+    """The full script text: header, ``build_graph``, ``reference`` and a ``main`` that runs on a GPU."""
+    ins = {t.name: (list(t.dims), list(t.strides), _TORCH_DTYPES[t.dtype or recipe.io_dtype]) for t in recipe.inputs}
+    outs = {t.name: (list(t.dims), list(t.strides), _TORCH_DTYPES[t.dtype or recipe.io_dtype])
+            for t in recipe.outputs}
+    header = f'''\
+        #!/usr/bin/env python3
+        """Standalone cuDNN repro, written by cudnn_lab {version}: {spec.label()}
+
+        Spec: {spec.to_json()}
+        Needs only `pip install nvidia-cudnn-frontend torch`. Building and inspecting the graph works anywhere;
+        running it needs an NVIDIA GPU. Run: python3 this_file.py
+        """
+        import json
+        import math
+
+        import cudnn
+        import torch
+
+        INPUTS = {ins!r}
+        OUTPUTS = {outs!r}
+        '''
+    main = '''\
+        def random_input(dims, strides, dtype, fan_in):
+            """Fresh uniform values in [-1, 1] (never zeros), scaled by 1/sqrt(fan_in), with the graph's strides."""
+            t = torch.empty_strided(dims, strides, dtype=torch.float32, device="cuda").uniform_(-1, 1)
+            return (t / math.sqrt(fan_in)).to(dtype)
+
+
+        def main():
+            if not torch.cuda.is_available():
+                graph, _ = build_graph()
+                print(json.dumps(graph.inspect(), indent=1))
+                print("No CUDA GPU: printed the graph instead of running it.")
+                return
+            torch.manual_seed(0)
+            handle = cudnn.create_handle()
+            graph, tensors = build_graph(handle)
+            graph.validate()
+            graph.build_operation_graph()
+            graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+            graph.check_support()
+            graph.build_plans()
+            inputs = {name: random_input(d, s, eval(dt), fan_in=max(1, d[1] * (d[2] * d[3] if len(d) == 4 else 1))
+                                         if name in ("W", "B") else 1)
+                      for name, (d, s, dt) in INPUTS.items()}
+            outputs = {name: torch.empty_strided(d, s, dtype=eval(dt), device="cuda").fill_(float("nan"))
+                       for name, (d, s, dt) in OUTPUTS.items()}
+            workspace = torch.empty(graph.get_workspace_size(), dtype=torch.uint8, device="cuda")
+            feed = {tensors[n]: t for n, t in {**inputs, **outputs}.items()}
+            graph.execute(feed, workspace, handle=handle)
+            torch.cuda.synchronize()
+            (name, actual), = outputs.items()
+            expected = reference(inputs)
+            rel_l2 = ((actual.double() - expected).norm() / expected.norm()).item()
+            print(f"{name}: relative L2 error {rel_l2:.3e}; NaNs {int(actual.isnan().sum())}; "
+                  f"cuDNN {cudnn.backend_version()} on {torch.cuda.get_device_name()}")
+
+
+        if __name__ == "__main__":
+            main()
+        '''
+    return "\n".join([textwrap.dedent(header), _builder(recipe), "", "", _reference(spec), "", "",
+                      textwrap.dedent(main)])

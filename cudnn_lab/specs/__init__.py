@@ -1,0 +1,15 @@
+"""Pure, validated problem descriptions: what tests, the CLI, notebooks and widgets share.
+
+Nothing here imports torch, cudnn, plotly or ipywidgets.
+"""
+
+from .base import DTYPE_BYTES, DTYPES, LAYOUTS, Spec, spec_from_dict, spec_from_json
+from .conv import DIRECTIONS, ConvSpec
+from .epilogue import EPILOGUES
+from .layout import describe_layout, layout_strides
+from .matmul import MatmulSpec
+
+__all__ = [
+    "Spec", "ConvSpec", "MatmulSpec", "spec_from_dict", "spec_from_json",
+    "DTYPES", "DTYPE_BYTES", "LAYOUTS", "DIRECTIONS", "EPILOGUES", "describe_layout", "layout_strides",
+]

@@ -1,0 +1,140 @@
+"""2-D convolution problems: forward (fprop), data gradient (dgrad) and weight gradient (wgrad)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar
+
+from ..errors import SpecError
+from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_ELEMENTS, Spec, check_choice, check_int, check_pair, pair)
+from .epilogue import check_epilogue
+
+DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvSpec(Spec):
+    """A 2-D convolution: input [n, c, h, w], filter [k, c/groups, r, s], output [n, k, p, q].
+
+    ``layout`` says how every 4-D tensor is stored (dims are always given N, C, H, W); ``direction`` picks the
+    forward pass or one of the two gradients; ``epilogue`` lists pointwise steps fused after a forward conv.
+    """
+
+    op: ClassVar[str] = "conv"
+
+    n: int = 16
+    c: int = 64
+    h: int = 56
+    w: int = 56
+    k: int = 128
+    r: int = 3
+    s: int = 3
+    padding: int | tuple[int, int] = 1
+    stride: int | tuple[int, int] = 1
+    dilation: int | tuple[int, int] = 1
+    groups: int = 1
+    layout: str = "NHWC"
+    dtype: str = "fp16"
+    compute_dtype: str = "fp32"
+    direction: str = "fprop"
+    epilogue: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        for f in ("n", "c", "h", "w", "k", "r", "s"):
+            self._set(f, check_int(name, f, getattr(self, f)))
+        self._set("stride", check_pair(name, "stride", self.stride, 1, 64))
+        self._set("dilation", check_pair(name, "dilation", self.dilation, 1, 64))
+        self._set("padding", check_pair(name, "padding", self.padding, 0))
+        self._set("groups", check_int(name, "groups", self.groups, 1, self.c))
+        self._set("layout", check_choice(name, "layout", self.layout, LAYOUTS))
+        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+        allowed_compute = ("fp32", "fp16") if self.dtype == "fp16" else ("fp32",)
+        self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, allowed_compute))
+        self._set("direction", check_choice(name, "direction", self.direction, DIRECTIONS))
+        self._set("epilogue", check_epilogue(name, self.epilogue))
+        self._check_geometry(name)
+
+    def _check_geometry(self, name: str) -> None:
+        if self.c % self.groups:
+            raise SpecError("groups", self.groups, f"must divide c={self.c}", spec=name)
+        if self.k % self.groups:
+            raise SpecError("groups", self.groups, f"must divide k={self.k}", spec=name)
+        (ph, pw), (dh, dw) = pair(self.padding), pair(self.dilation)
+        for side, p, d, f in (("r", ph, dh, self.r), ("s", pw, dw, self.s)):
+            reach = d * (f - 1)
+            if p > reach:
+                allowed = f"{side}-1={f - 1}" if d == 1 else f"dilation*({side}-1)={reach}"
+                raise SpecError("padding", self.padding, f"is larger than the filter allows ({allowed})", spec=name)
+        for side, size, p, d, f in (("h", self.h, ph, dh, self.r), ("w", self.w, pw, dw, self.s)):
+            if size + 2 * p < d * (f - 1) + 1:
+                raise SpecError(side, size, f"is too small for the filter: {side} + 2*padding must be at least "
+                                f"{d * (f - 1) + 1} (the dilated filter's extent)", spec=name)
+        if self.epilogue and self.direction != "fprop":
+            raise SpecError("epilogue", self.epilogue, "epilogues are fused only after direction='fprop'",
+                            spec=name)
+        for tname, dims in self.tensor_shapes().items():
+            if math.prod(dims) > MAX_ELEMENTS:
+                raise SpecError("n", self.n, f"makes tensor {tname} {list(dims)} larger than {MAX_ELEMENTS} "
+                                "elements; use smaller sizes", spec=name)
+
+    @property
+    def out_hw(self) -> tuple[int, int]:
+        """Output height and width (p, q)."""
+        (ph, pw), (sh, sw), (dh, dw) = pair(self.padding), pair(self.stride), pair(self.dilation)
+        p = (self.h + 2 * ph - dh * (self.r - 1) - 1) // sh + 1
+        q = (self.w + 2 * pw - dw * (self.s - 1) - 1) // sw + 1
+        return p, q
+
+    @property
+    def x_dims(self) -> tuple[int, int, int, int]:
+        return (self.n, self.c, self.h, self.w)
+
+    @property
+    def w_dims(self) -> tuple[int, int, int, int]:
+        return (self.k, self.c // self.groups, self.r, self.s)
+
+    @property
+    def y_dims(self) -> tuple[int, int, int, int]:
+        return (self.n, self.k, *self.out_hw)
+
+    def io_names(self) -> tuple[tuple[str, ...], str]:
+        """Names of the main op's inputs and of its output, for this direction."""
+        return {"fprop": (("X", "W"), "Y"), "dgrad": (("DY", "W"), "DX"),
+                "wgrad": (("X", "DY"), "DW")}[self.direction]
+
+    def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        dims = {"X": self.x_dims, "W": self.w_dims, "Y": self.y_dims,
+                "DY": self.y_dims, "DX": self.x_dims, "DW": self.w_dims}
+        ins, out = self.io_names()
+        shapes = {n: dims[n] for n in (*ins, out)}
+        if "bias" in self.epilogue:
+            shapes["bias"] = (1, self.k, 1, 1)
+        if "scale" in self.epilogue:
+            shapes["scale"] = (1, self.k, 1, 1)
+        if "add" in self.epilogue:
+            shapes["residual"] = self.y_dims
+        return shapes
+
+    def flops(self) -> int:
+        p, q = self.out_hw
+        return 2 * self.n * self.k * p * q * (self.c // self.groups) * self.r * self.s
+
+    def min_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype] * sum(math.prod(d) for d in self.tensor_shapes().values())
+
+    def label(self) -> str:
+        pad = self.padding if isinstance(self.padding, int) else "x".join(map(str, self.padding))
+        extra = "".join(f"+{e}" for e in self.epilogue)
+        g = f" g{self.groups}" if self.groups > 1 else ""
+        return (f"conv {self.direction} {self.layout} {self.dtype} n{self.n} c{self.c} {self.h}x{self.w} "
+                f"k{self.k} {self.r}x{self.s} pad{pad} str{self.stride}{g}{extra}")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConvSpec:
+        data = dict(data)
+        for key in ("padding", "stride", "dilation"):
+            if isinstance(data.get(key), list):
+                data[key] = tuple(data[key])
+        return super().from_dict(data)

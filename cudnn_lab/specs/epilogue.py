@@ -1,0 +1,38 @@
+"""Pointwise epilogues fused after a conv or matmul, and the rules for chaining them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import SpecError
+
+#: Each epilogue and what it does to the main op's output ``y``; ``bias``/``scale`` are per output channel.
+EPILOGUES: dict[str, str] = {
+    "bias": "y + bias (one value per output channel)",
+    "scale": "y * scale (one value per output channel, e.g. a folded batchnorm)",
+    "add": "y + residual (a tensor of the output's shape)",
+    "relu": "max(y, 0)",
+    "gelu": "y * Phi(y) (exact, erf-based)",
+    "sigmoid": "1 / (1 + exp(-y))",
+    "tanh": "tanh(y)",
+}
+#: Epilogues that bring a tensor of their own into the graph.
+WITH_OPERAND = ("bias", "scale", "add")
+
+
+def check_epilogue(spec: str, value: Any) -> tuple[str, ...]:
+    """Validate an epilogue chain (applied left to right); each operand-taking step may appear once."""
+    if isinstance(value, str):
+        value = (value,) if value else ()
+    if not isinstance(value, (list, tuple)):
+        raise SpecError("epilogue", value, f"must be a sequence of {', '.join(EPILOGUES)}", spec=spec)
+    out = tuple(value)
+    for step in out:
+        if step not in EPILOGUES:
+            raise SpecError("epilogue", step, f"is not an epilogue; choose from {', '.join(EPILOGUES)}", spec=spec)
+    for step in WITH_OPERAND:
+        if out.count(step) > 1:
+            raise SpecError("epilogue", out, f"{step!r} may appear once (it brings its own tensor)", spec=spec)
+    if len(out) > 6:
+        raise SpecError("epilogue", out, "at most 6 steps", spec=spec)
+    return out

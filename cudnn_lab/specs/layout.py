@@ -1,0 +1,55 @@
+"""Memory layouts as strides: what NCHW and NHWC mean for a 4-D tensor, and the reverse reading."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def packed_strides(dims: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
+    """Strides of a packed tensor whose dims are laid out in memory from ``order[0]`` (slowest) to last (fastest)."""
+    strides = [0] * len(dims)
+    step = 1
+    for axis in reversed(order):
+        strides[axis] = step
+        step *= dims[axis]
+    return tuple(strides)
+
+
+def layout_strides(dims: Sequence[int], layout: str) -> tuple[int, ...]:
+    """Strides of a logical [N, C, H, W] (or [K, C, R, S]) tensor stored as NCHW or NHWC.
+
+    cuDNN always takes dims in N, C, H, W order; the layout lives only in the strides.
+    Non-4-D tensors are row-major.
+    """
+    if len(dims) == 4 and layout == "NHWC":
+        return packed_strides(dims, (0, 2, 3, 1))
+    return packed_strides(dims, tuple(range(len(dims))))
+
+
+def describe_layout(dims: Sequence[int], strides: Sequence[int]) -> str:
+    """Name the layout that strides imply: 'NCHW', 'NHWC', 'row-major', 'transposed' or 'strided'.
+
+    A tensor whose size-1 dims make NCHW and NHWC the same memory order (a bias [1, K, 1, 1]) says so.
+    """
+    dims, strides = tuple(dims), tuple(strides)
+    if not dims or len(dims) != len(strides):
+        return "unknown"
+    if len(dims) == 4:
+        # A dim of extent 1 may carry any stride; compare only what matters.
+        matches = [name for name, order in (("NCHW", (0, 1, 2, 3)), ("NHWC", (0, 2, 3, 1)))
+                   if _same(dims, strides, packed_strides(dims, order))]
+        if len(matches) == 2:
+            return "NCHW = NHWC (size-1 dims)"
+        if matches:
+            return matches[0]
+    if _same(dims, strides, packed_strides(dims, tuple(range(len(dims))))):
+        return "row-major"
+    if len(dims) >= 2:
+        order = tuple(range(len(dims) - 2)) + (len(dims) - 1, len(dims) - 2)
+        if _same(dims, strides, packed_strides(dims, order)):
+            return "transposed"
+    return "strided"
+
+
+def _same(dims: Sequence[int], a: Sequence[int], b: Sequence[int]) -> bool:
+    return all(d == 1 or x == y for d, x, y in zip(dims, a, b))
