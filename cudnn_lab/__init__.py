@@ -23,8 +23,8 @@ _LAZY = {
     "compare": "cudnn_lab.numerics",
     "ErrorMetrics": "cudnn_lab.numerics",
     "TOLERANCES": "cudnn_lab.numerics",
-    "reference": "cudnn_lab.reference",
-    "make_inputs": "cudnn_lab.reference",
+    "RunResult": "cudnn_lab.results",
+    "run": "cudnn_lab.gpu",
 }
 
 __all__ = [

@@ -40,7 +40,10 @@ _CUDNN = "cuDNN frontend's test tolerance"
 #: in TF32 (10-bit mantissa), so its fp32 band is TF32-level, not fp32-level.
 TOLERANCES: dict[str, dict[str, ToleranceBand]] = {
     "fp16": {"torch": ToleranceBand(1e-3, 1e-5, _TORCH), "cudnn": ToleranceBand(5e-3, 3e-3, _CUDNN)},
-    "bf16": {"torch": ToleranceBand(1.6e-2, 1e-5, _TORCH), "cudnn": ToleranceBand(5e-3, 3e-3, _CUDNN)},
+    # bf16 output rounding alone is up to 2**-8 = 3.9e-3 relative, so cuDNN's 5e-3 would fail correct plans
+    # against a float64 reference: the bf16 band takes the looser of the two rtols.
+    "bf16": {"torch": ToleranceBand(1.6e-2, 1e-5, _TORCH),
+             "cudnn": ToleranceBand(1.6e-2, 3e-3, _CUDNN + " (rtol widened to bf16's rounding step)")},
     "fp32": {"torch": ToleranceBand(1.3e-6, 1e-5, _TORCH),
              "cudnn": ToleranceBand(1e-3, 1e-3, _CUDNN + " (TF32 level: cuDNN's fp32 engines may use TF32)")},
     "fp64": {"torch": ToleranceBand(1e-7, 1e-7, _TORCH), "cudnn": ToleranceBand(1e-7, 1e-7, _CUDNN)},

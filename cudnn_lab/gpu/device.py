@@ -1,0 +1,53 @@
+"""What GPU, driver and libraries a run happened on: recorded with every result."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from typing import Any
+
+
+def _nvidia_smi(fields: str, index: int) -> list[str] | None:
+    if not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [x.strip() for x in out.strip().split(",")]
+
+
+@functools.cache
+def device_info(index: int = 0) -> dict[str, Any]:
+    """GPU name, compute capability, SMs, memory, L2, driver, CUDA, cuDNN backend/frontend, torch and clocks."""
+    import cudnn
+    import torch
+
+    props = torch.cuda.get_device_properties(index)
+    info: dict[str, Any] = {
+        "gpu": props.name,
+        "compute_capability": f"{props.major}.{props.minor}",
+        "sm_count": props.multi_processor_count,
+        "memory_gib": round(props.total_memory / 2**30, 1),
+        "l2_mib": round(getattr(props, "L2_cache_size", 0) / 2**20, 1),
+        "cuda": torch.version.cuda,
+        "torch": torch.__version__,
+        "cudnn_backend": cudnn.backend_version(),
+        "cudnn_frontend": cudnn.__version__,
+        "torch_cudnn": torch.backends.cudnn.version(),
+        "driver": None, "sm_clock_mhz": None, "max_sm_clock_mhz": None, "mem_clock_mhz": None,
+    }
+    smi = _nvidia_smi("driver_version,clocks.sm,clocks.max.sm,clocks.mem", index)
+    if smi and len(smi) == 4:
+        info["driver"] = smi[0]
+        for key, val in zip(("sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz"), smi[1:]):
+            info[key] = int(val) if val.isdigit() else None
+    return info
+
+
+def describe(info: dict[str, Any]) -> str:
+    """One line naming the device and versions, for titles and error messages."""
+    return (f"{info.get('gpu')} (sm {info.get('compute_capability')}, driver {info.get('driver')}, "
+            f"CUDA {info.get('cuda')}, cuDNN {info.get('cudnn_backend')}, frontend {info.get('cudnn_frontend')})")

@@ -1,0 +1,196 @@
+"""How latency is measured: CUDA events after warm-up, repeated until the spread is small or a time cap is hit.
+
+Three modes:
+- ``cuda_graph``: ``calls`` executions are captured once in a CUDA graph and replayed; each sample is one replay's
+  event time divided by ``calls``. This takes the host's ~10 us per ``execute`` out of small problems.
+- ``events``: events around each call, with a short busy kernel queued first so the call is enqueued while the GPU
+  is still busy and the host's launch time hides behind it.
+- ``cold_l2`` (either mode off): a 2x-L2-sized buffer is written before every call, so the call starts with a
+  cold L2; events mode only, since the flush must sit between calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+TIMING_MODES = ("auto", "cuda_graph", "events")
+
+
+@dataclasses.dataclass(frozen=True)
+class TimingResult:
+    """Latency statistics of one callable, in milliseconds per call."""
+
+    median_ms: float
+    iqr_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    samples: int
+    mode: str
+    calls_per_sample: int
+    capped: bool
+    host_ms: float | None
+    cold_l2: bool
+
+    @property
+    def rel_iqr(self) -> float:
+        return self.iqr_ms / self.median_ms if self.median_ms > 0 else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class TimingOptions:
+    """When to stop: at least ``min_samples``; then once IQR/median < ``rel_iqr_target`` or ``time_cap_s`` passed."""
+
+    mode: str = "auto"
+    cold_l2: bool = False
+    warmup: int = 3
+    min_samples: int = 10
+    max_samples: int = 200
+    rel_iqr_target: float = 0.10
+    time_cap_s: float = 0.5
+    target_replay_ms: float = 0.5
+
+    def __post_init__(self) -> None:
+        from ..errors import SpecError
+
+        if self.mode not in TIMING_MODES:
+            raise SpecError("timing", self.mode, f"must be one of {', '.join(TIMING_MODES)}")
+        if self.min_samples < 3 or self.max_samples < self.min_samples:
+            raise SpecError("min_samples", self.min_samples, "must be >= 3 and <= max_samples")
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    """(q1, median, q3) with the inclusive method, as torch.utils.benchmark reports them."""
+    if len(values) == 1:
+        return values[0], values[0], values[0]
+    q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, med, q3
+
+
+def _summarize(samples: list[float], mode: str, calls: int, capped: bool, host_ms: float | None,
+               cold: bool) -> TimingResult:
+    q1, med, q3 = quartiles(samples)
+    return TimingResult(median_ms=med, iqr_ms=q3 - q1, q1_ms=q1, q3_ms=q3, min_ms=min(samples),
+                        samples=len(samples), mode=mode, calls_per_sample=calls, capped=capped, host_ms=host_ms,
+                        cold_l2=cold)
+
+
+class Timer:
+    """Times callables that enqueue GPU work on ``stream`` (cuDNN's handle must be bound to the same stream)."""
+
+    def __init__(self, stream: Any, options: TimingOptions | None = None) -> None:
+        import torch
+
+        self.torch = torch
+        self.stream = stream
+        self.options = options or TimingOptions()
+        l2 = getattr(torch.cuda.get_device_properties(stream.device), "L2_cache_size", 50 << 20)
+        self._flush = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8, device=stream.device)
+        self._busy = torch.empty(1 << 24, dtype=torch.float32, device=stream.device)
+
+    def host_ms(self, fn: Callable[[], None], calls: int = 20) -> float:
+        """Host time per call to enqueue ``fn`` (no sync between calls): the launch overhead a user pays."""
+        torch = self.torch
+        with torch.cuda.stream(self.stream):
+            self._busy.mul_(1.0)  # keeps the GPU ahead of the host so enqueueing never blocks
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            elapsed = time.perf_counter() - t0
+        self.stream.synchronize()
+        return elapsed * 1e3 / calls
+
+    def time(self, fn: Callable[[], None]) -> TimingResult:
+        """Median latency of ``fn`` per call, by the options' mode (``auto`` tries a CUDA graph first)."""
+        opts = self.options
+        for _ in range(opts.warmup):
+            with self.torch.cuda.stream(self.stream):
+                fn()
+        self.stream.synchronize()
+        host = self.host_ms(fn)
+        if opts.mode in ("auto", "cuda_graph") and not opts.cold_l2:
+            try:
+                return self._time_graph(fn, host)
+            except Exception:
+                if opts.mode == "cuda_graph":
+                    raise
+                self.torch.cuda.synchronize(self.stream.device)
+        return self._time_events(fn, host)
+
+    def _collect(self, one_sample: Callable[[], tuple[Any, Any]], scale: float) -> tuple[list[float], bool]:
+        """Take samples in batches of 5 until the spread is small enough or the time cap is hit."""
+        opts = self.options
+        samples: list[float] = []
+        start = time.perf_counter()
+        while True:
+            pairs = [one_sample() for _ in range(5)]
+            self.stream.synchronize()
+            samples += [a.elapsed_time(b) / scale for a, b in pairs]
+            if len(samples) >= opts.min_samples:
+                q1, med, q3 = quartiles(samples)
+                if med > 0 and (q3 - q1) / med < opts.rel_iqr_target:
+                    return samples, False
+            if len(samples) >= opts.max_samples or time.perf_counter() - start > opts.time_cap_s:
+                q1, med, q3 = quartiles(samples)
+                spread_ok = len(samples) >= opts.min_samples and med > 0 and (q3 - q1) / med < opts.rel_iqr_target
+                return samples, not spread_ok
+
+    def _event_pair(self) -> tuple[Any, Any]:
+        ev = self.torch.cuda.Event
+        return ev(enable_timing=True), ev(enable_timing=True)
+
+    def _time_events(self, fn: Callable[[], None], host: float) -> TimingResult:
+        cold = self.options.cold_l2
+
+        def one() -> tuple[Any, Any]:
+            a, b = self._event_pair()
+            with self.torch.cuda.stream(self.stream):
+                if cold:
+                    self._flush.fill_(1)
+                else:
+                    self._busy.mul_(1.0)
+                a.record(self.stream)
+                fn()
+                b.record(self.stream)
+            return a, b
+
+        samples, capped = self._collect(one, 1.0)
+        return _summarize(samples, "events", 1, capped, host, cold)
+
+    def _time_graph(self, fn: Callable[[], None], host: float) -> TimingResult:
+        torch = self.torch
+        # Estimate one call's GPU time to size the graph so one replay takes about target_replay_ms.
+        a, b = self._event_pair()
+        with torch.cuda.stream(self.stream):
+            self._busy.mul_(1.0)
+            a.record(self.stream)
+            for _ in range(5):
+                fn()
+            b.record(self.stream)
+        self.stream.synchronize()
+        per_call = max(a.elapsed_time(b) / 5, 1e-4)
+        calls = int(min(100, max(1, self.options.target_replay_ms / per_call)))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=self.stream):
+            for _ in range(calls):
+                fn()
+        graph.replay()
+        self.stream.synchronize()
+
+        def one() -> tuple[Any, Any]:
+            a, b = self._event_pair()
+            with torch.cuda.stream(self.stream):
+                a.record(self.stream)
+                graph.replay()
+                b.record(self.stream)
+            return a, b
+
+        samples, capped = self._collect(one, float(calls))
+        return _summarize(samples, "cuda_graph", calls, capped, host, False)

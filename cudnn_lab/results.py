@@ -1,0 +1,151 @@
+"""Run results as tidy pandas frames with a fixed schema, saved and loaded as JSON (never pickle).
+
+``RunResult.plans`` has one row per engine configuration; its columns (``PLAN_COLUMNS``) are:
+
+| column | meaning |
+| --- | --- |
+| plan | the plan's name as cuDNN gives it (engine id and knobs, e.g. ``eng4_k24=27``) |
+| engine_id, knobs | the engine and its knob settings (JSON text); together they pin the plan across versions |
+| heuristic_rank | position in the order the chosen heuristic modes proposed plans (0 = the heuristic's pick) |
+| rank_A, rank_B, rank_FALLBACK | the plan's index in each mode's own list (missing where a mode did not propose it) |
+| behavior_notes | cuDNN's behavior notes (e.g. RUNTIME_COMPILATION), comma separated |
+| workspace_bytes | scratch memory the plan needs |
+| build_ms | time to build (finalize, compile) the plan, apart from run time |
+| status | ok, build_failed, run_failed or not_built (heuristic-choice policy builds only the pick) |
+| error | the reason a plan failed, one line |
+| timing_mode, calls_per_sample | cuda_graph (replay of captured calls) or events; calls per timed sample |
+| median_ms, iqr_ms, min_ms, samples, capped | latency per call; capped is True when the time cap stopped sampling |
+| host_ms | host time to enqueue one call (launch overhead, apart from GPU time) |
+| tflops, gbps | throughput from the spec's FLOP count and minimal bytes at the median |
+| pct_of_ceiling | share of the measured roofline bound at this plan's arithmetic intensity |
+| rel_l2, max_abs, max_rel | error against the float64 PyTorch reference |
+| nan_count, inf_count | non-finite outputs (outputs are NaN-poisoned before the checked run) |
+| within_torch, within_cudnn | share of elements within torch.testing's and cuDNN's tolerance bands |
+| pass_torch, pass_cudnn | every element within the band and no NaN/Inf |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import CudnnLabError, SpecError
+from .specs import Spec, spec_from_dict
+
+PLAN_COLUMNS: tuple[str, ...] = (
+    "plan", "engine_id", "knobs", "heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "behavior_notes",
+    "workspace_bytes", "build_ms", "status", "error", "timing_mode", "calls_per_sample", "median_ms", "iqr_ms",
+    "min_ms", "samples", "capped", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs", "max_rel",
+    "nan_count", "inf_count", "within_torch", "within_cudnn", "pass_torch", "pass_cudnn",
+)
+SCHEMA_VERSION = 1
+
+
+def plans_frame(rows: list[dict[str, Any]]) -> Any:
+    """Rows -> DataFrame with exactly PLAN_COLUMNS, in order (missing values as NA)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    for col in ("heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "engine_id", "workspace_bytes", "samples",
+                "calls_per_sample", "nan_count", "inf_count"):
+        frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What one ``cl.run`` measured: every plan, PyTorch's latency, the device and the ceilings used."""
+
+    spec: Spec
+    plans: Any  # pandas.DataFrame with PLAN_COLUMNS
+    device: dict[str, Any]
+    torch: dict[str, Any]
+    ceilings: dict[str, Any]
+    settings: dict[str, Any]
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    created: str = ""
+
+    @property
+    def ok(self) -> Any:
+        """Plans that ran."""
+        return self.plans[self.plans["status"] == "ok"]
+
+    @property
+    def heuristic_pick(self) -> Any:
+        """The plan the heuristics would run: the first proposed plan that built and ran (a Series)."""
+        ok = self.ok.sort_values("heuristic_rank")
+        if ok.empty:
+            raise CudnnLabError("No plan ran, so there is no heuristic pick; see .plans['error'].")
+        return ok.iloc[0]
+
+    @property
+    def best(self) -> Any:
+        """The fastest plan among those that pass cuDNN's tolerance band (the fastest plan if none passes)."""
+        ok = self.ok
+        if ok.empty:
+            raise CudnnLabError("No plan ran, so there is no best plan; see .plans['error'].")
+        passing = ok[ok["pass_cudnn"].fillna(True).astype(bool)]
+        pool = passing if not passing.empty else ok
+        return pool.sort_values("median_ms").iloc[0]
+
+    @property
+    def regret(self) -> float:
+        """Heuristic pick's median time over the best plan's (1.0 = the heuristic chose the fastest)."""
+        return float(self.heuristic_pick["median_ms"] / self.best["median_ms"])
+
+    @property
+    def torch_ms(self) -> float | None:
+        """PyTorch's latency for the same op (cudnn.benchmark off)."""
+        return self.torch.get("benchmark_off_ms")
+
+    def summary(self) -> str:
+        """A few lines for a terminal or a log."""
+        lines = [f"{self.spec.label()} on {self.device.get('gpu')} (cuDNN {self.device.get('cudnn_backend')})"]
+        n_ok, n = len(self.ok), len(self.plans)
+        lines.append(f"plans: {n} proposed, {n_ok} ran")
+        if n_ok:
+            h, b = self.heuristic_pick, self.best
+            lines.append(f"heuristic pick {h['plan']}: {h['median_ms'] * 1e3:.1f} us; best {b['plan']}: "
+                         f"{b['median_ms'] * 1e3:.1f} us; regret {self.regret:.2f}x")
+        if self.torch_ms is not None:
+            lines.append(f"PyTorch: {self.torch_ms * 1e3:.1f} us (cudnn.benchmark off), "
+                         f"{(self.torch.get('benchmark_on_ms') or float('nan')) * 1e3:.1f} us (on)")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the spec, the plan table as records, and the context of the run."""
+        frame = self.plans.astype(object).where(self.plans.notna(), None)
+        return {"schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
+                "device": self.device, "torch": self.torch, "ceilings": self.ceilings, "settings": self.settings,
+                "warnings": list(self.warnings), "created": self.created}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunResult:
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+            raise SpecError("schema", data.get("schema") if isinstance(data, dict) else data,
+                            f"must be {SCHEMA_VERSION}; this file was written by another version of cudnn_lab")
+        return cls(spec=spec_from_dict(data["spec"]), plans=plans_frame(data["plans"]), device=data["device"],
+                   torch=data["torch"], ceilings=data["ceilings"], settings=data["settings"],
+                   warnings=list(data.get("warnings", [])), created=data.get("created", ""))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result as JSON."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_dict(), indent=1, default=_json_default))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunResult:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{self.summary()}</pre>" + self.plans.to_html(max_rows=60, na_rep="")
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")

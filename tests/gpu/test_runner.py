@@ -1,0 +1,145 @@
+"""cl.run on a real GPU: every op x layout x dtype of the foundation's specs, plans, numerics and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+import cudnn_lab as cl
+
+pytestmark = pytest.mark.gpu
+
+SMALL = dict(n=4, c=32, h=16, w=16, k=64, r=3, s=3, padding=1)
+QUICK = dict(torch_baseline=False, roofline=False, time_cap_s=0.05)
+
+
+def _assert_pick_is_right(result: cl.RunResult) -> None:
+    pick = result.heuristic_pick
+    assert pick["status"] == "ok"
+    assert pick["nan_count"] == 0
+    assert bool(pick["pass_cudnn"]), pick.to_dict()
+    assert pick["median_ms"] > 0
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("direction", ["fprop", "dgrad", "wgrad"])
+def test_conv_heuristic_pick_matches_reference(direction: str, layout: str, dtype: str) -> None:
+    spec = cl.ConvSpec(**SMALL, layout=layout, dtype=dtype, direction=direction)
+    _assert_pick_is_right(cl.run(spec, **QUICK))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True)])
+def test_matmul_heuristic_pick_matches_reference(dtype: str, ta: bool, tb: bool) -> None:
+    spec = cl.MatmulSpec(batch=2, m=128, n=256, k=64, dtype=dtype, transpose_a=ta, transpose_b=tb)
+    _assert_pick_is_right(cl.run(spec, **QUICK))
+
+
+@pytest.mark.parametrize("epilogue", [("bias", "relu"), ("scale", "bias", "relu"), ("add", "relu"),
+                                      ("bias", "gelu"), ("sigmoid",), ("tanh",)])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_conv_fused_epilogue_matches_reference(epilogue: tuple[str, ...], dtype: str) -> None:
+    spec = cl.ConvSpec(**SMALL, layout="NHWC", dtype=dtype, epilogue=epilogue)
+    _assert_pick_is_right(cl.run(spec, **QUICK))
+
+
+@pytest.mark.parametrize("epilogue", [("bias",), ("bias", "gelu"), ("add", "relu"), ("scale", "tanh")])
+def test_matmul_fused_epilogue_matches_reference(epilogue: tuple[str, ...]) -> None:
+    spec = cl.MatmulSpec(batch=1, m=256, n=256, k=128, dtype="fp16", epilogue=epilogue)
+    _assert_pick_is_right(cl.run(spec, **QUICK))
+
+
+def test_fp32_matmul_runs_with_io_type_set() -> None:
+    # The product page's matmul + bias example failed without io_data_type (GPU_FACTS.md).
+    spec = cl.MatmulSpec(batch=1, m=256, n=256, k=256, dtype="fp32", epilogue=("bias",))
+    _assert_pick_is_right(cl.run(spec, **QUICK))
+
+
+@pytest.fixture(scope="module")
+def all_plans() -> cl.RunResult:
+    spec = cl.ConvSpec(n=8, c=64, h=28, w=28, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
+    return cl.run(spec, plans="all", heuristics=("A", "B", "FALLBACK"), time_cap_s=0.1)
+
+
+def test_all_plans_lists_several_engines(all_plans: cl.RunResult) -> None:
+    assert len(all_plans.plans) > 1
+    assert all_plans.plans["engine_id"].nunique() > 1
+
+
+def test_all_plans_are_built_or_say_why(all_plans: cl.RunResult) -> None:
+    frame = all_plans.plans
+    assert set(frame["status"]) <= {"ok", "build_failed", "run_failed"}
+    failed = frame[frame["status"] != "ok"]
+    assert (failed["error"].str.len() > 0).all()
+
+
+def test_every_plan_that_ran_is_checked(all_plans: cl.RunResult) -> None:
+    ok = all_plans.ok
+    assert ok["rel_l2"].notna().all()
+    assert ok["pass_cudnn"].notna().all()
+
+
+def test_best_is_not_slower_than_heuristic_pick(all_plans: cl.RunResult) -> None:
+    assert all_plans.best["median_ms"] <= all_plans.heuristic_pick["median_ms"]
+    assert all_plans.regret >= 1.0
+
+
+def test_ranks_per_mode_are_recorded(all_plans: cl.RunResult) -> None:
+    frame = all_plans.plans
+    assert frame["rank_A"].notna().any()
+    assert frame["rank_FALLBACK"].notna().any()
+    assert list(frame["heuristic_rank"]) == list(range(len(frame)))
+
+
+def test_torch_baseline_states_benchmark_and_tf32(all_plans: cl.RunResult) -> None:
+    t = all_plans.torch
+    assert t["benchmark_off_ms"] > 0 and t["benchmark_on_ms"] > 0
+    assert isinstance(t["allow_tf32_cudnn"], bool)
+
+
+def test_roofline_places_every_plan_below_the_roof(all_plans: cl.RunResult) -> None:
+    ok = all_plans.ok
+    assert all_plans.ceilings["tflops"] > 1 and all_plans.ceilings["gbps"] > 50
+    assert ((ok["pct_of_ceiling"] > 0) & (ok["pct_of_ceiling"] < 110)).all()
+
+
+def test_device_record_names_gpu_and_versions(all_plans: cl.RunResult) -> None:
+    d = all_plans.device
+    assert d["gpu"] and d["sm_count"] > 0 and d["cudnn_backend"] >= 90000
+    assert d["cudnn_frontend"]
+
+
+def test_result_round_trips_through_json(all_plans: cl.RunResult, tmp_path) -> None:
+    loaded = cl.RunResult.load(all_plans.save(tmp_path / "r.json"))
+    assert loaded.spec == all_plans.spec
+    assert list(loaded.plans["plan"]) == list(all_plans.plans["plan"])
+    assert loaded.best["plan"] == all_plans.best["plan"]
+
+
+def test_small_problem_is_timed_by_cuda_graph_replay() -> None:
+    spec = cl.ConvSpec(n=1, c=64, h=14, w=14, k=64, r=1, s=1, padding=0, layout="NHWC", dtype="fp16")
+    pick = cl.run(spec, **QUICK).heuristic_pick
+    assert pick["timing_mode"] == "cuda_graph"
+    assert pick["calls_per_sample"] > 1
+    assert pick["host_ms"] > 0
+
+
+def test_cold_l2_uses_events() -> None:
+    spec = cl.ConvSpec(**SMALL)
+    pick = cl.run(spec, cold_l2=True, **QUICK).heuristic_pick
+    assert pick["timing_mode"] == "events"
+
+
+def test_problem_too_large_for_memory_is_refused_before_allocation() -> None:
+    import torch
+
+    spec = cl.MatmulSpec(batch=8, m=16384, n=16384, k=16384, dtype="fp32", epilogue=("add",))
+    before = torch.cuda.memory_allocated()
+    with pytest.raises(cl.ResourceError, match="GiB"):
+        cl.run(spec, **QUICK)
+    assert torch.cuda.memory_allocated() == before
+
+
+def test_bad_heuristic_mode_names_the_field() -> None:
+    with pytest.raises(cl.SpecError, match="heuristics"):
+        cl.run(cl.ConvSpec(**SMALL), heuristics=("Z",))
