@@ -48,10 +48,25 @@ def plans_frame(rows: list[dict[str, Any]]) -> Any:
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
-    for col in ("heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "engine_id", "workspace_bytes", "samples",
-                "calls_per_sample", "nan_count", "inf_count"):
+    # One dtype per column whatever the rows hold, so a column that no row filled (a key left out, or None in every
+    # row, as after a JSON round trip) has the same dtype either way.
+    for col in _INT_COLUMNS:
         frame[col] = frame[col].astype("Int64")
+    for col in _FLOAT_COLUMNS:
+        frame[col] = frame[col].astype("float64")
+    for col in _BOOL_COLUMNS:
+        frame[col] = frame[col].astype("boolean")
+    for col in _TEXT_COLUMNS:
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
     return frame
+
+
+_INT_COLUMNS = ("heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "engine_id", "workspace_bytes", "samples",
+                "calls_per_sample", "nan_count", "inf_count")
+_FLOAT_COLUMNS = ("build_ms", "median_ms", "iqr_ms", "min_ms", "host_ms", "tflops", "gbps", "pct_of_ceiling",
+                  "rel_l2", "max_abs", "max_rel", "within_torch", "within_cudnn")
+_BOOL_COLUMNS = ("capped", "pass_torch", "pass_cudnn")
+_TEXT_COLUMNS = ("plan", "knobs", "behavior_notes", "status", "error", "timing_mode")
 
 
 @dataclasses.dataclass

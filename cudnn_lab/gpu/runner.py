@@ -6,7 +6,6 @@ import datetime
 import functools
 import json
 import math
-import warnings as pywarnings
 from collections.abc import Callable
 from typing import Any
 
@@ -77,6 +76,7 @@ class Session:
                 self.expected = reference(spec, self.inputs) if check else None
             self.stream.synchronize()
         self.workspace = torch.empty(1, dtype=torch.uint8, device=f"cuda:{device}")
+        self.graphs: dict[Any, Any] = {}  # captured CUDA graphs per plan, replayed by later runs
 
     def ensure_workspace(self, size: int) -> None:
         import torch
@@ -84,6 +84,7 @@ class Session:
         if size > self.workspace.numel():
             _check_memory(size, self.device, "the largest plan's workspace")
             self.workspace = torch.empty(size, dtype=torch.uint8, device=f"cuda:{self.device}")
+            self.graphs.clear()  # captured graphs point at the old workspace
 
     def call(self, entry: PlanEntry) -> Callable[[], None]:
         """A zero-argument callable that executes ``entry``'s plan once on the session's stream."""
@@ -111,9 +112,10 @@ def session(spec: Spec, heuristics: Any = ("A", "FALLBACK"), *, device: int = 0,
     _require_gpu(device)
     key = (spec, modes, device, seed, check)
     if key not in _SESSIONS:
+        made = Session(spec, modes, device, seed, check)
         if len(_SESSIONS) >= 8:  # keep GPU memory bounded: drop the oldest session
             _SESSIONS.pop(next(iter(_SESSIONS)))
-        _SESSIONS[key] = Session(spec, modes, device, seed, check)
+        _SESSIONS[key] = made
     return _SESSIONS[key]
 
 
@@ -150,7 +152,7 @@ def run(spec: Spec, *, heuristics: Any = ("A", "FALLBACK"), plans: str = "heuris
     with torch.cuda.device(device):
         chosen = _build(entries, plans, progress)
         sess.ensure_workspace(max((e.workspace_bytes or 0 for e in chosen), default=0))
-        timer = Timer(sess.stream, options)
+        timer = Timer(sess.stream, options, graph_cache=sess.graphs)
         ceil = measure_ceilings(_ceiling_dtype(spec.dtype), device) if roofline else None
         measured: dict[str, dict[str, Any]] = {}
         for i, entry in enumerate(chosen):
@@ -164,7 +166,6 @@ def run(spec: Spec, *, heuristics: Any = ("A", "FALLBACK"), plans: str = "heuris
     if capped:
         notes.append(f"{len(capped)} plan(s) hit the {time_cap_s} s time cap before IQR/median fell below 10%: "
                      "their medians are less certain (see 'capped' and 'iqr_ms').")
-        pywarnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
     # propose() lists plans mode by mode, rank by rank: list position is the heuristic order.
     rows = [_row(e, rank, measured.get(e.name, {})) for rank, e in enumerate(entries)]
     settings = {"heuristics": list(modes), "plans": plans, "timing": timing, "cold_l2": cold_l2, "check": check,
@@ -222,7 +223,7 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer, compare:
                    inf_count=m.inf_count, within_torch=m.within_torch, within_cudnn=m.within_cudnn,
                    pass_torch=m.passed_torch, pass_cudnn=m.passed_cudnn)
     try:
-        t = timer.time(call)
+        t = timer.time(call, key=entry.name)
     except Exception as e:  # noqa: BLE001
         entry.status, entry.error = "run_failed", f"timing failed: {' '.join(str(e).split())[:280]}"
         return out

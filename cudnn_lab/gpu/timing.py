@@ -55,7 +55,7 @@ class TimingOptions:
     max_samples: int = 200
     rel_iqr_target: float = 0.10
     time_cap_s: float = 0.5
-    target_replay_ms: float = 0.5
+    target_replay_ms: float = 0.3
 
     def __post_init__(self) -> None:
         from ..errors import SpecError
@@ -85,10 +85,13 @@ def _summarize(samples: list[float], mode: str, calls: int, capped: bool, host_m
 class Timer:
     """Times callables that enqueue GPU work on ``stream`` (cuDNN's handle must be bound to the same stream)."""
 
-    def __init__(self, stream: Any, options: TimingOptions | None = None) -> None:
+    def __init__(self, stream: Any, options: TimingOptions | None = None,
+                 graph_cache: dict[Any, Any] | None = None) -> None:
         import torch
 
         self.torch = torch
+        # key -> (captured graph, calls): a repeated measurement of the same callable skips the capture.
+        self.graph_cache = graph_cache if graph_cache is not None else {}
         self.stream = stream
         self.options = options or TimingOptions()
         l2 = getattr(torch.cuda.get_device_properties(stream.device), "L2_cache_size", 50 << 20)
@@ -107,8 +110,11 @@ class Timer:
         self.stream.synchronize()
         return elapsed * 1e3 / calls
 
-    def time(self, fn: Callable[[], None]) -> TimingResult:
-        """Median latency of ``fn`` per call, by the options' mode (``auto`` tries a CUDA graph first)."""
+    def time(self, fn: Callable[[], None], key: Any = None) -> TimingResult:
+        """Median latency of ``fn`` per call, by the options' mode (``auto`` tries a CUDA graph first).
+
+        ``key`` names ``fn`` for the graph cache: the same key must always mean the same work.
+        """
         opts = self.options
         for _ in range(opts.warmup):
             with self.torch.cuda.stream(self.stream):
@@ -117,7 +123,7 @@ class Timer:
         host = self.host_ms(fn)
         if opts.mode in ("auto", "cuda_graph") and not opts.cold_l2:
             try:
-                return self._time_graph(fn, host)
+                return self._time_graph(fn, host, key)
             except Exception:
                 if opts.mode == "cuda_graph":
                     raise
@@ -164,7 +170,28 @@ class Timer:
         samples, capped = self._collect(one, 1.0)
         return _summarize(samples, "events", 1, capped, host, cold)
 
-    def _time_graph(self, fn: Callable[[], None], host: float) -> TimingResult:
+    def _time_graph(self, fn: Callable[[], None], host: float, key: Any = None) -> TimingResult:
+        torch = self.torch
+        if key is not None and key in self.graph_cache:
+            graph, calls = self.graph_cache[key]
+        else:
+            graph, calls = self._capture(fn)
+            if key is not None:
+                self.graph_cache[key] = (graph, calls)
+
+        def one() -> tuple[Any, Any]:
+            a, b = self._event_pair()
+            with torch.cuda.stream(self.stream):
+                a.record(self.stream)
+                graph.replay()
+                b.record(self.stream)
+            return a, b
+
+        samples, capped = self._collect(one, float(calls))
+        return _summarize(samples, "cuda_graph", calls, capped, host, False)
+
+    def _capture(self, fn: Callable[[], None]) -> tuple[Any, int]:
+        """Capture ``calls`` executions of ``fn`` in one CUDA graph sized to take about target_replay_ms."""
         torch = self.torch
         # Estimate one call's GPU time to size the graph so one replay takes about target_replay_ms.
         a, b = self._event_pair()
@@ -183,14 +210,4 @@ class Timer:
                 fn()
         graph.replay()
         self.stream.synchronize()
-
-        def one() -> tuple[Any, Any]:
-            a, b = self._event_pair()
-            with torch.cuda.stream(self.stream):
-                a.record(self.stream)
-                graph.replay()
-                b.record(self.stream)
-            return a, b
-
-        samples, capped = self._collect(one, float(calls))
-        return _summarize(samples, "cuda_graph", calls, capped, host, False)
+        return graph, calls

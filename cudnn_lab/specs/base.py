@@ -96,7 +96,7 @@ class Spec:
         if op != cls.op:
             raise SpecError("op", op, f"{cls.__name__} takes op={cls.op!r}", spec=cls.__name__)
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(set(data) - names, key=str)
         if unknown:
             raise SpecError(unknown[0], data[unknown[0]], f"is not a field; fields are {', '.join(sorted(names))}",
                             spec=cls.__name__)
@@ -131,7 +131,7 @@ def spec_from_dict(data: dict[str, Any]) -> Spec:
     if not isinstance(data, dict):
         raise SpecError("data", type(data).__name__, "must be a dict as made by Spec.to_dict()")
     op = data.get("op")
-    if op not in _REGISTRY:
+    if not isinstance(op, str) or op not in _REGISTRY:
         raise SpecError("op", op, f"must be one of {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[op].from_dict(data)
 

@@ -28,7 +28,7 @@ def check_epilogue(spec: str, value: Any) -> tuple[str, ...]:
         raise SpecError("epilogue", value, f"must be a sequence of {', '.join(EPILOGUES)}", spec=spec)
     out = tuple(value)
     for step in out:
-        if step not in EPILOGUES:
+        if not isinstance(step, str) or step not in EPILOGUES:
             raise SpecError("epilogue", step, f"is not an epilogue; choose from {', '.join(EPILOGUES)}", spec=spec)
     for step in WITH_OPERAND:
         if out.count(step) > 1:

@@ -143,3 +143,22 @@ def test_problem_too_large_for_memory_is_refused_before_allocation() -> None:
 def test_bad_heuristic_mode_names_the_field() -> None:
     with pytest.raises(cl.SpecError, match="heuristics"):
         cl.run(cl.ConvSpec(**SMALL), heuristics=("Z",))
+
+
+def test_unsupported_graph_says_why_in_one_sentence_and_keeps_backend_detail() -> None:
+    # Seen on an H200 with cuDNN 9.19: no engine fuses gelu + tanh after an fp32 NCHW conv.
+    spec = cl.ConvSpec(n=2, c=16, h=16, w=16, k=16, dtype="fp32", layout="NCHW", epilogue=("gelu", "tanh"))
+    with pytest.raises(cl.UnsupportedGraphError) as info:
+        cl.run(spec, **QUICK)
+    err = info.value
+    assert str(err).startswith("No cuDNN engine")
+    assert err.device and err.cudnn_version
+    assert "Backend message" in str(err) and err.detail
+
+
+def test_repeated_run_reuses_built_plans_and_names_them_again() -> None:
+    spec = cl.ConvSpec(**SMALL, layout="NHWC", dtype="fp16")
+    first = cl.run(spec, plans="all", **QUICK)
+    again = cl.run(spec, plans="all", **QUICK)
+    assert list(first.plans["plan"]) == list(again.plans["plan"])
+    assert (again.plans["build_ms"] == first.plans["build_ms"]).all()
