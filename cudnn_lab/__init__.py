@@ -24,6 +24,9 @@ _LAZY = {
     "ErrorMetrics": "cudnn_lab.numerics",
     "TOLERANCES": "cudnn_lab.numerics",
     "RunResult": "cudnn_lab.results",
+    "recorded_datasets": "cudnn_lab.results",
+    "load_results": "cudnn_lab.results",
+    "Lab": "cudnn_lab.ui",
     "run": "cudnn_lab.gpu",
 }
 

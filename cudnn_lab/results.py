@@ -81,6 +81,8 @@ class RunResult:
     settings: dict[str, Any]
     warnings: list[str] = dataclasses.field(default_factory=list)
     created: str = ""
+    #: plan -> {"edges": log10 |error| bin edges, "counts": elements per bin} for plans that were checked
+    histograms: dict[str, dict[str, list[float]]] = dataclasses.field(default_factory=dict)
 
     @property
     def ok(self) -> Any:
@@ -135,7 +137,7 @@ class RunResult:
         frame = self.plans.astype(object).where(self.plans.notna(), None)
         return {"schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
                 "device": self.device, "torch": self.torch, "ceilings": self.ceilings, "settings": self.settings,
-                "warnings": list(self.warnings), "created": self.created}
+                "warnings": list(self.warnings), "created": self.created, "histograms": self.histograms}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunResult:
@@ -144,7 +146,8 @@ class RunResult:
                             f"must be {SCHEMA_VERSION}; this file was written by another version of cudnn_lab")
         return cls(spec=spec_from_dict(data["spec"]), plans=plans_frame(data["plans"]), device=data["device"],
                    torch=data["torch"], ceilings=data["ceilings"], settings=data["settings"],
-                   warnings=list(data.get("warnings", [])), created=data.get("created", ""))
+                   warnings=list(data.get("warnings", [])), created=data.get("created", ""),
+                   histograms=dict(data.get("histograms", {})))
 
     def save(self, path: str | Path) -> Path:
         """Write the result as JSON."""
@@ -164,3 +167,32 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+#: Results recorded on real GPUs and shipped with the package, for use without a GPU.
+RECORDED_DIR = Path(__file__).parent / "data" / "recorded"
+
+
+def recorded_datasets() -> Any:
+    """The recorded results shipped with the kit: a DataFrame with name, gpu, driver, cudnn, date, label, path."""
+    import pandas as pd
+
+    rows = []
+    for path in sorted(RECORDED_DIR.glob("*.json")):
+        data = json.loads(path.read_text())
+        dev = data.get("device", {})
+        rows.append({"name": path.stem, "gpu": dev.get("gpu"), "driver": dev.get("driver"),
+                     "cudnn": dev.get("cudnn_backend"), "date": data.get("created", "")[:10],
+                     "label": spec_from_dict(data["spec"]).label(), "path": str(path)})
+    return pd.DataFrame(rows, columns=["name", "gpu", "driver", "cudnn", "date", "label", "path"])
+
+
+def load_results(name_or_path: str | Path) -> RunResult:
+    """Load a recorded result by its name in :func:`recorded_datasets` or from a JSON file path."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = RECORDED_DIR / f"{name_or_path}.json"
+    if not path.is_file():
+        names = ", ".join(recorded_datasets()["name"]) or "none shipped"
+        raise SpecError("name_or_path", str(name_or_path), f"is neither a recorded dataset ({names}) nor a file")
+    return RunResult.load(path)

@@ -167,11 +167,13 @@ def run(spec: Spec, *, heuristics: Any = ("A", "FALLBACK"), plans: str = "heuris
         notes.append(f"{len(capped)} plan(s) hit the {time_cap_s} s time cap before IQR/median fell below 10%: "
                      "their medians are less certain (see 'capped' and 'iqr_ms').")
     # propose() lists plans mode by mode, rank by rank: list position is the heuristic order.
+    histograms = {name: m.pop("_histogram") for name, m in measured.items() if "_histogram" in m}
     rows = [_row(e, rank, measured.get(e.name, {})) for rank, e in enumerate(entries)]
     settings = {"heuristics": list(modes), "plans": plans, "timing": timing, "cold_l2": cold_l2, "check": check,
                 "time_cap_s": time_cap_s, "seed": seed, "device_index": device, "proposed": len(sess.entries)}
     return RunResult(spec=spec, plans=plans_frame(rows), device=info, torch=torch_info,
                      ceilings=ceil.to_dict() if ceil else {}, settings=settings, warnings=notes,
+                     histograms=histograms,
                      created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
 
 
@@ -219,6 +221,7 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer, compare:
         return out
     if expected is not None:
         m = compare(output, expected, spec.dtype)
+        out["_histogram"] = error_histogram(output, expected)
         out.update(rel_l2=m.rel_l2, max_abs=m.max_abs, max_rel=m.max_rel, nan_count=m.nan_count,
                    inf_count=m.inf_count, within_torch=m.within_torch, within_cudnn=m.within_cudnn,
                    pass_torch=m.passed_torch, pass_cudnn=m.passed_cudnn)
@@ -238,6 +241,18 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer, compare:
         roof = min(ceil.tflops, ceil.gbps * 1e9 * intensity / 1e12)
         out["pct_of_ceiling"] = 100.0 * tflops / roof
     return out
+
+
+HIST_EDGES = [float(x) for x in range(-12, 3)]  # log10 |actual - expected|, 1e-12 .. 1e2
+
+
+def error_histogram(actual: Any, expected: Any) -> dict[str, list[float]]:
+    """Counts of log10 |actual - expected| per decade; exact matches fall in the first bin, NaN/Inf in the last."""
+    import torch
+
+    err = (actual.double() - expected).abs().nan_to_num(nan=float("inf")).clamp(min=1e-12, max=1e2)
+    counts = torch.histc(err.log10().float(), bins=len(HIST_EDGES) - 1, min=HIST_EDGES[0], max=HIST_EDGES[-1])
+    return {"edges": HIST_EDGES, "counts": [int(c) for c in counts.tolist()]}
 
 
 def _row(entry: PlanEntry, rank: int, measured: dict[str, Any]) -> dict[str, Any]:
