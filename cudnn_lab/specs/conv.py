@@ -133,6 +133,8 @@ class ConvSpec(Spec):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ConvSpec:
+        if not isinstance(data, dict):
+            return super().from_dict(data)  # raises SpecError naming what it got
         data = dict(data)
         for key in ("padding", "stride", "dilation"):
             if isinstance(data.get(key), list):

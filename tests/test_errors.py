@@ -1,0 +1,91 @@
+"""The error family: one base class, each error also the builtin a Python user expects, messages that help."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_lab import errors
+from cudnn_lab.errors import (CudnnLabError, MissingDependencyError, NoGPUError, PlanError, ResourceError, SpecError,
+                              UnsupportedGraphError)
+
+BUILTINS = [(SpecError, ValueError), (NoGPUError, RuntimeError), (UnsupportedGraphError, RuntimeError),
+            (ResourceError, MemoryError), (MissingDependencyError, ImportError), (PlanError, RuntimeError)]
+
+
+@pytest.mark.parametrize("cls,builtin", BUILTINS, ids=[c.__name__ for c, _ in BUILTINS])
+def test_error_subclasses_lab_error_and_its_builtin(cls, builtin) -> None:
+    assert issubclass(cls, CudnnLabError) and issubclass(cls, builtin)
+
+
+def test_lab_error_is_an_exception() -> None:
+    assert issubclass(CudnnLabError, Exception)
+
+
+def test_all_lists_every_error() -> None:
+    assert set(errors.__all__) == {"CudnnLabError", *(c.__name__ for c, _ in BUILTINS)}
+
+
+def test_spec_error_caught_by_value_error_clause() -> None:
+    with pytest.raises(ValueError, match="x=3: too big"):
+        raise SpecError("x", 3, "too big")
+
+
+def test_spec_error_prefixes_the_spec_name() -> None:
+    assert str(SpecError("n", 0, "must be positive", spec="ConvSpec")) == "ConvSpec.n=0: must be positive"
+
+
+def test_spec_error_keeps_its_parts() -> None:
+    err = SpecError("layout", "X", "must be NCHW or NHWC", spec="ConvSpec")
+    assert (err.field, err.value, err.allowed, err.spec) == ("layout", "X", "must be NCHW or NHWC", "ConvSpec")
+
+
+def test_no_gpu_error_says_what_still_works_and_what_to_do() -> None:
+    text = str(NoGPUError())
+    assert text.startswith("Cannot run on a GPU: no CUDA GPU is visible to PyTorch")
+    assert "work without one" in text
+    assert "recorded_datasets()" in text and "load_results()" in text
+    assert "NVIDIA GPU" in text
+
+
+def test_no_gpu_error_includes_given_reason() -> None:
+    err = NoGPUError("the NVIDIA driver is not loaded")
+    assert "the NVIDIA driver is not loaded" in str(err) and err.reason == "the NVIDIA driver is not loaded"
+
+
+@pytest.mark.parametrize("needed,free,shown", [(3 * 2 ** 30, 2 ** 30, ("3.00 GiB", "1.00 GiB")),
+                                               (int(1.5 * 2 ** 30), 2 ** 29, ("1.50 GiB", "0.50 GiB")),
+                                               (80 * 2 ** 30, 79 * 2 ** 30 + 2 ** 29, ("80.00 GiB", "79.50 GiB"))])
+def test_resource_error_mentions_gib_figures_from_its_args(needed: int, free: int, shown: tuple[str, str]) -> None:
+    err = ResourceError(needed, free)
+    text = str(err)
+    assert f"needs about {shown[0]}" in text and f"only {shown[1]} is free" in text
+    assert (err.needed_bytes, err.free_bytes) == (needed, free)
+    assert "smaller" in text  # says what to do
+
+
+def test_resource_error_names_what_does_not_fit() -> None:
+    assert str(ResourceError(2 ** 31, 2 ** 30, what="conv fprop n256")).startswith("conv fprop n256 needs")
+
+
+def test_resource_error_caught_by_memory_error_clause() -> None:
+    with pytest.raises(MemoryError):
+        raise ResourceError(2, 1)
+
+
+def test_missing_dependency_error_names_what_and_how_to_install() -> None:
+    err = MissingDependencyError("The graphviz 'dot' program", "Install it with 'apt-get install graphviz'.")
+    assert str(err) == "The graphviz 'dot' program is not available. Install it with 'apt-get install graphviz'."
+    assert (err.what, err.install_hint) == ("The graphviz 'dot' program", "Install it with 'apt-get install graphviz'.")
+
+
+def test_missing_dependency_error_caught_by_import_error_clause() -> None:
+    with pytest.raises(ImportError):
+        raise MissingDependencyError("plotly", "pip install plotly")
+
+
+def test_every_lab_error_caught_by_one_clause() -> None:
+    made = [SpecError("f", 1, "x"), NoGPUError(), UnsupportedGraphError("s"), PlanError("p"), ResourceError(2, 1),
+            MissingDependencyError("w", "h")]
+    for err in made:
+        with pytest.raises(CudnnLabError):
+            raise err
