@@ -23,7 +23,7 @@ else
         say "installing graphviz with apt-get"
         if "${sudo[@]}" apt-get update -qq \
             && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; then
-            say "graphviz: $(command -v dot)"
+            say "graphviz: $(command -v dot || echo "installed, but dot is not on PATH")"
         else
             say "WARNING: apt-get could not install graphviz; drawings will fall back to in-browser rendering."
         fi

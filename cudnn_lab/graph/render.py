@@ -63,7 +63,10 @@ def fallback_bundle(source: str) -> dict[str, Any]:
         from graphviz_anywidget import GraphvizAnyWidget
 
         widget = GraphvizAnyWidget(dot_source=source)
-        bundle.update(widget._repr_mimebundle_() or {})
+        shown = widget._repr_mimebundle_()  # (data, metadata) or None without a widget frontend
+        data = shown[0] if isinstance(shown, tuple) else shown
+        if data and "application/vnd.jupyter.widget-view+json" in data:
+            bundle["application/vnd.jupyter.widget-view+json"] = data["application/vnd.jupyter.widget-view+json"]
     except Exception:  # noqa: BLE001 - no widget frontend: the HTML/text above is the display
         pass
     return bundle

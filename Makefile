@@ -1,0 +1,28 @@
+# make lab    install what is missing, then open JupyterLab on the quick-start notebook
+# make test   install what is missing, then run the tests (GPU tests skip, with a reason, without a GPU)
+VENV := .venv
+PY := $(VENV)/bin/python
+LAB_ARGS ?=
+PYTEST_ARGS ?=
+
+.PHONY: setup lab test test-gpu clean distclean
+
+setup:
+	bash scripts/setup.sh
+
+lab: setup
+	$(VENV)/bin/cudnn-lab lab $(LAB_ARGS)
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-gpu: setup
+	$(PY) -m pytest -m gpu $(PYTEST_ARGS)
+
+# caches and build outputs; `make distclean` also removes the virtual environment
+clean:
+	rm -rf build dist .pytest_cache .hypothesis *.egg-info
+	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

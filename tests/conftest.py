@@ -1,0 +1,30 @@
+"""Shared test setup: skip `gpu` tests without a GPU and `browser` tests without Chromium, each with a reason."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+NO_GPU = "no CUDA GPU visible to PyTorch (torch.cuda.is_available() is False)"
+NO_CHROMIUM = "headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium"
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium, which the browser tests drive through Playwright."""
+    return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
+    if gpu_tests:  # probe only when needed: it imports torch
+        from cudnn_lab.capabilities import probe
+
+        if not probe().gpu:
+            for item in gpu_tests:
+                item.add_marker(pytest.mark.skip(reason=NO_GPU))
+    browser_tests = [item for item in items if item.get_closest_marker("browser")]
+    if browser_tests and chromium_path() is None:
+        for item in browser_tests:
+            item.add_marker(pytest.mark.skip(reason=NO_CHROMIUM))

@@ -1,0 +1,84 @@
+"""The `cudnn-lab` command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudnn_lab import cli
+from cudnn_lab.capabilities import probe
+
+
+class Execd(Exception):
+    """Raised by the stand-in for os.execv, so that no JupyterLab starts."""
+
+
+@pytest.fixture
+def execv(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    seen: dict[str, object] = {}
+
+    def fake_execv(path: str, argv: list[str]) -> None:
+        seen.update(path=path, argv=argv)
+        raise Execd
+
+    monkeypatch.setattr(cli.os, "execv", fake_execv)
+    monkeypatch.setattr(cli.os, "chdir", lambda where: seen.update(cwd=Path(where)))
+    return seen
+
+
+def test_doctor_prints_the_probe_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["doctor"]) == 0
+    assert capsys.readouterr().out == probe().summary() + "\n"
+
+
+def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "doctor" in out
+    assert "lab" in out
+
+
+def test_version_names_the_package(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"cudnn-lab {version('cudnn_lab')}"
+
+
+def test_a_command_is_required(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 2
+    assert "required" in capsys.readouterr().err
+
+
+def test_doctor_rejects_unknown_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["doctor", "--no-browser"]) == 2
+    assert "unrecognized arguments: --no-browser" in capsys.readouterr().err
+
+
+def test_lab_opens_the_quickstart_notebook_in_the_repo(
+    execv: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "QUICKSTART", Path("pyproject.toml"))  # a file that the repo has
+    with pytest.raises(Execd):
+        cli.main(["lab", "--no-browser", "--port", "8899"])
+    assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "pyproject.toml", "--no-browser", "--port", "8899"]
+    assert execv["cwd"] == Path(cli.__file__).resolve().parent.parent
+
+
+def test_lab_without_the_notebook_opens_the_current_folder(
+    execv: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "QUICKSTART", Path("no_such_notebook.ipynb"))
+    with pytest.raises(Execd):
+        cli.main(["lab"])
+    assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab"]
+    assert execv["cwd"] == Path.cwd()
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "cudnn-lab"
+    result = subprocess.run([str(script), "doctor"], capture_output=True, text=True, check=True)
+    assert "cuDNN frontend" in result.stdout
