@@ -19,8 +19,8 @@ from .specs.layout import packed_strides
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["CPU_FLOP_LIMIT", "input_names", "tensor_strides", "make_inputs", "make_output", "reference",
-           "torch_op", "torch_eager"]
+__all__ = ["CPU_FLOP_LIMIT", "input_names", "tensor_strides", "make_inputs", "make_output", "make_outputs",
+           "reference", "reference_outputs", "torch_op", "torch_eager"]
 
 #: Above this many FLOPs a float64 reference on the CPU would take too long for an interactive session.
 CPU_FLOP_LIMIT = 2e10
@@ -199,3 +199,16 @@ def torch_eager(spec: Spec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: 
                 ) -> torch.Tensor:
     """The op's result in PyTorch eager, native dtype: what a PyTorch user would get."""
     return torch_op(spec, inputs, cpu_flop_limit=cpu_flop_limit)()
+
+
+def make_outputs(spec: Spec, *, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+    """Every tensor the graph writes, by name, NaN-poisoned (the first is the main output)."""
+    _, name = _check_spec(spec).io_names()
+    return {name: make_output(spec, device=device)}
+
+
+def reference_outputs(spec: Spec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
+                      ) -> dict[str, torch.Tensor]:
+    """The float64 reference of every output :func:`make_outputs` names."""
+    _, name = _check_spec(spec).io_names()
+    return {name: reference(spec, inputs, cpu_flop_limit=cpu_flop_limit)}
