@@ -33,14 +33,19 @@ def build_pygraph(recipe: Recipe, handle: Any = None) -> tuple[Any, dict[str, An
     graph = cudnn.pygraph(**kwargs)
     tensors: dict[str, Any] = {}
     for t in recipe.inputs:
-        tensors[t.name] = graph.tensor(name=t.name, dim=list(t.dims), stride=list(t.strides), data_type=dt[t.dtype])
+        tensors[t.name] = graph.tensor(name=t.name, dim=list(t.dims), stride=list(t.strides), data_type=dt[t.dtype],
+                                       is_pass_by_value=t.value is not None)
     for op in recipe.ops:
         args = {kw: tensors[name] for kw, name in op.inputs}
         params = {k: resolve(v, cudnn) for k, v in op.params}
-        out = getattr(graph, op.method)(**args, **params, name=op.name)
-        decl = recipe.tensor(op.output)
-        out.set_name(decl.name).set_dim(list(decl.dims)).set_stride(list(decl.strides))
-        if decl.role == "output":
-            out.set_output(True).set_data_type(dt[decl.dtype])
-        tensors[decl.name] = out
+        result = getattr(graph, op.method)(**args, **params, name=op.name)
+        results = result if isinstance(result, (list, tuple)) else (result,)
+        for name, out in zip(op.results, results):
+            if not name or out is None:
+                continue
+            decl = recipe.tensor(name)
+            out.set_name(decl.name).set_dim(list(decl.dims)).set_stride(list(decl.strides))
+            if decl.role == "output":
+                out.set_output(True).set_data_type(dt[decl.dtype])
+            tensors[decl.name] = out
     return graph, tensors

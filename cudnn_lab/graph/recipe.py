@@ -36,17 +36,28 @@ class TensorDecl:
     strides: tuple[int, ...]
     dtype: str | None  # None: the graph's intermediate type (virtual tensors)
     role: str
+    #: a host-side scalar passed by value (epsilon, momentum), with its fixed value
+    value: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class OpDecl:
-    """One call ``graph.<method>(**inputs, **params, name=name)`` producing tensor ``output``."""
+    """One call ``graph.<method>(**inputs, **params, name=name)`` producing tensor ``output``.
+
+    Ops with several results (SDPA's O and Stats, a norm's Y, mean and inv_var) name the rest in
+    ``extra_outputs``, in the frontend's order; an empty name drops that result.
+    """
 
     method: str
     name: str
     inputs: tuple[tuple[str, str], ...]  # (keyword, tensor name)
     params: tuple[tuple[str, Any], ...]
     output: str
+    extra_outputs: tuple[str, ...] = ()
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        return (self.output, *self.extra_outputs)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,18 +29,26 @@ def _builder(recipe: Recipe) -> str:
         "    tensors = {}",
     ]
     for t in recipe.inputs:
+        by_value = ", is_pass_by_value=True" if t.value is not None else ""
         lines.append(f"    tensors[{t.name!r}] = graph.tensor(name={t.name!r}, dim={list(t.dims)}, "
-                     f"stride={list(t.strides)}, data_type={_enum_dt(t.dtype or recipe.io_dtype)})")
+                     f"stride={list(t.strides)}, data_type={_enum_dt(t.dtype or recipe.io_dtype)}{by_value})")
     for op in recipe.ops:
         args = [f"{kw}=tensors[{name!r}]" for kw, name in op.inputs]
         args += [f"{k}={v!r}" for k, v in op.params]
         args.append(f"name={op.name!r}")
-        decl = recipe.tensor(op.output)
-        lines.append(f"    out = graph.{op.method}({', '.join(args)})")
-        lines.append(f"    out.set_name({decl.name!r}).set_dim({list(decl.dims)}).set_stride({list(decl.strides)})")
-        if decl.role == "output":
-            lines.append(f"    out.set_output(True).set_data_type({_enum_dt(decl.dtype or recipe.io_dtype)})")
-        lines.append(f"    tensors[{decl.name!r}] = out")
+        names = [n or "_" for n in op.results]
+        target = "out" if len(names) == 1 else ", ".join(f"r{i}" for i in range(len(names)))
+        lines.append(f"    {target} = graph.{op.method}({', '.join(args)})")
+        for i, name in enumerate(op.results):
+            if not name:
+                continue
+            var = "out" if len(names) == 1 else f"r{i}"
+            decl = recipe.tensor(name)
+            lines.append(f"    {var}.set_name({decl.name!r}).set_dim({list(decl.dims)})"
+                         f".set_stride({list(decl.strides)})")
+            if decl.role == "output":
+                lines.append(f"    {var}.set_output(True).set_data_type({_enum_dt(decl.dtype or recipe.io_dtype)})")
+            lines.append(f"    tensors[{decl.name!r}] = {var}")
     lines.append("    return graph, tensors")
     return "\n".join(lines)
 
@@ -75,7 +83,8 @@ def _reference(spec: Spec) -> str:
 
 def to_script(spec: Spec, recipe: Recipe, version: str) -> str:
     """The full script text: header, ``build_graph``, ``reference`` and a ``main`` that runs on a GPU."""
-    ins = {t.name: (list(t.dims), list(t.strides), _TORCH_DTYPES[t.dtype or recipe.io_dtype]) for t in recipe.inputs}
+    ins = {t.name: (list(t.dims), list(t.strides), _TORCH_DTYPES[t.dtype or recipe.io_dtype], t.value)
+           for t in recipe.inputs}
     outs = {t.name: (list(t.dims), list(t.strides), _TORCH_DTYPES[t.dtype or recipe.io_dtype])
             for t in recipe.outputs}
     header = f'''\
@@ -96,8 +105,13 @@ def to_script(spec: Spec, recipe: Recipe, version: str) -> str:
         OUTPUTS = {outs!r}
         '''
     main = '''\
-        def random_input(dims, strides, dtype, fan_in):
-            """Fresh uniform values in [-1, 1] (never zeros), scaled by 1/sqrt(fan_in), with the graph's strides."""
+        def random_input(dims, strides, dtype, value, fan_in):
+            """Fresh uniform values in [-1, 1] (never zeros), scaled by 1/sqrt(fan_in), with the graph's strides.
+
+            A scalar passed by value (epsilon, momentum) stays on the host with its fixed value.
+            """
+            if value is not None:
+                return torch.full(dims, value, dtype=dtype)
             t = torch.empty_strided(dims, strides, dtype=torch.float32, device="cuda").uniform_(-1, 1)
             return (t / math.sqrt(fan_in)).to(dtype)
 
@@ -116,16 +130,16 @@ def to_script(spec: Spec, recipe: Recipe, version: str) -> str:
             graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
             graph.check_support()
             graph.build_plans()
-            inputs = {name: random_input(d, s, eval(dt), fan_in=max(1, d[1] * (d[2] * d[3] if len(d) == 4 else 1))
+            inputs = {name: random_input(d, s, eval(dt), v, fan_in=max(1, d[1] * (d[2] * d[3] if len(d) == 4 else 1))
                                          if name in ("W", "B") else 1)
-                      for name, (d, s, dt) in INPUTS.items()}
+                      for name, (d, s, dt, v) in INPUTS.items()}
             outputs = {name: torch.empty_strided(d, s, dtype=eval(dt), device="cuda").fill_(float("nan"))
                        for name, (d, s, dt) in OUTPUTS.items()}
             workspace = torch.empty(graph.get_workspace_size(), dtype=torch.uint8, device="cuda")
             feed = {tensors[n]: t for n, t in {**inputs, **outputs}.items()}
             graph.execute(feed, workspace, handle=handle)
             torch.cuda.synchronize()
-            (name, actual), = outputs.items()
+            name, actual = next(iter(outputs.items()))  # the main output; reference() computes it
             expected = reference(inputs)
             rel_l2 = ((actual.double() - expected).norm() / expected.norm()).item()
             print(f"{name}: relative L2 error {rel_l2:.3e}; NaNs {int(actual.isnan().sum())}; "
