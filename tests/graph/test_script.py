@@ -92,14 +92,14 @@ def test_script_inputs_and_outputs_match_the_graph(spec, script: str) -> None:
     _, out = spec.io_names()
     assert set(ns["INPUTS"]) == set(shapes) - {out}
     assert list(ns["OUTPUTS"]) == [out]
-    for name, (dims, strides, _dtype) in {**ns["INPUTS"], **ns["OUTPUTS"]}.items():
+    for name, (dims, strides, *_rest) in {**ns["INPUTS"], **ns["OUTPUTS"]}.items():
         assert dims == tensors[name]["dim"] and strides == tensors[name]["stride"], name
 
 
 def test_script_torch_dtypes_name_the_spec_dtype(spec, script: str) -> None:
     ns = load(script)
     want = {"fp32": "torch.float32", "fp16": "torch.float16", "bf16": "torch.bfloat16"}[spec.dtype]
-    assert {dt for _, _, dt in {**ns["INPUTS"], **ns["OUTPUTS"]}.values()} == {want}
+    assert {v[2] for v in {**ns["INPUTS"], **ns["OUTPUTS"]}.values()} == {want}
 
 
 @pytest.mark.parametrize("spec_name", list(SPECS))
