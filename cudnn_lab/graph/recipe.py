@@ -81,14 +81,30 @@ class Recipe:
 
 
 def recipe_for(spec: Spec) -> Recipe:
-    """The tensors and calls that make up ``spec``'s cuDNN graph."""
+    """The tensors and calls that make up ``spec``'s cuDNN graph.
+
+    Conv and matmul are here; other families have a module in this package named by their spec's ``op``
+    (``graph/sdpa.py``, ...) with ``recipe(spec)`` and ``reference_code(spec)`` (the exported script's reference).
+    """
     if isinstance(spec, ConvSpec):
         return _conv_recipe(spec)
     if isinstance(spec, MatmulSpec):
         return _matmul_recipe(spec)
+    return family_module(spec).recipe(spec)
+
+
+def family_module(spec: Spec) -> Any:
+    """The graph module of a spec's op family."""
+    import importlib
+
     from ..errors import SpecError
 
-    raise SpecError("spec", type(spec).__name__, "build_graph takes a ConvSpec or MatmulSpec")
+    if not isinstance(spec, Spec):
+        raise SpecError("spec", type(spec).__name__, "must be a cudnn_lab spec such as ConvSpec or MatmulSpec")
+    try:
+        return importlib.import_module(f"{__package__}.{spec.op}")
+    except ModuleNotFoundError:
+        raise SpecError("spec", type(spec).__name__, "has no cuDNN graph in this version") from None
 
 
 def _dt(name: str) -> Enum:

@@ -61,6 +61,7 @@ def _epilogue_code(epilogue: tuple[str, ...]) -> list[str]:
 
 
 def _reference(spec: Spec) -> str:
+    """Source of ``reference(inputs)``: the main output in float64 (other families give their body's lines)."""
     lines = ["def reference(inputs):", '    """The same problem in PyTorch, in float64 (no TF32)."""']
     if isinstance(spec, ConvSpec):
         geo = (f"stride={list(pair(spec.stride))}, padding={list(pair(spec.padding))}, "
@@ -76,6 +77,10 @@ def _reference(spec: Spec) -> str:
                          f"inputs['DY'].double(), {geo})")
     elif isinstance(spec, MatmulSpec):
         lines.append("    y = torch.matmul(inputs['A'].double(), inputs['B'].double())")
+    else:
+        from .recipe import family_module
+
+        return "\n".join(lines + [f"    {line}" for line in family_module(spec).reference_code(spec)])
     lines += _epilogue_code(getattr(spec, "epilogue", ()))
     lines.append("    return y")
     return "\n".join(lines)

@@ -1,6 +1,10 @@
 """The PyTorch side of every problem: real-layout random inputs, a NaN-poisoned output, the float64 reference
 and the same op in PyTorch eager (for timing).
 
+Conv and matmul live here; other op families have a module of their own in this package (``sdpa``, ``norm``,
+``pool``, ...), named by their spec's ``op``, with the same four functions: ``make_inputs``, ``make_outputs``,
+``reference_outputs`` and ``torch_op``.
+
 torch is imported inside the functions that need it, so importing this module stays cheap.
 """
 
@@ -8,13 +12,15 @@ from __future__ import annotations
 
 import math
 import zlib
+import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .errors import SpecError
-from .specs import ConvSpec, MatmulSpec, Spec, layout_strides
-from .specs.base import pair
-from .specs.layout import packed_strides
+from ..errors import SpecError
+from ..specs import ConvSpec, MatmulSpec, Spec, layout_strides
+from ..specs.base import pair
+from ..specs.layout import packed_strides
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -29,6 +35,16 @@ CPU_FLOP_LIMIT = 2e10
 _EPILOGUE_OPERANDS = {"bias": "bias", "scale": "scale", "add": "residual"}
 
 _TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+
+
+def family(spec: Spec) -> ModuleType | None:
+    """The module of this package that handles ``spec``'s op family, or None for conv and matmul (handled here)."""
+    if isinstance(spec, (ConvSpec, MatmulSpec)) or not isinstance(spec, Spec):
+        return None
+    try:
+        return importlib.import_module(f"{__name__}.{spec.op}")
+    except ModuleNotFoundError:
+        raise SpecError("spec", type(spec).__name__, "has no PyTorch reference in this version") from None
 
 
 def _check_spec(spec: Spec) -> ConvSpec | MatmulSpec:
@@ -83,6 +99,8 @@ def make_inputs(spec: Spec, *, device: str | torch.device = "cpu", seed: int = 0
     transposed matmul operand is a column-major matrix. Values come from a CPU generator seeded from ``seed`` and
     the tensor's name, so they are reproducible on every device and do not change when an epilogue is added.
     """
+    if (fam := family(spec)) is not None:
+        return fam.make_inputs(spec, device=device, seed=seed)
     import torch
 
     spec = _check_spec(spec)
@@ -188,6 +206,8 @@ def reference(spec: Spec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: fl
 def torch_op(spec: Spec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
              ) -> Callable[[], torch.Tensor]:
     """A zero-argument callable running the same op in PyTorch eager, native dtype, on the inputs' device."""
+    if (fam := family(spec)) is not None:
+        return fam.torch_op(spec, inputs)
     spec = _check_spec(spec)
     device = _check_inputs(spec, inputs)
     _check_cpu_size(spec, device, cpu_flop_limit)
@@ -203,6 +223,8 @@ def torch_eager(spec: Spec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: 
 
 def make_outputs(spec: Spec, *, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
     """Every tensor the graph writes, by name, NaN-poisoned (the first is the main output)."""
+    if (fam := family(spec)) is not None:
+        return fam.make_outputs(spec, device=device)
     _, name = _check_spec(spec).io_names()
     return {name: make_output(spec, device=device)}
 
@@ -210,5 +232,7 @@ def make_outputs(spec: Spec, *, device: str | torch.device = "cpu") -> dict[str,
 def reference_outputs(spec: Spec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
                       ) -> dict[str, torch.Tensor]:
     """The float64 reference of every output :func:`make_outputs` names."""
+    if (fam := family(spec)) is not None:
+        return fam.reference_outputs(spec, inputs)
     _, name = _check_spec(spec).io_names()
     return {name: reference(spec, inputs, cpu_flop_limit=cpu_flop_limit)}
