@@ -169,30 +169,52 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-#: Results recorded on real GPUs and shipped with the package, for use without a GPU.
+#: Results recorded on real GPUs and shipped with the package, for use without a GPU: single runs (JSON) and
+#: sweeps (Parquet).
 RECORDED_DIR = Path(__file__).parent / "data" / "recorded"
+SWEEPS_DIR = Path(__file__).parent / "data" / "sweeps"
+DATASET_COLUMNS = ["name", "kind", "gpu", "driver", "cuda", "cudnn", "date", "label", "path"]
 
 
-def recorded_datasets() -> Any:
-    """The recorded results shipped with the kit: a DataFrame with name, gpu, driver, cudnn, date, label, path."""
+def recorded_datasets(kind: str | None = None) -> Any:
+    """The recordings shipped with the kit: name, kind ('run' or 'sweep'), gpu, driver, cuda, cudnn, date, label."""
     import pandas as pd
 
     rows = []
-    for path in sorted(RECORDED_DIR.glob("*.json")):
-        data = json.loads(path.read_text())
-        dev = data.get("device", {})
-        rows.append({"name": path.stem, "gpu": dev.get("gpu"), "driver": dev.get("driver"),
-                     "cudnn": dev.get("cudnn_backend"), "date": data.get("created", "")[:10],
-                     "label": spec_from_dict(data["spec"]).label(), "path": str(path)})
-    return pd.DataFrame(rows, columns=["name", "gpu", "driver", "cudnn", "date", "label", "path"])
+    if kind in (None, "run"):
+        for path in sorted(RECORDED_DIR.glob("*.json")):
+            data = json.loads(path.read_text())
+            dev = data.get("device", {})
+            rows.append({"name": path.stem, "kind": "run", "gpu": dev.get("gpu"), "driver": dev.get("driver"),
+                         "cuda": dev.get("cuda"), "cudnn": dev.get("cudnn_backend"),
+                         "date": data.get("created", "")[:10], "label": spec_from_dict(data["spec"]).label(),
+                         "path": str(path)})
+    if kind in (None, "sweep"):
+        for path in sorted(SWEEPS_DIR.glob("*.parquet")):
+            meta = pd.read_parquet(path, columns=["gpu", "driver", "cuda", "cudnn", "created", "point_id"])
+            ok = meta.dropna(subset=["gpu"])
+            first = ok.iloc[0] if len(ok) else meta.iloc[0]
+            rows.append({"name": path.stem, "kind": "sweep", "gpu": first["gpu"], "driver": first["driver"],
+                         "cuda": first["cuda"], "cudnn": first["cudnn"], "date": str(first["created"])[:10],
+                         "label": f"sweep of {meta['point_id'].nunique()} points", "path": str(path)})
+    if kind not in (None, "run", "sweep"):
+        raise SpecError("kind", kind, "must be 'run', 'sweep' or None")
+    return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 
-def load_results(name_or_path: str | Path) -> RunResult:
-    """Load a recorded result by its name in :func:`recorded_datasets` or from a JSON file path."""
+def load_results(name_or_path: str | Path) -> Any:
+    """Load a recording by its name in :func:`recorded_datasets`, or a file: a RunResult (.json) or a sweep frame
+    (.parquet file or store folder)."""
+    import pandas as pd
+
     path = Path(name_or_path)
-    if not path.suffix:
-        path = RECORDED_DIR / f"{name_or_path}.json"
-    if not path.is_file():
+    if not path.exists() and not path.suffix:
+        for candidate in (RECORDED_DIR / f"{name_or_path}.json", SWEEPS_DIR / f"{name_or_path}.parquet"):
+            if candidate.is_file():
+                path = candidate
+    if not path.exists():
         names = ", ".join(recorded_datasets()["name"]) or "none shipped"
         raise SpecError("name_or_path", str(name_or_path), f"is neither a recorded dataset ({names}) nor a file")
-    return RunResult.load(path)
+    if path.suffix == ".json":
+        return RunResult.load(path)
+    return pd.read_parquet(path)

@@ -1,0 +1,77 @@
+"""Record the standard sweep on this machine's GPU and ship it as one Parquet file for use without a GPU.
+
+The set follows real models, in the spirit of DeepBench's lists: ResNet-50's convolutions (NCHW and NHWC, fp16),
+a few DeepBench-style training convolutions, BERT-base and GPT-style GEMMs (bf16 and fp16, and fp32 for TF32),
+a GEMM size sweep, and attention and normalization shapes of today's models where this version of the kit has
+them. Every plan of heuristic modes A and FALLBACK is built, checked and timed.
+
+Run on a GPU machine:  python scripts/record_sweeps.py   (writes cudnn_lab/data/sweeps/<gpu>_standard.parquet)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tempfile
+from pathlib import Path
+
+import cudnn_lab as cl
+from cudnn_lab.results import SWEEPS_DIR
+
+
+def standard_set() -> list[cl.Spec]:
+    specs: list[cl.Spec] = []
+    rn50 = [(64, 56, 64, 1), (64, 56, 64, 3), (64, 56, 256, 1), (128, 28, 128, 3), (128, 28, 512, 1),
+            (256, 14, 256, 3), (256, 14, 1024, 1), (512, 7, 512, 3), (512, 7, 2048, 1)]
+    for c, hw, k, r in rn50:
+        for layout in ("NCHW", "NHWC"):
+            specs.append(cl.ConvSpec(n=32, c=c, h=hw, w=hw, k=k, r=r, s=r, padding=r // 2, layout=layout,
+                                     dtype="fp16"))
+    deepbench = [(16, 3, 224, 64, 7, 2, 3), (16, 64, 112, 64, 3, 1, 1), (8, 128, 56, 128, 3, 1, 1),
+                 (16, 256, 28, 256, 3, 1, 1), (16, 512, 14, 512, 3, 1, 1)]
+    for n, c, hw, k, r, st, pad in deepbench:
+        for direction in ("fprop", "dgrad", "wgrad"):
+            specs.append(cl.ConvSpec(n=n, c=c, h=hw, w=hw, k=k, r=r, s=r, stride=st,
+                                     padding=pad, layout="NHWC", dtype="fp16", direction=direction))
+    gemms = [(4096, 768, 3072), (4096, 3072, 768), (4096, 768, 768), (4096, 2304, 768), (8192, 4096, 4096),
+             (8192, 11008, 4096)]
+    for m, n, k in gemms:
+        for dtype in ("bf16", "fp16"):
+            specs.append(cl.MatmulSpec(m=m, n=n, k=k, dtype=dtype))
+    for m in (256, 512, 1024, 2048, 4096, 8192):
+        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="bf16"))
+        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="fp32"))
+    if hasattr(cl, "SdpaSpec"):
+        for seq in (512, 1024, 2048, 4096):
+            for causal in (False, True):
+                specs.append(cl.SdpaSpec(batch=4, heads=16, seq_q=seq, seq_kv=seq, head_dim=128, causal=causal,
+                                         dtype="bf16"))
+    if hasattr(cl, "NormSpec"):
+        for features in (768, 1024, 4096, 8192):
+            specs.append(cl.NormSpec(kind="layernorm", phase="inference", rows=8192, features=features,
+                                     dtype="bf16"))
+            specs.append(cl.NormSpec(kind="rmsnorm", phase="inference", rows=8192, features=features,
+                                     dtype="bf16"))
+    return specs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=SWEEPS_DIR)
+    parser.add_argument("--store", type=Path, help="resumable store folder (default: a temporary folder)")
+    parser.add_argument("--limit", type=int, help="only the first N points (a quick check)")
+    args = parser.parse_args()
+    specs = standard_set()[: args.limit]
+    store = args.store or Path(tempfile.mkdtemp()) / "standard.parquet"
+    frame = cl.sweep(specs, store=store, plans="all", heuristics=("A", "FALLBACK"), time_cap_s=0.25)
+    gpu = re.sub(r"[^a-z0-9]+", "-", str(frame["gpu"].dropna().iloc[0]).lower()).strip("-").replace("nvidia-", "")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{gpu}_standard.parquet"
+    frame.to_parquet(path, index=False)
+    ok = frame[frame["point_status"] == "ok"]
+    print(f"{path}: {frame['point_id'].nunique()} points ({ok['point_id'].nunique()} ok), {len(frame)} rows, "
+          f"{path.stat().st_size / 1e6:.2f} MB")
+
+
+if __name__ == "__main__":
+    main()
