@@ -181,6 +181,8 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
                           annotation_text=f"{label}: {float(ms) * 1e3:.1f} us", annotation_position=pos)
             top = max(top, float(ms) * 1e3)
 
+    low = float(ran["median_ms"].min() * 1e3)
+    log_y = low > 0 and top / low > 20  # slow fallback engines would flatten every other bar
     pick, best = _pick_and_best(result, ran)
     by_plan = ran.set_index("plan")
     for name, text, ay in ((pick, "heuristic pick", -30), (best, "best", -55)):
@@ -188,12 +190,18 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
             continue
         row = by_plan.loc[name]
         y = float(row["median_ms"] + (row["iqr_ms"] if _finite(row["iqr_ms"]) else 0.0) / 2) * 1e3
-        fig.add_annotation(x=name, y=y, text=text, showarrow=True, arrowhead=2, ax=0, ay=ay,
-                           font={"size": 12}, bgcolor="rgba(255,255,255,0.8)")
+        fig.add_annotation(x=name, y=math.log10(y) if log_y and y > 0 else y, text=text, showarrow=True,
+                           arrowhead=2, ax=0, ay=ay, font={"size": 12}, bgcolor="rgba(255,255,255,0.8)")
 
-    fig.update_xaxes(title_text="plan (sorted by median latency)", type="category",
-                     categoryorder="array", categoryarray=order)
-    fig.update_yaxes(title_text="median latency per call (us)", range=[0, top * 1.3 if top > 0 else 1])
+    # Many plans: names go to the hover text (they would take the whole figure as tick labels).
+    many = len(order) > 16
+    fig.update_xaxes(title_text="plan, sorted by median latency" + (" (hover for names)" if many else ""),
+                     type="category", categoryorder="array", categoryarray=order, showticklabels=not many)
+    if log_y:
+        fig.update_yaxes(title_text="median latency per call (us, log)", type="log",
+                         range=[math.log10(low * 0.7), math.log10(top * 3)])
+    else:
+        fig.update_yaxes(title_text="median latency per call (us)", range=[0, top * 1.3 if top > 0 else 1])
     return fig
 
 
@@ -295,8 +303,10 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
                            y=math.log10(band.rtol), yanchor="bottom", text=label, showarrow=False,
                            font={"size": 11})
 
-    fig.update_xaxes(title_text="plan (sorted by median latency)", type="category",
-                     categoryorder="array", categoryarray=list(ran["plan"]))
+    many = len(ran) > 16
+    fig.update_xaxes(title_text="plan, sorted by median latency" + (" (hover for names)" if many else ""),
+                     type="category", categoryorder="array", categoryarray=list(ran["plan"]),
+                     showticklabels=not many)
     fig.update_yaxes(title_text="relative L2 error ||out - ref|| / ||ref|| (no unit)", type="log",
                      range=[math.log10(low) - 0.3, math.log10(high) + 0.3])
     return fig
