@@ -82,3 +82,45 @@ def test_console_script_is_installed() -> None:
     script = Path(sys.executable).parent / "cudnn-lab"
     result = subprocess.run([str(script), "doctor"], capture_output=True, text=True, check=True)
     assert "cuDNN frontend" in result.stdout
+
+
+def test_run_with_invalid_spec_file_exits_2_naming_the_field(tmp_path, capsys) -> None:
+    spec = tmp_path / "bad.json"
+    spec.write_text('{"op": "conv", "n": 0}')
+    assert cli.main(["run", str(spec)]) == 2
+    assert "n=0" in capsys.readouterr().err
+
+
+def test_run_with_missing_file_exits_2(tmp_path, capsys) -> None:
+    assert cli.main(["run", str(tmp_path / "absent.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_run_without_gpu_exits_3_and_points_to_recordings(tmp_path, capsys) -> None:
+    import cudnn_lab as cl
+
+    if cl.probe().gpu:
+        pytest.skip("a GPU is present")
+    spec = tmp_path / "s.json"
+    spec.write_text(cl.ConvSpec(n=1, c=8, h=8, w=8, k=8).to_json())
+    assert cli.main(["run", str(spec)]) == 3
+    assert "recorded" in capsys.readouterr().err
+
+
+def test_report_of_a_recording_writes_offline_html(tmp_path) -> None:
+    import cudnn_lab as cl
+
+    name = cl.recorded_datasets(kind="run")["name"].iloc[0]
+    out = tmp_path / "r.html"
+    assert cli.main(["report", name, "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "<svg" in text or "digraph" in text
+    assert "Plotly" in text and "<table" in text and "def build_graph" in text
+    assert "<script src=\"http" not in text and "<link" not in text  # nothing fetched when opened
+
+
+def test_sweep_file_with_unknown_key_exits_2(tmp_path, capsys) -> None:
+    f = tmp_path / "s.json"
+    f.write_text('{"spec": {"op": "conv"}, "bogus": 1}')
+    assert cli.main(["sweep", str(f)]) == 2
+    assert "bogus" in capsys.readouterr().err
