@@ -10,7 +10,9 @@ from typing import Any
 
 from .errors import (CudnnLabError, MissingDependencyError, NoGPUError, PlanError, ResourceError, SpecError,
                      UnsupportedGraphError)
-from .specs import ConvSpec, MatmulSpec, Spec, spec_from_dict, spec_from_json
+from .specs import ConvSpec, MatmulSpec, SdpaSpec, Spec, spec_from_dict, spec_from_json
+from .specs import NormSpec
+from .specs import PoolSpec
 
 __version__ = "0.1.0"
 
@@ -33,7 +35,9 @@ _LAZY = {
 }
 
 __all__ = [
-    "__version__", "Spec", "ConvSpec", "MatmulSpec", "spec_from_dict", "spec_from_json",
+    "NormSpec",
+    "PoolSpec",
+    "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
     "MissingDependencyError", *_LAZY,
 ]

@@ -253,7 +253,7 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
     """
     import plotly.graph_objects as go
 
-    from .numerics import TOLERANCES
+    from .numerics import TOLERANCES, tolerance_bands
 
     fig = go.Figure()
     ran = _ran(result)
@@ -263,7 +263,7 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
     if checked.empty:
         return _empty(fig, _no_plan_text(result) if ran.empty else "numerics were not checked for any plan")
 
-    bands = TOLERANCES.get(result.spec.dtype, {})
+    bands = tolerance_bands(result.spec.dtype, result.spec.op) if result.spec.dtype in TOLERANCES else {}
     rtols = [b.rtol for b in bands.values()]
     values = checked["rel_l2"].astype("float64")
     finite_pos = values[values.map(lambda v: math.isfinite(v) and v > 0)]

@@ -29,6 +29,8 @@ def explain(message: str, spec: Spec | None = None) -> str:
 
 
 def _hint(spec: Spec | None) -> str:
+    if getattr(spec, "op", None) == "norm":  # NormSpec: which shapes cuDNN's norm engines take
+        return spec.support_hint()  # type: ignore[union-attr]
     if isinstance(spec, ConvSpec):
         if spec.dtype in ("fp16", "bf16") and (spec.c % 8 or spec.k % 8):
             return f"Channel counts c={spec.c}, k={spec.k} that are not multiples of 8 rule out tensor-core engines."

@@ -68,6 +68,9 @@ def _enum_name(value: Any) -> str:
 
 def propose(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cudnn_version: str) -> list[PlanEntry]:
     """Every plan the chosen heuristic modes propose, in heuristic order (mode by mode, rank by rank)."""
+    if spec.op == "pool":  # no frontend graph holds pooling in 1.32: one row for cuDNN's classic cudnnPoolingForward
+        from .classic_pool import entries
+        return entries(spec, handle)
     import cudnn
 
     plans: dict[str, PlanEntry] = {}

@@ -242,7 +242,7 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer, compare:
 
 def _check_outputs(spec: Spec, outputs: dict[str, Any], expected: dict[str, Any], compare: Any) -> dict[str, Any]:
     """Error columns over every output: the worst error, the least share within each band, all must pass."""
-    metrics = [compare(outputs[name], ref, spec.dtype) for name, ref in expected.items()]
+    metrics = [compare(outputs[name], ref, spec.dtype, op=spec.op) for name, ref in expected.items()]
     main = next(iter(expected))
     return {"rel_l2": max(m.rel_l2 for m in metrics), "max_abs": max(m.max_abs for m in metrics),
             "max_rel": max(m.max_rel for m in metrics), "nan_count": sum(m.nan_count for m in metrics),

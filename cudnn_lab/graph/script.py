@@ -124,7 +124,7 @@ def to_script(spec: Spec, recipe: Recipe, version: str) -> str:
         def main():
             if not torch.cuda.is_available():
                 graph, _ = build_graph()
-                print(json.dumps(graph.inspect(), indent=1))
+                print(json.dumps(graph.inspect(), indent=1, default=str))  # enum params (SDPA's diagonal_alignment)
                 print("No CUDA GPU: printed the graph instead of running it.")
                 return
             torch.manual_seed(0)

@@ -8,8 +8,13 @@ from .conv import DIRECTIONS, ConvSpec
 from .epilogue import EPILOGUES
 from .layout import describe_layout, layout_strides
 from .matmul import MatmulSpec
+from .norm import NormSpec
+from .pool import POOL_MODES, PoolSpec
+from .sdpa import SdpaSpec
 
 __all__ = [
-    "Spec", "ConvSpec", "MatmulSpec", "spec_from_dict", "spec_from_json",
+    "NormSpec",
+    "PoolSpec", "POOL_MODES",
+    "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "DTYPES", "DTYPE_BYTES", "LAYOUTS", "DIRECTIONS", "EPILOGUES", "describe_layout", "layout_strides",
 ]

@@ -1,0 +1,234 @@
+"""The PyTorch side of attention (:class:`~cudnn_lab.specs.SdpaSpec`): inputs in the real layout, NaN-poisoned
+outputs, the float64 reference (O, Stats = logsumexp, or dQ/dK/dV by autograd) and PyTorch's own SDPA.
+
+torch is imported inside the functions that need it, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..errors import SpecError
+from ..specs.sdpa import SdpaSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "attention"]
+
+_TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+
+#: The float64 reference works on chunks of heads whose score matrices hold at most this many elements.
+_CHUNK_ELEMENTS = 1 << 25
+
+
+def _dtype(name: str) -> torch.dtype:
+    import torch
+
+    return getattr(torch, _TORCH_DTYPES[name])
+
+
+def _check_spec(spec: object) -> SdpaSpec:
+    if not isinstance(spec, SdpaSpec):
+        raise SpecError("spec", type(spec).__name__, "must be an SdpaSpec for the attention reference")
+    return spec
+
+
+def _random(spec: SdpaSpec, name: str, seed: int, device: torch.device) -> torch.Tensor:
+    """Uniform [-1, 1] values from a CPU generator seeded by ``seed`` and the name, with the graph's strides."""
+    import torch
+
+    dims, strides = spec.tensor_shapes()[name], spec.tensor_strides()[name]
+    gen = torch.Generator(device="cpu").manual_seed((seed * 1_000_003 + zlib.crc32(name.encode())) % 2**63)
+    flat = torch.rand(math.prod(dims), generator=gen, dtype=torch.float32) * 2 - 1
+    # A BSHD tensor is a contiguous [b, s, h, d] buffer seen as [b, h, s, d]: as_strided gives exactly that view.
+    return flat.to(_dtype(spec.tensor_dtypes()[name])).as_strided(dims, strides).to(device)
+
+
+def _empty(spec: SdpaSpec, name: str, device: torch.device) -> torch.Tensor:
+    import torch
+
+    return torch.empty_strided(spec.tensor_shapes()[name], spec.tensor_strides()[name],
+                               dtype=_dtype(spec.tensor_dtypes()[name]), device=device)
+
+
+def _keep_mask(spec: SdpaSpec, device: torch.device) -> torch.Tensor | None:
+    """[seq_q, seq_kv] booleans, True where the mask keeps the score (None when nothing is masked)."""
+    import torch
+
+    if not spec.causal:
+        return None
+    i = torch.arange(spec.seq_q, device=device).view(-1, 1)
+    j = torch.arange(spec.seq_kv, device=device).view(1, -1)
+    keep = j <= i  # top-left aligned causal diagonal
+    if spec.sliding_window:
+        keep &= j > i - spec.sliding_window
+    return keep
+
+
+def attention(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O, Stats) for [b, heads, s_q, d] q and [b, kv_heads, s_kv, d] k, v, in their own dtype, by explicit math.
+
+    Stats is the logsumexp of each row of scaled, masked scores (max + log(sum(exp(s - max)))), as cuDNN writes
+    it. K/V heads are repeated for grouped-query attention (query head h reads K/V head h // group).
+    """
+    import torch
+
+    if spec.group > 1:
+        k, v = k.repeat_interleave(spec.group, dim=1), v.repeat_interleave(spec.group, dim=1)
+    s = torch.matmul(q, k.transpose(-2, -1)) * spec.scale
+    keep = _keep_mask(spec, s.device)
+    if keep is not None:
+        s = s.masked_fill(~keep, float("-inf"))
+    stats = torch.logsumexp(s, dim=-1, keepdim=True)
+    o = torch.matmul(torch.exp(s - stats), v)
+    return o, stats
+
+
+def _chunks(spec: SdpaSpec) -> list[tuple[int, slice, slice]]:
+    """(batch index, query-head slice, kv-head slice) pieces whose score matrices stay below _CHUNK_ELEMENTS."""
+    per_kv_head = spec.group * spec.seq_q * spec.seq_kv
+    step = max(1, _CHUNK_ELEMENTS // per_kv_head)
+    out = []
+    for b in range(spec.batch):
+        for g in range(0, spec.h_kv, step):
+            g1 = min(spec.h_kv, g + step)
+            out.append((b, slice(g * spec.group, g1 * spec.group), slice(g, g1)))
+    return out
+
+
+def _forward64(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O, Stats) in float64, [b, h, s, d] and [b, h, s_q, 1] contiguous, computed chunk by chunk."""
+    import torch
+
+    o = torch.empty(spec.q_dims, dtype=torch.float64, device=q.device)
+    stats = torch.empty(spec.stats_dims, dtype=torch.float64, device=q.device)
+    for b, hq, hk in _chunks(spec):
+        o_c, s_c = attention(spec, q[b:b + 1, hq].double(), k[b:b + 1, hk].double(), v[b:b + 1, hk].double())
+        o[b:b + 1, hq], stats[b:b + 1, hq] = o_c, s_c
+    return o, stats
+
+
+def _check_inputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> torch.device:
+    ins, _ = spec.io_names()
+    missing = [n for n in ins if n not in inputs]
+    if missing:
+        raise SpecError("inputs", sorted(inputs), f"lacks {', '.join(missing)}: pass make_inputs(spec)")
+    shapes = spec.tensor_shapes()
+    for n in ins:
+        if tuple(inputs[n].shape) != shapes[n]:
+            raise SpecError(f"inputs[{n!r}]", list(inputs[n].shape), f"must have shape {list(shapes[n])}")
+    devices = {inputs[n].device for n in ins}
+    if len(devices) > 1:
+        raise SpecError("inputs", sorted(map(str, devices)), "must all be on one device")
+    return devices.pop()
+
+
+def _check_cpu_size(spec: SdpaSpec, device: torch.device) -> None:
+    from . import CPU_FLOP_LIMIT
+
+    if device.type == "cpu" and spec.flops() > CPU_FLOP_LIMIT:
+        raise SpecError("batch", spec.batch, f"makes {spec.flops():.3g} FLOPs, more than the CPU limit of "
+                        f"{CPU_FLOP_LIMIT:.3g}: the PyTorch reference on the CPU would take too long; shrink the "
+                        "sizes (batch, heads, sequence lengths) or use a GPU", spec=type(spec).__name__)
+
+
+def make_inputs(spec: SdpaSpec, *, device: str | torch.device = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
+    """Q, K, V (and dO) uniform in [-1, 1], never zeros, in the spec's dtype and real layout (BSHD: a contiguous
+    [b, s, h, d] buffer seen as [b, h, s, d]).
+
+    For the backward, O and Stats are the forward's results on these Q, K, V (computed in float64, then rounded
+    to the graph's dtypes), as a training step would hand them over: random O and Stats would make the gradients
+    meaningless.
+    """
+    import torch
+
+    spec = _check_spec(spec)
+    dev = torch.device(device)
+    out = {n: _random(spec, n, seed, dev) for n in ("Q", "K", "V")}
+    if spec.direction == "bwd":
+        o64, stats64 = _forward64(spec, out["Q"], out["K"], out["V"])
+        out["O"] = _empty(spec, "O", dev).copy_(o64)
+        out["dO"] = _random(spec, "dO", seed, dev)
+        out["Stats"] = _empty(spec, "Stats", dev).copy_(stats64)
+    return out
+
+
+def make_outputs(spec: SdpaSpec, *, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+    """Every tensor the graph writes (O [+ Stats], or dQ, dK, dV), with the graph's strides, NaN-filled."""
+    import torch
+
+    spec = _check_spec(spec)
+    dev = torch.device(device)
+    return {n: _empty(spec, n, dev).fill_(math.nan) for n in spec.output_names()}
+
+
+def reference_outputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Every output in float64 on the inputs' device: O (+ Stats = logsumexp of each scaled score row), or
+    dQ, dK, dV by float64 autograd through the forward with dO as the upstream gradient."""
+    import torch
+
+    spec = _check_spec(spec)
+    device = _check_inputs(spec, inputs)
+    _check_cpu_size(spec, device)
+    q, k, v = (inputs[n] for n in ("Q", "K", "V"))
+    if spec.direction != "bwd":
+        o, stats = _forward64(spec, q, k, v)
+        return {"O": o, "Stats": stats} if spec.direction == "fwd_training" else {"O": o}
+    grads = {n: torch.empty(spec.tensor_shapes()[n], dtype=torch.float64, device=device) for n in ("dQ", "dK", "dV")}
+    do = inputs["dO"]
+    with torch.enable_grad():
+        for b, hq, hk in _chunks(spec):
+            leaves = [t[b:b + 1, h].detach().double().requires_grad_(True) for t, h in ((q, hq), (k, hk), (v, hk))]
+            o, _ = attention(spec, *leaves)
+            dq, dk, dv = torch.autograd.grad(o, leaves, do[b:b + 1, hq].double())
+            grads["dQ"][b:b + 1, hq], grads["dK"][b:b + 1, hk], grads["dV"][b:b + 1, hk] = dq, dk, dv
+    return grads
+
+
+def _torch_sdpa(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """torch.nn.functional.scaled_dot_product_attention with the spec's mask, scale and head grouping."""
+    import torch.nn.functional as F
+
+    keep = _keep_mask(spec, q.device) if spec.sliding_window else None
+    kw = dict(attn_mask=keep, is_causal=spec.causal and keep is None, scale=spec.scale)
+    if spec.group > 1:
+        try:
+            return F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **kw)
+        except TypeError:  # torch < 2.5 has no enable_gqa: repeat the K/V heads instead
+            k, v = k.repeat_interleave(spec.group, dim=1), v.repeat_interleave(spec.group, dim=1)
+    return F.scaled_dot_product_attention(q, k, v, **kw)
+
+
+def torch_op(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
+    """A zero-argument callable running the same op in PyTorch eager (native dtype); it returns the main output.
+
+    Forward: ``scaled_dot_product_attention`` (``is_causal`` for a causal mask, a boolean mask for a sliding
+    window, ``enable_gqa`` for grouped-query attention). Backward: the forward runs once, on the first call and
+    thus on the caller's stream (autograd runs a backward kernel on its forward's stream), then every call is
+    ``torch.autograd.grad`` of O with dO as the upstream gradient (retain_graph), i.e. only the backward kernels;
+    it returns dQ.
+    """
+    import torch
+
+    spec = _check_spec(spec)
+    _check_inputs(spec, inputs)
+    q, k, v = (inputs[n] for n in ("Q", "K", "V"))
+    if spec.direction != "bwd":
+        return lambda: _torch_sdpa(spec, q, k, v)
+    do = inputs["dO"]
+    state: dict[str, object] = {}
+
+    def backward() -> torch.Tensor:
+        if "o" not in state:
+            leaves = [t.detach().requires_grad_(True) for t in (q, k, v)]
+            with torch.enable_grad():
+                state["o"], state["leaves"] = _torch_sdpa(spec, *leaves), leaves
+        return torch.autograd.grad(state["o"], state["leaves"], do, retain_graph=True)[0]
+
+    return backward

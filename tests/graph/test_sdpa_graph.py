@@ -1,0 +1,209 @@
+"""build_graph(SdpaSpec): the real cuDNN frontend graph (inspect() needs no GPU) holds one sdpa / sdpa_backward
+node with the spec's keyword arguments, and every tensor with its dims, the layout's strides and its dtype; the
+exported script rebuilds the same graph and its reference agrees with the kit's."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import cudnn_lab as cl
+from cudnn_lab.graph.sdpa import recipe, reference_code
+from cudnn_lab.reference import make_inputs, reference_outputs
+from cudnn_lab.reference.sdpa import attention
+from cudnn_lab.specs import SdpaSpec
+
+CUDNN_DT = {"fp16": "data_type.HALF", "bf16": "data_type.BFLOAT16", "fp32": "data_type.FLOAT"}
+BASE = dict(batch=2, heads=4, seq_q=16, seq_kv=24, head_dim=64)
+
+SPECS = {
+    "fwd_inference_bshd_fp16": SdpaSpec(**BASE),
+    "fwd_inference_bhsd_bf16_causal": SdpaSpec(**BASE, layout="BHSD", dtype="bf16", causal=True),
+    "fwd_training_bshd_gqa_window": SdpaSpec(**BASE, kv_heads=2, causal=True, sliding_window=5,
+                                             direction="fwd_training"),
+    "fwd_training_bhsd_mqa_d128": SdpaSpec(**{**BASE, "head_dim": 128}, kv_heads=1, layout="BHSD",
+                                           direction="fwd_training", attn_scale=0.3),
+    "bwd_bshd_fp16": SdpaSpec(**BASE, direction="bwd"),
+    "bwd_bhsd_bf16_gqa_causal": SdpaSpec(**BASE, kv_heads=2, layout="BHSD", dtype="bf16", causal=True,
+                                         direction="bwd"),
+    "bwd_bshd_window_d256": SdpaSpec(**{**BASE, "head_dim": 256}, causal=True, sliding_window=3, direction="bwd"),
+}
+
+
+@pytest.fixture(params=list(SPECS), ids=list(SPECS))
+def spec(request) -> SdpaSpec:
+    return SPECS[request.param]
+
+
+def torch_strides(spec: SdpaSpec, name: str) -> tuple[int, ...]:
+    """PyTorch's own strides: BSHD is a contiguous [b, s, h, d] tensor transposed to [b, h, s, d]."""
+    dims = spec.tensor_shapes()[name]
+    if name == "Stats" or spec.layout == "BHSD":
+        return torch.empty(dims).stride()
+    b, h, s, d = dims
+    return torch.empty(b, s, h, d).transpose(1, 2).stride()
+
+
+def load(script: str) -> dict:
+    namespace: dict = {"__name__": "cudnn_lab_repro"}
+    exec(compile(script, "<repro>", "exec"), namespace)  # noqa: S102 - the kit's own generated code
+    return namespace
+
+
+# --- the graph ---------------------------------------------------------------------------------------------------
+
+def test_every_tensor_has_dims_strides_and_dtype(spec: SdpaSpec) -> None:
+    tensors = cl.build_graph(spec).inspect()["tensors"]
+    shapes, dtypes = spec.tensor_shapes(), spec.tensor_dtypes()
+    assert set(tensors) == set(shapes)
+    for name, t in tensors.items():
+        assert tuple(t["dim"]) == shapes[name], name
+        assert tuple(t["stride"]) == torch_strides(spec, name), name
+        assert t["dtype"] == CUDNN_DT[dtypes[name]], name
+        assert t["is_virtual"] is False, name
+
+
+def test_kv_tensors_have_kv_heads(spec: SdpaSpec) -> None:
+    tensors = cl.build_graph(spec).inspect()["tensors"]
+    for name in ("K", "V", "dK", "dV"):
+        if name in tensors:
+            assert tensors[name]["dim"][1] == spec.h_kv
+    assert tensors["Q"]["dim"][1] == spec.heads
+
+
+def test_one_node_with_its_ports(spec: SdpaSpec) -> None:
+    (node,) = cl.build_graph(spec).inspect()["nodes"]
+    if spec.direction == "bwd":
+        assert node["type"] == "SDPA_BWD" and node["name"] == "sdpa_backward"
+        assert node["inputs"] == {"q": "Q", "k": "K", "v": "V", "o": "O", "dO": "dO", "stats": "Stats"}
+        assert node["outputs"] == {"dQ": "dQ", "dK": "dK", "dV": "dV"}
+    else:
+        assert node["type"] == "SDPA" and node["name"] == "sdpa"
+        assert node["inputs"] == {"q": "Q", "k": "K", "v": "V"}
+        want = {"O": "O", "Stats": "Stats"} if spec.direction == "fwd_training" else {"O": "O"}
+        assert node["outputs"] == want
+
+
+def test_node_params(spec: SdpaSpec) -> None:
+    (node,) = cl.build_graph(spec).inspect()["nodes"]
+    params = node["params"]
+    assert params["attn_scale"] == pytest.approx(spec.scale)
+    if spec.direction == "bwd":
+        assert "generate_stats" not in params and "is_inference" not in params
+    else:
+        assert params["generate_stats"] is (spec.direction == "fwd_training")
+    if spec.causal:
+        assert str(params["diagonal_alignment"]) == "diagonal_alignment.TOP_LEFT"  # a live cudnn enum
+        assert params["diagonal_band_right_bound"] == 0
+    else:
+        assert "diagonal_alignment" not in params and "diagonal_band_right_bound" not in params
+    if spec.sliding_window:
+        assert params["diagonal_band_left_bound"] == spec.sliding_window
+    else:
+        assert "diagonal_band_left_bound" not in params
+    # the deprecated spellings are never used
+    assert not {"use_causal_mask", "sliding_window_length", "is_inference"} & set(params)
+
+
+def test_default_scale_is_one_over_sqrt_head_dim() -> None:
+    (node,) = cl.build_graph(SdpaSpec(**{**BASE, "head_dim": 128})).inspect()["nodes"]
+    assert node["params"]["attn_scale"] == 1 / math.sqrt(128)
+
+
+def test_graph_context_types(spec: SdpaSpec) -> None:
+    context = cl.build_graph(spec).inspect()["context"]
+    assert context["io_data_type"] == CUDNN_DT[spec.dtype]
+    assert context["compute_data_type"] == "data_type.FLOAT"
+
+
+def test_roles_and_recipe_outputs_in_order(spec: SdpaSpec) -> None:
+    lab = cl.build_graph(spec)
+    ins, _ = spec.io_names()
+    assert [t.name for t in lab.recipe.inputs] == list(ins)
+    assert [t.name for t in lab.recipe.outputs] == list(spec.output_names())
+    assert set(lab.roles.values()) == {"input", "output"}
+
+
+def test_inference_drops_the_stats_result() -> None:
+    (op,) = recipe(SPECS["fwd_inference_bshd_fp16"]).ops
+    assert op.results == ("O", "")  # the frontend still returns (O, None)
+
+
+def test_drawing_shows_every_tensor(spec: SdpaSpec) -> None:
+    source = cl.build_graph(spec).to_dot().source
+    for name in spec.tensor_shapes():
+        assert name in source
+
+
+# --- the exported script -----------------------------------------------------------------------------------------
+
+def test_script_compiles_and_rebuilds_the_same_graph(spec: SdpaSpec) -> None:
+    script = cl.build_graph(spec).to_script()
+    ast.parse(script)
+    ns = load(script)
+    graph, tensors = ns["build_graph"]()
+    lab = cl.build_graph(spec)
+    assert graph.inspect() == lab.inspect()
+    assert set(tensors) == set(lab.tensors)
+    assert list(ns["OUTPUTS"]) == list(spec.output_names())
+    assert set(ns["INPUTS"]) == set(spec.io_names()[0])
+
+
+def test_script_stats_tensor_is_float32() -> None:
+    ns = load(cl.build_graph(SPECS["bwd_bshd_fp16"]).to_script())
+    assert ns["INPUTS"]["Stats"][2] == "torch.float32"
+    ns = load(cl.build_graph(SPECS["fwd_training_bshd_gqa_window"]).to_script())
+    assert ns["OUTPUTS"]["Stats"][2] == "torch.float32"
+
+
+def test_reference_code_ends_with_return_y(spec: SdpaSpec) -> None:
+    lines = reference_code(spec)
+    assert lines[-1] == "return y"
+    assert all(not line.startswith(" ") for line in lines)
+
+
+def test_script_reference_agrees_with_kit_reference(spec: SdpaSpec) -> None:
+    ns = load(cl.build_graph(spec).to_script())
+    inputs = make_inputs(spec, seed=3)
+    main = spec.output_names()[0]
+    got, want = ns["reference"](inputs), reference_outputs(spec, inputs)[main]
+    assert got.dtype == torch.float64 and got.shape == want.shape
+    assert want.abs().max() > 0
+    if spec.direction == "bwd":
+        # the script uses the O and Stats it is given (rounded to fp16/bf16 and fp32 by make_inputs)
+        assert ((got - want).norm() / want.norm()).item() < 2e-2
+    else:
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_script_backward_reference_is_exact_with_exact_o_and_stats() -> None:
+    spec = SPECS["bwd_bhsd_bf16_gqa_causal"]
+    inputs = {n: t.double() for n, t in make_inputs(spec, seed=1).items()}
+    o, stats = attention(spec, inputs["Q"], inputs["K"], inputs["V"])
+    inputs["O"], inputs["Stats"] = o, stats
+    got = load(cl.build_graph(spec).to_script())["reference"](inputs)
+    torch.testing.assert_close(got, reference_outputs(spec, inputs)["dQ"], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_script_run_without_gpu_prints_the_graph(tmp_path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: this checks the no-GPU path of the script")
+    spec = SPECS["fwd_training_bshd_gqa_window"]  # diagonal_alignment is an enum: printed as its name
+    path = tmp_path / "repro.py"
+    path.write_text(cl.build_graph(spec).to_script())
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "No CUDA GPU" in proc.stdout
+    printed = json.loads(proc.stdout[: proc.stdout.rindex("}") + 1])
+    assert printed["nodes"][0]["params"]["diagonal_alignment"] == "diagonal_alignment.TOP_LEFT"
+    assert printed == json.loads(json.dumps(cl.build_graph(spec).inspect(), default=str))
