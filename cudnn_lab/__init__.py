@@ -30,6 +30,7 @@ _LAZY = {
     "load_results": "cudnn_lab.results",
     "Lab": "cudnn_lab.ui",
     "sweep": "cudnn_lab.sweeps",
+    "chain": "cudnn_lab.specs",
     "GPUExecutor": "cudnn_lab.gpu.workers",
     "run": "cudnn_lab.gpu",
 }

@@ -4,6 +4,7 @@ Nothing here imports torch, cudnn, plotly or ipywidgets.
 """
 
 from .base import DTYPE_BYTES, DTYPES, LAYOUTS, Spec, spec_from_dict, spec_from_json
+from .chaining import chain
 from .conv import DIRECTIONS, ConvSpec
 from .epilogue import EPILOGUES
 from .layout import describe_layout, layout_strides
@@ -15,6 +16,6 @@ from .sdpa import SdpaSpec
 __all__ = [
     "NormSpec",
     "PoolSpec", "POOL_MODES",
-    "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
+    "chain", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "DTYPES", "DTYPE_BYTES", "LAYOUTS", "DIRECTIONS", "EPILOGUES", "describe_layout", "layout_strides",
 ]
