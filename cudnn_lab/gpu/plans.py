@@ -7,6 +7,7 @@ propose (same engine and knobs) are listed once.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from typing import Any
 
@@ -66,6 +67,18 @@ def _enum_name(value: Any) -> str:
     return str(value).rsplit(".", 1)[-1]
 
 
+def knobs_of(name: str, knobs: Any) -> dict[str, int]:
+    """Knob settings by knob type: ``{"k2": 7, ...}`` read from the plan's name (``eng41_k2=7_k13=1``).
+
+    The name carries every knob type's number; frontend 1.32 has no enum name for some of them (they come back
+    as NOT_SET and collide), so the name is the lossless record, which ``create_execution_plan`` can replay.
+    """
+    parsed = re.findall(r"_k(\d+)=(-?\d+)", name)
+    if parsed and name.startswith("eng"):
+        return {f"k{t}": int(v) for t, v in parsed}
+    return {_enum_name(k): int(v) for k, v in dict(knobs).items()}
+
+
 def propose(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cudnn_version: str) -> list[PlanEntry]:
     """Every plan the chosen heuristic modes propose, in heuristic order (mode by mode, rank by rank)."""
     if spec.op == "pool":  # no frontend graph holds pooling in 1.32: one row for cuDNN's classic cudnnPoolingForward
@@ -105,7 +118,7 @@ def propose(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cudnn_v
             except Exception:  # noqa: BLE001 - python engines have no behavior notes
                 notes = ()
             plans[name] = PlanEntry(name=name, engine_id=int(engine_id),
-                                    knobs={_enum_name(k): int(v) for k, v in dict(knobs).items()},
+                                    knobs=knobs_of(name, knobs),
                                     graph=lab, index=i, ranks={mode: i}, behavior_notes=notes)
     if not plans:
         detail = "\n".join(failures) or "the heuristics returned no plans"
