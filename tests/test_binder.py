@@ -1,0 +1,182 @@
+"""binder/ builds a working, GPU-less cudnn_lab on Binder (repo2docker).
+
+The fast tests read the files; the slow one rebuilds the environment the way Binder would, in a fresh virtual
+environment (with CI's CPU torch instead of the CPU index's newest), then checks that the cuDNN frontend builds
+graphs without its optional dependencies and runs the quick-start notebook in that environment's own kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).parents[1]
+BINDER = ROOT / "binder"
+FRONTEND = "nvidia-cudnn-frontend"
+#: pip options a requirements file may hold here, each followed by a value on the same line.
+PIP_OPTIONS = ("--extra-index-url", "--index-url", "--find-links", "-f")
+
+
+def requirement_lines() -> list[str]:
+    lines = [line.split(" #", 1)[0].strip() for line in (BINDER / "requirements.txt").read_text().splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def requirements() -> dict[str, Requirement]:
+    return {canonicalize_name(r.name): r for r in map(Requirement, (l for l in requirement_lines()
+                                                                    if not l.startswith("-")))}
+
+
+def pyproject_dependencies() -> dict[str, Requirement]:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    return {canonicalize_name(r.name): r for r in map(Requirement, deps)}
+
+
+def pip_lines(script: str) -> list[str]:
+    return [line.strip() for line in script.splitlines() if re.match(r"\s*(python3? -m )?pip3? install\b", line)]
+
+
+def test_requirements_are_requirements_or_pip_options() -> None:
+    for line in requirement_lines():
+        if line.startswith("-"):
+            option, _, value = line.partition(" ")
+            assert option in PIP_OPTIONS and value.strip(), f"unexpected pip option line {line!r}"
+            continue
+        try:
+            Requirement(line)
+        except InvalidRequirement as e:  # pragma: no cover - the assertion message is the point
+            pytest.fail(f"{line!r} is neither a requirement nor a pip option: {e}")
+
+
+def test_requirements_cover_the_package_but_leave_the_frontend_to_postbuild() -> None:
+    reqs = requirements()
+    missing = set(pyproject_dependencies()) - set(reqs) - {FRONTEND}
+    assert not missing, f"binder/requirements.txt lacks {sorted(missing)} (pyproject.toml needs them)"
+    assert FRONTEND not in reqs, "the frontend is installed with --no-deps in postBuild, not here"
+    assert "." not in requirement_lines(), "`.` would pull the frontend's ~0.5 GB of dependencies through pyproject"
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in requirement_lines()
+    assert "torch" in reqs
+
+
+def test_postbuild_installs_the_frontend_and_the_package_without_dependencies() -> None:
+    post = BINDER / "postBuild"
+    assert post.stat().st_mode & stat.S_IXUSR, "postBuild must be executable (git keeps the bit: commit it so)"
+    script = post.read_text()
+    assert script.startswith("#!"), "postBuild needs a shebang"
+    assert not re.search(r"\b(sudo|apt-get|apt)\b", script), "postBuild runs without root: packages go in apt.txt"
+    lines = pip_lines(script)
+    frontend = [l for l in lines if FRONTEND in l]
+    assert frontend and all("--no-deps" in l for l in frontend)
+    wanted = str(pyproject_dependencies()[FRONTEND].specifier)
+    assert any(wanted in l for l in frontend), f"postBuild should ask for {FRONTEND}{wanted} as pyproject.toml does"
+    assert any(re.search(r"--no-deps\s+\.(\s|$)", l) for l in lines), "postBuild must install the package itself"
+
+
+def test_apt_and_runtime() -> None:
+    assert "graphviz" in (BINDER / "apt.txt").read_text().split()
+    assert (BINDER / "runtime.txt").read_text().strip() == "python-3.11"
+
+
+def test_start_if_any_hands_over_to_jupyter() -> None:
+    start = BINDER / "start"
+    if not start.exists():
+        pytest.skip("no binder/start: none is needed")
+    assert start.stat().st_mode & stat.S_IXUSR
+    assert start.read_text().strip().splitlines()[-1].strip() == 'exec "$@"'
+
+
+CHECK_FRONTEND = textwrap.dedent("""
+    import importlib.util, json
+    absent = [m for m in ("cutlass", "tvm_ffi") if importlib.util.find_spec(m) is not None]
+    assert not absent, f"optional dependencies present: {absent}"
+    import cudnn
+    import cudnn_lab as cl
+    specs = [cl.ConvSpec(n=2, c=8, h=8, w=8, k=16, r=3, s=3, padding=1, layout="NHWC", dtype="fp16",
+                         epilogue=("bias", "relu")),
+             cl.MatmulSpec(batch=1, m=64, n=64, k=32, dtype="bf16", epilogue=("bias",))]
+    if hasattr(cl, "SdpaSpec"):
+        specs.append(cl.SdpaSpec(batch=1, heads=2, seq_q=64, seq_kv=64, head_dim=64, causal=True, dtype="fp16"))
+    out = {}
+    for spec in specs:
+        g = cl.build_graph(spec)
+        out[spec.label()] = sorted(g.inspect()["tensors"])
+        assert "digraph" in g.to_dot().source
+    print(json.dumps({"frontend": cudnn.__version__, "graphs": out}))
+""")
+
+RUN_NOTEBOOK = textwrap.dedent("""
+    import json, sys, time
+    import nbformat
+    from nbclient import NotebookClient
+    path, kernel = sys.argv[1], sys.argv[2]
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell("import sys; print(sys.executable)"))
+    t0 = time.perf_counter()
+    NotebookClient(nb, timeout=120, kernel_name=kernel, resources={"metadata": {"path": sys.argv[3]}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
+    print(json.dumps({"seconds": time.perf_counter() - t0, "errors": len(errors),
+                      "kernel_python": nb.cells[0].outputs[0]["text"].strip()}))
+""")
+
+
+def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(cmd, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+    assert done.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.mark.slow
+def test_binder_environment_builds_graphs_and_runs_the_quickstart(tmp_path: Path) -> None:
+    torch_version = metadata.version("torch")
+    if "+cpu" not in torch_version:
+        pytest.skip(f"this check installs CI's CPU torch into a fresh venv; this machine has torch {torch_version}")
+    # The repository as git would ship it (tracked and new files, none that .gitignore names): postBuild builds
+    # the package from it, and leaves its build files there rather than in this checkout.
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    repo = tmp_path / "repo"
+    for name in filter(None, listed):
+        src = ROOT / name
+        if src.is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, repo / name)
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])  # no --system-site-packages: only what Binder would install
+    py, bindir = venv / "bin" / "python", venv / "bin"
+    reqs = [f"torch=={torch_version}" if canonicalize_name(Requirement(l).name) == "torch" else l
+            for l in requirement_lines() if not l.startswith("-")]  # CI's torch; the CPU index is not reachable here
+    (tmp_path / "requirements.txt").write_text("\n".join(reqs) + "\n")
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
+    env.pop("PYTHONPATH", None)
+    _run([str(py), "-m", "pip", "install", "-q", "-r", str(tmp_path / "requirements.txt"), "ipykernel", "nbclient"],
+         env=env)
+    _run(["bash", str(repo / "binder" / "postBuild")], cwd=tmp_path, env=env)  # as Binder runs it, python = venv's
+
+    checked = json.loads(_run([str(py), "-c", CHECK_FRONTEND], cwd=tmp_path, env=env).stdout.splitlines()[-1])
+    print("frontend without its optional dependencies:", checked)
+    assert checked["frontend"].startswith("1.") and len(checked["graphs"]) >= 2
+
+    jupyter = tmp_path / "jupyter"
+    _run([str(py), "-m", "ipykernel", "install", "--prefix", str(jupyter), "--name", "cudnn-lab-binder"], env=env)
+    env["JUPYTER_PATH"] = str(jupyter / "share" / "jupyter")
+    notebook = repo / "notebooks" / "00_quickstart.ipynb"
+    ran = json.loads(_run([str(py), "-c", RUN_NOTEBOOK, str(notebook), "cudnn-lab-binder", str(notebook.parent)],
+                          cwd=tmp_path, env=env).stdout.splitlines()[-1])
+    print("quickstart in the Binder venv:", ran)
+    assert ran["errors"] == 0
+    assert Path(ran["kernel_python"]).parent == bindir
+    assert ran["seconds"] < 60
