@@ -13,7 +13,8 @@ setup:
 lab: setup
 	$(VENV)/bin/cudnn-lab lab $(LAB_ARGS)
 
-test: setup
+test:
+	bash scripts/setup.sh --test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-gpu: setup

@@ -34,6 +34,17 @@ else
     fi
 fi
 
+# (a2) with --test: Debian's Chromium for the real-browser test of the Lab (never fatal: that test skips without it).
+if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "installing chromium with apt-get (for the browser test)"
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+            || say "WARNING: apt-get could not install chromium; the browser test will skip, saying why."
+    else
+        say "chromium is not installed and this script may not install it: the browser test will skip."
+    fi
+fi
+
 # (b) the virtual environment, keeping a CUDA build of torch that the system Python already has.
 if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
     say "ERROR: cudnn_lab needs Python >= 3.10; '$PYTHON' is $("$PYTHON" --version 2>&1 || echo missing)." >&2

@@ -144,6 +144,28 @@ def _timing_label(timing: str, cold_l2: bool) -> str:
 
 # ------------------------------------------------------------------------------------------------ widgets
 
+#: How the controls are laid out: a pair of names shares a line.
+_LINES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "conv": (("direction",), ("n", "c"), ("h", "w"), ("k", "groups"), ("r", "s"), ("padding", "stride"),
+             ("dilation", "compute_dtype"), ("layout",), ("dtype",), ("epilogue",)),
+    "matmul": (("batch", "m"), ("n", "k"), ("transpose_a", "transpose_b"), ("dtype",), ("epilogue",)),
+}
+
+
+def _cell(W: Any, label: str, widget: Any, hint: Any, first: bool) -> Any:
+    """Half a line: label, control and hint, for the short integer fields."""
+    width = "80px" if first else "60px"
+    head = W.HTML(f"<span class='cl-label'>{html.escape(label)}</span>", layout=W.Layout(width=width, min_width=width))
+    return W.HBox([head, widget, hint], layout=W.Layout(width="204px" if first else "auto", align_items="center"))
+
+
+def _row(W: Any, label: str, widget: Any, *rest: Any) -> Any:
+    """One labelled line: a fixed-width label, the control, then anything after it (a hint)."""
+    head = W.HTML(f"<span class='cl-label'>{html.escape(label)}</span>",
+                  layout=W.Layout(width="80px", min_width="80px"))
+    return W.HBox([head, widget, *rest], layout=W.Layout(align_items="center", margin="1px 0"))
+
+
 class SpecControls:
     """The spec and run-option widgets; ``box`` is the panel, ``spec`` the last valid spec.
 
@@ -162,37 +184,34 @@ class SpecControls:
         spec = spec if spec is not None else ConvSpec()
         self.spec: Spec = spec
 
-        desc = {"description_width": "72px"}
-        small = W.Layout(width="150px")
+        def int_text() -> Any:
+            return W.IntText(value=1, layout=W.Layout(width="66px"))
 
-        def int_text(name: str, label: str | None = None) -> Any:
-            return W.IntText(value=1, description=label or name, style=desc, layout=W.Layout(width="150px"))
+        def toggle(options: Any, width: str = "64px") -> Any:
+            return W.ToggleButtons(options=options, style={"button_width": width})
 
-        def toggle(name: str, options: Any, width: str = "52px") -> Any:
-            return W.ToggleButtons(options=options, description=name, style={**desc, "button_width": width})
+        def tags() -> Any:
+            return W.TagsInput(value=[], allowed_tags=list(EPILOGUES), allow_duplicates=True,
+                               layout=W.Layout(width="250px"))
 
-        self.op = toggle("operation", ["conv", "matmul"], "70px")
+        self.op = toggle(["conv", "matmul"], "76px")
         self.conv: dict[str, Any] = {
-            "direction": toggle("direction", list(DIRECTIONS), "54px"),
-            **{f: int_text(f) for f in ("n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation",
-                                        "groups")},
-            "layout": toggle("layout", list(LAYOUTS), "60px"),
-            "dtype": toggle("dtype", list(DTYPES), "48px"),
-            "compute_dtype": W.Dropdown(options=["fp32", "fp16"], value="fp32", description="compute",
-                                        style=desc, layout=small),
-            "epilogue": W.TagsInput(value=[], allowed_tags=list(EPILOGUES), allow_duplicates=True,
-                                    layout=W.Layout(width="260px")),
+            "direction": toggle(list(DIRECTIONS)),
+            **{f: int_text() for f in ("n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation",
+                                       "groups")},
+            "layout": toggle(list(LAYOUTS), "70px"),
+            "dtype": toggle(list(DTYPES), "58px"),
+            "compute_dtype": W.Dropdown(options=["fp32", "fp16"], value="fp32", layout=W.Layout(width="66px")),
+            "epilogue": tags(),
         }
         self.matmul: dict[str, Any] = {
-            **{f: int_text(f) for f in ("batch", "m", "n", "k")},
-            "transpose_a": W.Checkbox(value=False, description="transpose A", indent=False,
-                                      layout=W.Layout(width="120px")),
-            "transpose_b": W.Checkbox(value=False, description="transpose B", indent=False,
-                                      layout=W.Layout(width="120px")),
-            "dtype": toggle("dtype", list(DTYPES), "48px"),
-            "epilogue": W.TagsInput(value=[], allowed_tags=list(EPILOGUES), allow_duplicates=True,
-                                    layout=W.Layout(width="260px")),
+            **{f: int_text() for f in ("batch", "m", "n", "k")},
+            "transpose_a": W.Checkbox(value=False, indent=False, layout=W.Layout(width="40px")),
+            "transpose_b": W.Checkbox(value=False, indent=False, layout=W.Layout(width="40px")),
+            "dtype": toggle(list(DTYPES), "58px"),
+            "epilogue": tags(),
         }
+        labels = {"compute_dtype": "compute", "transpose_a": "transpose A", "transpose_b": "transpose B"}
         self.widgets: dict[str, dict[str, Any]] = {"conv": self.conv, "matmul": self.matmul}
         self.hints: dict[str, dict[str, Any]] = {op: {} for op in FIELDS}
         self.messages: dict[str, dict[str, Any]] = {op: {} for op in FIELDS}
@@ -200,13 +219,19 @@ class SpecControls:
         for op, widgets in self.widgets.items():
             for name, widget in widgets.items():
                 widget.add_class(f"cl-field-{name}")
-                hint = W.HTML("", layout=W.Layout(margin="0 0 0 6px")).add_class("cl-hint")
-                msg = W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 8px")).add_class("cl-message")
-                self.hints[op][name], self.messages[op][name] = hint, msg
-                head = [W.HTML("<span class='cl-label'>epilogue</span>", layout=W.Layout(width="76px"))] \
-                    if name == "epilogue" else []
-                rows[op] += [W.HBox([*head, widget, hint], layout=W.Layout(align_items="center")), msg]
+                self.hints[op][name] = W.HTML("", layout=W.Layout(margin="0 0 0 6px")).add_class("cl-hint")
+                self.messages[op][name] = W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 4px")
+                                                 ).add_class("cl-message")
                 widget.observe(self._changed, names="value")
+            for line in _LINES[op]:
+                if len(line) == 2:  # two short fields side by side
+                    cells = [_cell(W, labels.get(n, n), widgets[n], self.hints[op][n], i == 0)
+                             for i, n in enumerate(line)]
+                    rows[op].append(W.HBox(cells, layout=W.Layout(margin="1px 0")))
+                else:
+                    rows[op].append(_row(W, labels.get(line[0], line[0]), widgets[line[0]],
+                                         self.hints[op][line[0]]))
+                rows[op] += [self.messages[op][n] for n in line]
         self.general_message = W.HTML("", layout=W.Layout(display="none")).add_class("cl-message")
         self.conv_box = W.VBox(rows["conv"]).add_class("cl-conv-controls")
         self.matmul_box = W.VBox(rows["matmul"]).add_class("cl-matmul-controls")
@@ -214,20 +239,20 @@ class SpecControls:
 
         # Run options
         self.heuristics = {m: W.Checkbox(value=m in ("A", "FALLBACK"), description=m, indent=False,
-                                         layout=W.Layout(width="auto", margin="0 10px 0 0"))
+                                         layout=W.Layout(width="auto", margin="0 12px 0 0"))
                            for m in HEURISTIC_MODES}
-        self.policy = W.ToggleButtons(options=list(POLICY_CHOICES), value="heuristic choice", description="plans",
-                                      style={**desc, "button_width": "110px"},
+        self.policy = W.ToggleButtons(options=list(POLICY_CHOICES), value="heuristic choice",
+                                      style={"button_width": "136px"},
                                       tooltips=["build only the heuristics' pick (what cuDNN would run)",
                                                 "build and time every proposed plan"])
-        self.timing = W.RadioButtons(options=list(TIMING_CHOICES), value="auto (CUDA graph)", description="timing",
-                                     style=desc)
-        self.run_box = W.VBox([
-            W.HBox([W.HTML("<span class='cl-label'>heuristics</span>", layout=W.Layout(width="76px")),
-                    *self.heuristics.values()], layout=W.Layout(align_items="center")),
-            self.policy, self.timing]).add_class("cl-run-options")
+        self.timing = W.RadioButtons(options=list(TIMING_CHOICES), value="auto (CUDA graph)",
+                                     layout=W.Layout(width="auto"))
+        self.run_box = W.VBox([_row(W, "heuristics", W.HBox(list(self.heuristics.values()))),
+                               _row(W, "plans", self.policy), _row(W, "timing", self.timing)]
+                              ).add_class("cl-run-options")
 
-        self.box = W.VBox([self.op, self.conv_box, self.matmul_box, self.general_message]).add_class("cl-controls")
+        self.box = W.VBox([_row(W, "operation", self.op), self.conv_box, self.matmul_box, self.general_message]
+                          ).add_class("cl-controls")
         for other in (ConvSpec(), MatmulSpec()):  # the hidden operation's controls start at its defaults
             self._fill(controls_from_spec(other))
         self.set_spec(spec)
@@ -362,13 +387,17 @@ class SpecControls:
             hint = self.hints[op].get(name)
             if hint is None:
                 continue
-            top = "…" if hi >= MAX_DIM else str(hi)
-            extra = ""
-            if name == "groups":
-                extra = f"; divides c and k (gcd {hi})"
-            text = f"{lo}–{top}{extra}" if lo <= hi else f"none fits ({lo} > {hi})"
-            hint.value = f"<span class='cl-hint'>{html.escape(text)}</span>"
-            self.widgets[op][name].tooltip = f"allowed: {text}"
+            if lo > hi:
+                text = f"none fits ({lo} > {hi})"
+            elif name == "groups":
+                text = f"divides {hi}"
+            elif hi >= MAX_DIM:
+                text = "" if lo <= 1 else f"≥ {lo}"
+            else:
+                text = f"{lo}–{hi}"
+            hint.value = f"<span class='cl-hint'>{html.escape(text)}</span>" if text else ""
+            tip = "a divisor of gcd(c, k)" if name == "groups" else f"from {lo} to {hi}"
+            self.widgets[op][name].tooltip = f"allowed: {tip}"
         return ranges
 
     # -------------------------------------------------------------------------------------------- callbacks

@@ -21,8 +21,8 @@ from typing import Any
 
 from ..errors import CudnnLabError, NoGPUError, SpecError
 from ..specs import ConvSpec, Spec, spec_from_dict
-from .controls import SpecControls
-from .tables import heuristic_summary, plan_table_html, result_label
+from .controls import SpecControls, _row
+from .tables import cudnn_version_text, heuristic_summary, plan_table_html, result_label
 
 __all__ = ["Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
 
@@ -30,7 +30,8 @@ VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics",
 STATE_VERSION = 1
 NO_GPU_TEXT = "No GPU: load recorded results"
 LIVE, RECORDED = "Live GPU", "Recorded"
-_FIGURE_HEIGHT = 430
+_FIGURE_HEIGHT = 440
+_FIGURE_WIDTH = 920
 
 _CSS = """
 <style>
@@ -47,15 +48,23 @@ _CSS = """
 .cl-lab .cl-status-error { font-size: 12px; color: #b91c1c; }
 .cl-lab .cl-result-info { font-size: 12px; color: #1f2937; }
 .cl-lab .cl-stale { color: #b45309; }
-.cl-lab .cl-plan-table { border-collapse: collapse; font-size: 12px; }
-.cl-lab .cl-plan-table th { text-align: left; border-bottom: 2px solid #9ca3af; padding: 3px 8px; }
+.cl-lab .cl-table-wrap { max-height: 620px; overflow: auto; }
+.cl-lab .cl-plan-table { border-collapse: collapse; font-size: 12px; line-height: 1.35; }
+.cl-lab .cl-plan-table th { text-align: left; border-bottom: 2px solid #9ca3af; padding: 3px 8px;
+  position: sticky; top: 0; background: white; }
 .cl-lab .cl-plan-table td { border-bottom: 1px solid #e5e7eb; padding: 2px 8px; white-space: nowrap;
-  font-variant-numeric: tabular-nums; }
+  font-variant-numeric: tabular-nums; vertical-align: top; }
 .cl-lab .cl-plan-table tr.cl-selected { background: #fef3c7; }
 .cl-lab .cl-plan-table tr.cl-failed { color: #9ca3af; }
-.cl-lab .cl-plan-table td.cl-col-error { white-space: normal; max-width: 260px; }
+.cl-lab .cl-plan-table td.cl-col-plan { font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
+.cl-lab .cl-plan-table td.cl-col-knobs, .cl-lab .cl-plan-table td.cl-col-notes { white-space: normal;
+  font-size: 11px; color: #4b5563; max-width: 200px; }
+.cl-lab .cl-plan-table td.cl-col-knobs { min-width: 220px; max-width: 320px; }
+.cl-lab .cl-plan-table td.cl-col-error { white-space: normal; min-width: 64px; max-width: 260px; }
+.cl-lab .cl-plan-table td.cl-col-median, .cl-lab .cl-plan-table td.cl-col-iqr,
+.cl-lab .cl-plan-table td.cl-col-workspace { text-align: right; }
 .cl-lab .cl-code-text { max-height: 600px; overflow: auto; font-size: 12px; background: #f9fafb;
-  border: 1px solid #e5e7eb; padding: 8px; margin: 0; }
+  border: 1px solid #e5e7eb; padding: 8px; margin: 0; white-space: pre; line-height: 1.4; }
 .cl-lab .cl-graph-svg { overflow: auto; }
 .cl-lab .cl-empty { color: #6b7280; font-style: italic; }
 </style>
@@ -109,7 +118,9 @@ class Lab:
         self._selected: str | None = None
         self._silent = False
         self.recorded: str | None = None
+        self._source_text = ""
         self.busy = False
+        self._wasm_graph: Any = None  # GraphvizAnyWidget once made, False where it cannot be
         #: Every error and warning reported by a callback, newest last (also written to the Log view).
         self.messages: list[str] = []
 
@@ -118,21 +129,20 @@ class Lab:
         self.run_button = W.Button(description="Run", icon="play", button_style="primary",
                                    layout=W.Layout(width="110px")).add_class("cl-run")
         self.run_note = W.HTML("").add_class("cl-run-note")
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="plans",
-                                      style={"description_width": "72px"}, layout=W.Layout(width="300px"))
+        self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="290px"))
         self.source = W.ToggleButtons(options=[LIVE, RECORDED], value=LIVE if self.gpu else RECORDED,
-                                      description="source", style={"description_width": "72px",
-                                                                    "button_width": "100px"})
-        self.datasets = W.Dropdown(options=[], description="recording", style={"description_width": "72px"},
-                                   layout=W.Layout(width="320px"))
+                                      style={"button_width": "100px"},
+                                      tooltips=["measure on this machine's GPU",
+                                                "show results recorded on a real GPU"])
+        self.datasets = W.Dropdown(options=[], layout=W.Layout(width="290px"))
         self.load_button = W.Button(description="Load", icon="folder-open",
                                     tooltip="show the chosen recording in every view",
                                     layout=W.Layout(width="110px")).add_class("cl-load")
-        self.live_box = W.VBox([W.HBox([self.run_button, self.run_note], layout=W.Layout(align_items="center")),
-                                self.progress]).add_class("cl-live")
-        self.recorded_box = W.VBox([self.datasets, self.load_button]).add_class("cl-recorded")
+        self.live_box = W.VBox([_row(W, "", self.run_button, self.run_note),
+                                _row(W, "progress", self.progress)]).add_class("cl-live")
+        self.recorded_box = W.VBox([_row(W, "recording", self.datasets),
+                                    _row(W, "", self.load_button)]).add_class("cl-recorded")
         self.datasets_frame: Any = None
-        self.refresh_datasets()
         if not self.gpu:
             self.run_button.disabled = True
             self.run_button.tooltip = NO_GPU_TEXT
@@ -142,8 +152,8 @@ class Lab:
         left = W.VBox([W.HTML(_CSS), W.HTML("<div class='cl-title'>cuDNN lab</div>"),
                        section("problem"), self.controls.box,
                        section("run options"), self.controls.run_box,
-                       section("results"), self.source, self.live_box, self.recorded_box],
-                      layout=W.Layout(width="380px", min_width="380px", padding="0 12px 0 0")).add_class("cl-left")
+                       section("results"), _row(W, "source", self.source), self.live_box, self.recorded_box],
+                      layout=W.Layout(width="420px", min_width="420px", padding="0 12px 0 0")).add_class("cl-left")
 
         # ---- right: status and views
         self.status = W.HTML("").add_class("cl-status")
@@ -157,18 +167,21 @@ class Lab:
         self.code_html = W.HTML("").add_class("cl-code")
         self.log = W.Output(layout=W.Layout(max_height="500px", overflow="auto")).add_class("cl-log")
 
+        #: The plotly figures shown, by name (latency, heuristics, errors, histogram, roofline).
         self.figures: dict[str, Any] = {}
-        self.figure_widgets: dict[str, Any] = {k: self._figure_widget(k) for k in
-                                               ("latency", "heuristics", "errors", "histogram", "roofline")}
+        #: The widget that shows each figure, and the box that holds it (a redraw puts a new widget in the box:
+        #: a FigureWidget updated in place keeps stale annotations and shapes in the browser).
+        self.figure_widgets: dict[str, Any] = {}
+        self._figure_boxes: dict[str, Any] = {k: W.Box(layout=W.Layout(width="100%", overflow="auto")) for k in
+                                              ("latency", "heuristics", "errors", "histogram", "roofline")}
+        boxes = self._figure_boxes
         views = {
             "Graph": self.graph_box,
             "Plans": W.VBox([self.plan_select, self.plans_html]).add_class("cl-plans"),
-            "Latency": W.VBox([self.figure_widgets["latency"]]).add_class("cl-latency"),
-            "Heuristics": W.VBox([self.heuristics_html, self.figure_widgets["heuristics"]]).add_class(
-                "cl-heuristics"),
-            "Numerics": W.VBox([self.figure_widgets["errors"], self.figure_widgets["histogram"]]).add_class(
-                "cl-numerics"),
-            "Roofline": W.VBox([self.figure_widgets["roofline"]]).add_class("cl-roofline"),
+            "Latency": W.VBox([boxes["latency"]]).add_class("cl-latency"),
+            "Heuristics": W.VBox([self.heuristics_html, boxes["heuristics"]]).add_class("cl-heuristics"),
+            "Numerics": W.VBox([boxes["errors"], boxes["histogram"]]).add_class("cl-numerics"),
+            "Roofline": W.VBox([boxes["roofline"]]).add_class("cl-roofline"),
             "Code": self.code_html,
             "Log": self.log,
         }
@@ -177,6 +190,8 @@ class Lab:
         right = W.VBox([self.status, self.result_info, self.tabs],
                        layout=W.Layout(flex="1 1 auto", min_width="0")).add_class("cl-right")
         self.root = W.HBox([left, right], layout=W.Layout(width="100%")).add_class("cl-lab")
+
+        self.refresh_datasets()
 
         # ---- wiring: every callback goes through _guard
         self.run_button.on_click(lambda _: self._guard(self.run))
@@ -250,6 +265,11 @@ class Lab:
             source = cached_dot_source(spec)
             if self.dot_path:
                 self.graph_html.value = f"<div class='cl-graph-drawing'>{_svg(source)}</div>"
+            elif (wasm := self._browser_graph()) is not None:  # Graphviz compiled to WebAssembly draws it
+                wasm.dot_source = source
+                self.graph_html.value = (f"<div class='cl-hint'>{html.escape(DOT_INSTALL_HINT)}</div><details>"
+                                         f"<summary class='cl-hint'>DOT source</summary><pre>{html.escape(source)}"
+                                         "</pre></details>")
             else:
                 self.graph_html.value = fallback_bundle(source)["text/html"]
             script = build_graph(spec).to_script()
@@ -293,20 +313,21 @@ class Lab:
         if name_or_path is None or name_or_path == "":
             raise SpecError("recording", name_or_path, "choose a recording first (none is selected)")
         path = Path(str(name_or_path)).expanduser()
-        if path.is_file():
-            from ..results import RunResult
-
-            result = RunResult.load(path)
-        else:
-            import cudnn_lab
-
-            loader = getattr(cudnn_lab, "load_results", None)
-            if loader is None:
-                raise CudnnLabError(f"{name_or_path!r} is not a file, and this cudnn_lab has no recorded datasets "
-                                    "(cudnn_lab.load_results is missing)")
-            result = loader(name_or_path)
         self._set_busy(True)
         try:
+            self._status(f"Loading {name_or_path} …")
+            if path.is_file():
+                from ..results import RunResult
+
+                result = RunResult.load(path)
+            else:
+                import cudnn_lab
+
+                loader = getattr(cudnn_lab, "load_results", None)
+                if loader is None:
+                    raise CudnnLabError(f"{name_or_path!r} is not a file, and this cudnn_lab has no recorded "
+                                        "datasets (cudnn_lab.load_results is missing)")
+                result = loader(name_or_path)
             self.show_result(result, source="recorded", recorded=str(name_or_path))
         finally:
             self._set_busy(False)
@@ -318,8 +339,13 @@ class Lab:
         self.recorded = recorded if source == "recorded" else None
         self._source_text = "recorded " + (Path(recorded).stem if recorded else "") if recorded else "live run"
         if result.spec != self.spec:
-            self.controls.set_spec(result.spec)
-            self.redraw()
+            try:
+                self.controls.set_spec(result.spec)
+            except SpecError:  # an operation these controls do not edit: show its results all the same
+                self._warn(f"the controls edit conv and matmul only; the results shown are for "
+                           f"{result.spec.label()}")
+            else:
+                self.redraw()
         plans = result.plans.sort_values("heuristic_rank", kind="stable", na_position="last")
         options = [(name if status == "ok" else f"{name} ({status})", name)
                    for name, status in zip(plans["plan"], plans["status"])]
@@ -372,10 +398,14 @@ class Lab:
         if frame is not None:
             for _, row in frame.iterrows():
                 label = row.get("label") or row["name"]
-                options.append((f"{label} — {row.get('gpu', '?')}, cuDNN {row.get('cudnn', '?')}, "
-                                f"{str(row.get('date', ''))[:10]}", row["name"]))
+                options.append((f"{label} — {row.get('gpu') or '?'}, cuDNN {cudnn_version_text(row.get('cudnn'))}, "
+                                f"{str(row.get('date') or '')[:10]}", str(row["name"])))
         self.datasets_frame = frame
         self.datasets.options = options
+        if options:  # preselect the recording of the spec shown, if there is one
+            labels = list(frame["label"]) if "label" in frame else []
+            mine = self.spec.label()
+            self.datasets.value = options[labels.index(mine)][1] if mine in labels else options[0][1]
         self.datasets.disabled = not options
         self.load_button.disabled = not options
         self.datasets.tooltip = "" if options else "no recorded datasets are shipped with this cudnn_lab"
@@ -438,6 +468,18 @@ class Lab:
 
     # ============================================================================================ internals
 
+    def _browser_graph(self) -> Any:
+        """The in-browser Graphviz widget of the Graph view (made on first use), or None where it is missing."""
+        if self._wasm_graph is None:
+            try:
+                from graphviz_anywidget import GraphvizAnyWidget
+            except Exception:  # noqa: BLE001 - neither dot nor the widget: the DOT text is the drawing
+                self._wasm_graph = False
+                return None
+            self._wasm_graph = GraphvizAnyWidget(dot_source="digraph {}").add_class("cl-graph-wasm")
+            self.graph_box.children = [self._wasm_graph, self.graph_html]
+        return self._wasm_graph or None
+
     def _guard(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call ``fn``; exceptions and warnings go to the Log view and the status line, never to the caller."""
         with warnings.catch_warnings(record=True) as caught:
@@ -494,22 +536,11 @@ class Lab:
         if self._result is None:
             self.result_info.value = ""
             return
-        text = html.escape(result_label(self._result, getattr(self, "_source_text", "")))
+        text = html.escape(result_label(self._result, self._source_text))
         if self._result.spec != self.spec:
             text += (f"<br><span class='cl-stale'>These results are for {html.escape(self._result.spec.label())}; "
                      "the controls have changed since (Run to measure them).</span>")
         self.result_info.value = f"<span class='cl-result-info'>{text}</span>"
-
-    def _figure_widget(self, key: str) -> Any:
-        try:
-            import plotly.graph_objects as go
-
-            widget = go.FigureWidget()
-        except Exception as e:  # noqa: BLE001 - plotly >= 6 needs anywidget: fall back to an Output
-            self._warn(f"plotly FigureWidget unavailable ({e}); figures shown as static output")
-            widget = self._W.Output()
-        widget.add_class(f"cl-figure-{key}")
-        return widget
 
     def _draw_figures(self) -> None:
         """Recompute every figure from the result and the selected plan and put it in its widget."""
@@ -518,7 +549,7 @@ class Lab:
         result, selected = self._result, self._selected
         if result is None:
             empty = "No results yet: Run on a GPU, or load a recorded result (source: Recorded)."
-            figures = {key: (lambda: _placeholder(empty)) for key in self.figure_widgets}
+            figures = {key: (lambda: _placeholder(empty)) for key in self._figure_boxes}
             self.heuristics_html.value = ""
         else:
             plan = selected
@@ -541,23 +572,36 @@ class Lab:
             except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
                 self._report(e)
                 fig = _placeholder(f"could not draw this figure: {type(e).__name__}")
-            fig.update_layout(height=_FIGURE_HEIGHT if result is not None else 260,
-                              margin={"l": 60, "r": 20, "t": 70, "b": 60})
+            _fit(fig, key if result is not None else "placeholder")
             self.figures[key] = fig
-            self._put_figure(self.figure_widgets[key], fig)
+            self._put_figure(key, fig)
 
-    def _put_figure(self, widget: Any, fig: Any) -> None:
-        if hasattr(widget, "batch_update"):
-            with widget.batch_update():
-                widget.data = []
-                widget.add_traces(list(fig.data))
-                widget.layout = fig.layout
-        else:
+    def _put_figure(self, key: str, fig: Any) -> None:
+        old = self.figure_widgets.get(key)
+        try:
+            import plotly.graph_objects as go
+
+            widget = go.FigureWidget(fig)
+        except Exception as e:  # noqa: BLE001 - plotly >= 6 needs anywidget: fall back to an Output
+            if not any("FigureWidget" in m for m in self.messages):
+                self._warn(f"plotly FigureWidget unavailable ({e}); figures are shown as static output")
             from IPython.display import display
 
-            widget.clear_output(wait=True)
+            widget = self._W.Output()
             with widget:
                 display(fig)
+        widget.add_class(f"cl-figure-{key}")
+        self.figure_widgets[key] = widget
+        self._figure_boxes[key].children = [widget]
+        if old is not None:
+            old.close()
+
+
+def _fit(fig: Any, key: str) -> None:
+    """Size a figure for its view."""
+    height = {"placeholder": 260, "histogram": 360}.get(key, _FIGURE_HEIGHT)
+    # An explicit width: a FigureWidget does not follow its container and would take plotly's default 700 px.
+    fig.update_layout(height=height, width=_FIGURE_WIDTH, margin={"t": 80, "r": 20})
 
 
 def _timing_kwargs(label: str) -> dict[str, Any]:

@@ -10,8 +10,9 @@ from typing import Any
 __all__ = ["PLAN_TABLE_COLUMNS", "cudnn_version_text", "plan_table", "plan_table_html", "result_label",
            "heuristic_summary"]
 
-PLAN_TABLE_COLUMNS: tuple[str, ...] = ("rank", "plan", "engine", "knobs", "notes", "workspace", "median", "IQR",
-                                       "error", "pass")
+#: The numbers a reader compares come first; the long knob and note texts last.
+PLAN_TABLE_COLUMNS: tuple[str, ...] = ("rank", "plan", "engine", "median", "IQR", "error", "pass", "workspace",
+                                       "knobs", "notes")
 
 
 def _missing(value: Any) -> bool:
@@ -66,7 +67,7 @@ def plan_table(result: Any) -> Any:
     for _, p in plans.iterrows():
         ok = p["status"] == "ok"
         if ok:
-            error = "" if _missing(p["rel_l2"]) else f"{float(p['rel_l2']):.2e}"
+            error = "" if _missing(p["rel_l2"]) else f"{float(p['rel_l2']):.1e}"
         else:
             reason = "" if _missing(p["error"]) else str(p["error"])
             error = f"{p['status']}" + (f": {reason}" if reason else "")
@@ -77,7 +78,8 @@ def plan_table(result: Any) -> Any:
             "plan": str(p["plan"]),
             "engine": "" if _missing(p["engine_id"]) else int(p["engine_id"]),
             "knobs": _knobs(p["knobs"]),
-            "notes": "" if _missing(p["behavior_notes"]) else str(p["behavior_notes"]),
+            "notes": "" if _missing(p["behavior_notes"]) else ", ".join(
+                n.strip() for n in str(p["behavior_notes"]).split(",") if n.strip()),
             "workspace": _bytes(p["workspace_bytes"]),
             "median": _us(p["median_ms"]) if ok else "",
             "IQR": _us(p["iqr_ms"]) if ok else "",
@@ -105,7 +107,8 @@ def plan_table_html(result: Any, selected: str | None = None) -> str:
             classes.append("cl-failed")
         cells = "".join(f"<td class='cl-col-{c.lower()}'>{html.escape(str(row[c]))}</td>" for c in PLAN_TABLE_COLUMNS)
         body.append(f"<tr class='{' '.join(classes)}'>{cells}</tr>")
-    return (f"<table class='cl-plan-table'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    return (f"<div class='cl-table-wrap'><table class='cl-plan-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def cudnn_version_text(value: Any) -> str:

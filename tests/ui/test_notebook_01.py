@@ -1,0 +1,56 @@
+"""notebooks/01_lab.ipynb is stored without outputs and runs top to bottom on CPU within a minute."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "01_lab.ipynb"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture(scope="module")
+def executed() -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    t0 = time.perf_counter()
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+                   ).execute()
+    return nb, time.perf_counter() - t0
+
+
+def test_notebook_is_stored_without_outputs() -> None:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(nb)
+    assert all(not c.get("outputs") and not c.get("execution_count") for c in nb.cells if c.cell_type == "code")
+    assert nb.cells[0].cell_type == "markdown"
+    for view in ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Code"):
+        assert f"**{view}**" in nb.cells[0].source
+
+
+def test_notebook_runs_within_a_minute(executed: tuple[nbformat.NotebookNode, float]) -> None:
+    nb, seconds = executed
+    assert seconds < 60
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
+    assert errors == []
+
+
+def test_notebook_shows_the_lab_widget(executed: tuple[nbformat.NotebookNode, float]) -> None:
+    shown = [o for c in executed[0].cells if c.cell_type == "code" for o in c.outputs
+             if o.get("output_type") == "execute_result" and WIDGET in o.get("data", {})]
+    assert len(shown) == 1
+
+
+def test_notebook_loads_a_recording_without_gpu(executed: tuple[nbformat.NotebookNode, float]) -> None:
+    """The widget state saved by the run holds the plan table that the load cell filled."""
+    import cudnn_lab as cl
+
+    if cl.probe().gpu or not len(cl.recorded_datasets()):
+        pytest.skip("a GPU is present, or no recording is shipped: the load cell does nothing")
+    states = executed[0].metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    values = [m.get("state", {}).get("value", "") for m in states.get("state", {}).values()]
+    tables = [v for v in values if isinstance(v, str) and "cl-plan-table" in v]
+    assert tables and "eng" in tables[-1]
