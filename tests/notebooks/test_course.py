@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
+
+nbformat = pytest.importorskip("nbformat", reason="notebook tests need nbformat (the test extra)")
+NotebookClient = pytest.importorskip("nbclient", reason="notebook tests need nbclient").NotebookClient
 
 ROOT = Path(__file__).parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -143,8 +145,7 @@ def test_small_alternatives_are_applied() -> None:
 
 @pytest.mark.parametrize("path", COURSE, ids=lambda p: p.name)
 def test_notebook_runs_on_this_machine_within_a_minute(path: Path) -> None:
-    from nbclient import NotebookClient
-
+    
     req = REQUIREMENTS.get(base_name(path))
     if req is None:
         pytest.fail(f"add {base_name(path)!r} to REQUIREMENTS")

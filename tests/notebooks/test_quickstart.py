@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
+
+nbformat = pytest.importorskip("nbformat", reason="notebook tests need nbformat (the test extra)")
+NotebookClient = pytest.importorskip("nbclient", reason="notebook tests need nbclient").NotebookClient
 
 NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "00_quickstart.ipynb"
 
