@@ -187,20 +187,13 @@ def _kit_command(args: argparse.Namespace) -> int:
     from cudnn_lab.errors import CudnnLabError, NoGPUError, SpecError, UnsupportedGraphError
 
     handlers = {"run": _run, "sweep": _sweep, "report": _report}
+    # Most specific first: an UnsupportedGraphError is also a CudnnLabError.
+    codes = ((SpecError, 2), (NoGPUError, 3), (UnsupportedGraphError, 4), (CudnnLabError, 1))
     try:
         return handlers[args.command](args)
-    except SpecError as e:
-        print(f"cudnn-lab {args.command}: {e}", file=sys.stderr)
-        return 2
-    except NoGPUError as e:
-        print(f"cudnn-lab {args.command}: {e}", file=sys.stderr)
-        return 3
-    except UnsupportedGraphError as e:
-        print(f"cudnn-lab {args.command}: {e}", file=sys.stderr)
-        return 4
     except CudnnLabError as e:
         print(f"cudnn-lab {args.command}: {e}", file=sys.stderr)
-        return 1
+        return next(code for kind, code in codes if isinstance(e, kind))
     except KeyboardInterrupt:
         print(f"cudnn-lab {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -25,7 +25,7 @@ from ..specs.layout import packed_strides
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["CPU_FLOP_LIMIT", "input_names", "tensor_strides", "make_inputs", "make_output", "make_outputs",
+__all__ = ["CPU_FLOP_LIMIT", "check_inputs", "input_names", "tensor_strides", "make_inputs", "make_output", "make_outputs",
            "reference", "reference_outputs", "torch_op", "torch_eager"]
 
 #: Above this many FLOPs a float64 reference on the CPU would take too long for an interactive session.
@@ -128,20 +128,26 @@ def make_output(spec: Spec, *, device: str | torch.device = "cpu") -> torch.Tens
     return out.fill_(math.nan)
 
 
-def _check_inputs(spec: ConvSpec | MatmulSpec, inputs: dict[str, torch.Tensor]) -> torch.device:
-    """Every input the spec reads is there with its logical shape, all on one device; return that device."""
-    names = input_names(spec)
+def check_inputs(spec: Spec, inputs: dict[str, torch.Tensor], names: tuple[str, ...] | list[str],
+                 host: frozenset[str] | set[str] = frozenset()) -> torch.device:
+    """Every input in ``names`` is there with its logical shape, all (but ``host`` scalars) on one device: that
+    device is returned. Shared by every op family's reference."""
     missing = [n for n in names if n not in inputs]
     if missing:
         raise SpecError("inputs", sorted(inputs), f"lacks {', '.join(missing)}: pass make_inputs(spec)")
     shapes = spec.tensor_shapes()
     for n in names:
-        if tuple(inputs[n].shape) != shapes[n]:
+        if tuple(inputs[n].shape) != tuple(shapes[n]):
             raise SpecError(f"inputs[{n!r}]", list(inputs[n].shape), f"must have shape {list(shapes[n])}")
-    devices = {inputs[n].device for n in names}
+    devices = {inputs[n].device for n in names if n not in host}
     if len(devices) > 1:
-        raise SpecError("inputs", sorted(map(str, devices)), "must all be on one device")
+        raise SpecError("inputs", sorted(map(str, devices)), "must all be on one device"
+                        + (" (host scalars such as epsilon excepted)" if host else ""))
     return devices.pop()
+
+
+def _check_inputs(spec: ConvSpec | MatmulSpec, inputs: dict[str, torch.Tensor]) -> torch.device:
+    return check_inputs(spec, inputs, input_names(spec))
 
 
 def _check_cpu_size(spec: ConvSpec | MatmulSpec, device: torch.device, limit: float) -> None:

@@ -135,19 +135,9 @@ def make_outputs(spec: NormSpec, *, device: str | torch.device = "cpu") -> dict[
 
 def _check_inputs(spec: NormSpec, inputs: dict[str, torch.Tensor]) -> torch.device:
     """Every input is there with its shape; the tensors (not the host scalars) share one device, returned."""
-    names = spec.input_names()
-    missing = [n for n in names if n not in inputs]
-    if missing:
-        raise SpecError("inputs", sorted(inputs), f"lacks {', '.join(missing)}: pass make_inputs(spec)")
-    shapes, scalars = spec.tensor_shapes(), spec.scalars()
-    for n in names:
-        if tuple(inputs[n].shape) != shapes[n]:
-            raise SpecError(f"inputs[{n!r}]", list(inputs[n].shape), f"must have shape {list(shapes[n])}")
-    devices = {inputs[n].device for n in names if n not in scalars}
-    if len(devices) > 1:
-        raise SpecError("inputs", sorted(map(str, devices)), "must all be on one device (epsilon and momentum "
-                        "excepted: they stay on the host)")
-    return devices.pop()
+    from . import check_inputs
+
+    return check_inputs(spec, inputs, spec.input_names(), host=set(spec.scalars()))
 
 
 def _check_cpu_size(spec: NormSpec, device: torch.device) -> None:

@@ -115,18 +115,9 @@ def _forward64(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
 
 
 def _check_inputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> torch.device:
-    ins, _ = spec.io_names()
-    missing = [n for n in ins if n not in inputs]
-    if missing:
-        raise SpecError("inputs", sorted(inputs), f"lacks {', '.join(missing)}: pass make_inputs(spec)")
-    shapes = spec.tensor_shapes()
-    for n in ins:
-        if tuple(inputs[n].shape) != shapes[n]:
-            raise SpecError(f"inputs[{n!r}]", list(inputs[n].shape), f"must have shape {list(shapes[n])}")
-    devices = {inputs[n].device for n in ins}
-    if len(devices) > 1:
-        raise SpecError("inputs", sorted(map(str, devices)), "must all be on one device")
-    return devices.pop()
+    from . import check_inputs
+
+    return check_inputs(spec, inputs, spec.io_names()[0])
 
 
 def _check_cpu_size(spec: SdpaSpec, device: torch.device) -> None:

@@ -100,7 +100,8 @@ class Spec:
         if unknown:
             raise SpecError(unknown[0], data[unknown[0]], f"is not a field; fields are {', '.join(sorted(names))}",
                             spec=cls.__name__)
-        return cls(**data)
+        # JSON has lists where specs hold tuples (pairs such as padding, epilogue chains).
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

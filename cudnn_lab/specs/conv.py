@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..errors import SpecError
 from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_ELEMENTS, Spec, check_choice, check_int, check_pair, pair)
@@ -130,13 +130,3 @@ class ConvSpec(Spec):
         g = f" g{self.groups}" if self.groups > 1 else ""
         return (f"conv {self.direction} {self.layout} {self.dtype} n{self.n} c{self.c} {self.h}x{self.w} "
                 f"k{self.k} {self.r}x{self.s} pad{pad} str{self.stride}{g}{extra}")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ConvSpec:
-        if not isinstance(data, dict):
-            return super().from_dict(data)  # raises SpecError naming what it got
-        data = dict(data)
-        for key in ("padding", "stride", "dilation"):
-            if isinstance(data.get(key), list):
-                data[key] = tuple(data[key])
-        return super().from_dict(data)

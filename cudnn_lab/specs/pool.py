@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, MAX_ELEMENTS, Spec, check_choice, check_int, check_pair, pair
@@ -115,13 +115,3 @@ class PoolSpec(Spec):
         kh, kw = pair(self.window)
         return (f"pool {self.mode} {self.layout} {self.dtype} n{self.n} c{self.c} {self.h}x{self.w} "
                 f"win{kh}x{kw} str{fmt(self.stride)} pad{fmt(self.padding)}")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PoolSpec:
-        if not isinstance(data, dict):
-            return super().from_dict(data)  # raises SpecError naming what it got
-        data = dict(data)
-        for key in ("window", "stride", "padding"):
-            if isinstance(data.get(key), list):
-                data[key] = tuple(data[key])
-        return super().from_dict(data)
