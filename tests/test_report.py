@@ -1,0 +1,62 @@
+"""Self-contained reports: the HTML holds everything, and opens in a browser with no network."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import cudnn_lab as cl
+from cudnn_lab.report import report_html, save_report
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def result() -> cl.RunResult:
+    return cl.load_results(cl.recorded_datasets(kind="run")["name"].iloc[0])
+
+
+def test_report_embeds_plotly_once_and_fetches_nothing(result: cl.RunResult) -> None:
+    text = report_html(result)
+    assert text.count("window.PlotlyConfig") == 1  # the library, inline, once
+    assert text.count("Plotly.newPlot") >= 4  # every figure uses it
+    assert "<script src=" not in text and "<link" not in text
+
+
+def test_report_holds_graph_table_device_spec_and_script(result: cl.RunResult) -> None:
+    text = report_html(result)
+    for needle in ("<h2>Graph</h2>", "<table", result.device["gpu"], result.spec.to_dict()["op"], "def build_graph",
+                   result.best["plan"]):
+        assert needle in text
+
+
+def test_report_without_dot_shows_the_dot_source(result: cl.RunResult, monkeypatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    text = report_html(result)
+    assert "digraph" in text and "apt-get install graphviz" in text
+
+
+@pytest.mark.browser
+def test_report_opens_offline_with_graph_plots_and_table(result: cl.RunResult, tmp_path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
+    from tests.conftest import chromium_path
+
+    path = save_report(result, tmp_path / "report.html")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(offline=True)
+            page = context.new_page()
+            requests: list[str] = []
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(path.as_uri())
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+            assert page.locator(".graph svg").count() == 1
+            assert page.locator(".js-plotly-plot").count() >= 4
+            assert page.locator("table tr").count() > len(result.plans)
+            page.screenshot(path=str(tmp_path / "report.png"), full_page=False)
+        finally:
+            browser.close()
+    assert all(url.startswith(("file:", "data:", "blob:")) for url in requests), requests
