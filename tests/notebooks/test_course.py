@@ -33,6 +33,8 @@ REQUIREMENTS: dict[str, dict[str, Any]] = {
     "02_layouts_and_strides.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
     "03_heuristics_and_plans.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
     "04_numerics.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
+    "05_attention.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
+    "06_fusion.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
     "07_new_gpu_whatif.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
 }
 
