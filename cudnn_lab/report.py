@@ -28,10 +28,10 @@ TABLE_COLUMNS = ["heuristic_rank", "plan", "engine_id", "knobs", "behavior_notes
 
 def graph_svg(result: RunResult) -> str:
     """The graph drawn as inline SVG (with ``dot``), or its DOT source with an install hint (without)."""
-    from .graph import build_graph
+    from .graph import drawing
     from .graph.render import DOT_INSTALL_HINT
 
-    dot = build_graph(result.spec).to_dot()
+    dot = drawing(result.spec)
     if shutil.which("dot"):
         svg = dot.pipe(format="svg").decode()
         return svg[svg.index("<svg"):]
@@ -52,6 +52,7 @@ def report_html(result: RunResult, *, title: str | None = None) -> str:
     import plotly.io as pio
 
     from . import __version__
+    from .errors import UnsupportedGraphError
     from .graph import build_graph
 
     title = title or f"cudnn_lab report: {result.spec.label()}"
@@ -65,7 +66,10 @@ def report_html(result: RunResult, *, title: str | None = None) -> str:
                           for k, v in {**result.device, **{f"ceiling {k}": v for k, v in result.ceilings.items()},
                                        **{f"torch {k}": v for k, v in result.torch.items()}}.items())
     warnings = "".join(f"<li>{html.escape(w)}</li>" for w in result.warnings)
-    script = build_graph(result.spec).to_script()
+    try:
+        script = build_graph(result.spec).to_script()
+    except UnsupportedGraphError as e:  # pooling: no frontend graph, so no script; say why
+        script = f"# No standalone script: {e}"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title><style>{_STYLE}</style></head>
 <body>

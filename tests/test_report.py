@@ -60,3 +60,12 @@ def test_report_opens_offline_with_graph_plots_and_table(result: cl.RunResult, t
         finally:
             browser.close()
     assert all(url.startswith(("file:", "data:", "blob:")) for url in requests), requests
+
+
+def test_pooling_report_draws_the_classic_call_and_says_why_no_script() -> None:
+    from cudnn_lab.results import RunResult, plans_frame
+
+    result = RunResult(spec=cl.PoolSpec(n=2, c=8, h=8, w=8), plans=plans_frame([]), device={"gpu": "test GPU"},
+                       torch={}, ceilings={}, settings={})
+    text = report_html(result)
+    assert "cudnnPoolingForward" in text and "No standalone script" in text

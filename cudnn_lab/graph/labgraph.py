@@ -54,7 +54,16 @@ def build_graph(spec: Spec, *, handle: Any = None) -> LabGraph:
     return LabGraph(spec, handle)
 
 
+def drawing(spec: Spec) -> SafeDigraph:
+    """Any spec's drawing: its frontend graph, or for pooling (no 1.32 graph) the classic call that runs instead."""
+    if spec.op == "pool":
+        from .pool import to_dot as pool_dot
+
+        return pool_dot(spec)
+    return build_graph(spec).to_dot()
+
+
 @functools.lru_cache(maxsize=256)
 def cached_dot_source(spec: Spec) -> str:
-    """DOT text of a spec's drawing, memoized for redraw-on-every-change views."""
-    return build_graph(spec).to_dot().source
+    """DOT text of any spec's drawing, memoized for redraw-on-every-change views."""
+    return drawing(spec).source

@@ -1,8 +1,16 @@
 """Widgets that edit a spec and the run options, and the pure helpers behind them.
 
+Every operation the kit builds has its controls: convolution (:class:`~cudnn_lab.specs.ConvSpec`), matrix
+multiplication (``MatmulSpec``), attention (``SdpaSpec``), normalization (``NormSpec``) and pooling (``PoolSpec``).
+Each operation's controls are made from its spec's dataclass fields (:data:`FIELDS`): a choice field becomes toggle
+buttons, an integer an ``IntText``, a flag a ``Checkbox``, a float a ``FloatText``, an optional float a ``Text``
+(empty: the spec's default).
+
 The pure part (no widgets): :func:`controls_from_spec` and :func:`spec_from_controls` convert between a spec and
 the flat dict of control values; :func:`limits` gives each integer field's allowed range given the other values
-(padding's upper end is ``dilation * (r - 1)``, groups must divide ``c`` and ``k``, ...), so ranges follow each other.
+(conv: padding's upper end is ``dilation * (r - 1)``, groups must divide ``c`` and ``k``; attention: kv_heads
+divides heads; pooling: padding at most ``window // 2``, ...), so ranges follow each other; :func:`hidden_fields`
+names the fields an operation ignores in its current setting (a layer norm has no ``n, c, h, w``).
 
 :class:`SpecControls` holds the widgets. An invalid value never raises: the control that the
 :class:`~cudnn_lab.errors.SpecError` names turns red (CSS class ``cl-invalid`` and a red ``layout.border``), a short
@@ -11,24 +19,97 @@ message appears under it, and :attr:`SpecControls.spec` keeps the last valid spe
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import SpecError
-from ..specs import DIRECTIONS, DTYPES, EPILOGUES, LAYOUTS, ConvSpec, MatmulSpec, Spec
+from ..specs import (DIRECTIONS, DTYPES, EPILOGUES, LAYOUTS, ConvSpec, MatmulSpec, NormSpec, PoolSpec, SdpaSpec,
+                     Spec)
 from ..specs.base import MAX_DIM
+from ..specs.norm import IMAGE_KINDS, KINDS, PHASES, ROW_KINDS
+from ..specs.pool import POOL_MODES
+from ..specs.sdpa import SDPA_DIRECTIONS, SDPA_DTYPES, SDPA_HEAD_DIMS, SDPA_LAYOUTS
 
-__all__ = ["CONV_FIELDS", "MATMUL_FIELDS", "OPS", "TIMING_CHOICES", "SpecControls", "controls_from_spec", "limits",
-           "run_options_from_values", "spec_from_controls"]
+__all__ = ["CHOICES", "CONV_FIELDS", "FIELDS", "MATMUL_FIELDS", "NORM_FIELDS", "NOT_OFFERED", "OPS", "OP_LABELS",
+           "PAIR_FIELDS", "POOL_FIELDS", "SDPA_FIELDS", "TIMING_CHOICES", "SpecControls", "controls_from_spec",
+           "field_kind", "hidden_fields", "hints", "limits", "run_options_from_values", "spec_from_controls"]
 
-OPS: dict[str, type[Spec]] = {"conv": ConvSpec, "matmul": MatmulSpec}
-CONV_FIELDS: tuple[str, ...] = ("direction", "n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation",
-                                "groups", "layout", "dtype", "compute_dtype", "epilogue")
-MATMUL_FIELDS: tuple[str, ...] = ("batch", "m", "n", "k", "transpose_a", "transpose_b", "dtype", "epilogue")
-FIELDS: dict[str, tuple[str, ...]] = {"conv": CONV_FIELDS, "matmul": MATMUL_FIELDS}
-PAIR_FIELDS = ("padding", "stride", "dilation")
+#: The operations, in the order the operation choice shows them, and the spec each edits.
+OPS: dict[str, type[Spec]] = {"conv": ConvSpec, "matmul": MatmulSpec, "sdpa": SdpaSpec, "norm": NormSpec,
+                              "pool": PoolSpec}
+#: The operation choice's button labels and tooltips.
+OP_LABELS: dict[str, tuple[str, str]] = {
+    "conv": ("conv", "convolution: ConvSpec (fprop, dgrad, wgrad, fused epilogue)"),
+    "matmul": ("matmul", "matrix multiplication: MatmulSpec (batched, fused epilogue)"),
+    "sdpa": ("attention", "scaled dot-product attention: SdpaSpec (forward, training, backward)"),
+    "norm": ("norm", "normalization: NormSpec (layer, RMS, batch and instance norm)"),
+    "pool": ("pooling", "pooling: PoolSpec (max, average; cuDNN's classic call, no graph API node)"),
+}
+#: What cuDNN's classic feature list has that the frontend 1.32 graph API does not offer from Python: shown under the
+#: operation choice with what to use instead. The kit does not emulate them behind the user's back.
+NOT_OFFERED: dict[str, str] = {
+    "RNN": "recurrent networks (cudnnRNNForward: LSTM, GRU) are in cuDNN's classic API only; the frontend 1.32 "
+           "graph API has no RNN node, so there is no graph to build, draw or time here.",
+    "tensor transform": "a layout change (cudnnTransformTensor, NCHW <-> NHWC) is not a node of the frontend 1.32 "
+                        "graph API. Here a layout is chosen by the tensors' strides: see the layout control of a "
+                        "convolution (or a norm or pooling); the kit does not silently emulate a transform.",
+}
+_FIELD_ORDER: dict[str, tuple[str, ...]] = {
+    "conv": ("direction", "n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation", "groups", "layout",
+             "dtype", "compute_dtype", "epilogue"),
+    "matmul": ("batch", "m", "n", "k", "transpose_a", "transpose_b", "dtype", "epilogue"),
+    "sdpa": ("direction", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "sliding_window",
+             "attn_scale", "layout", "dtype"),
+    "norm": ("kind", "phase", "rows", "features", "n", "c", "h", "w", "epsilon", "momentum", "residual", "layout",
+             "dtype"),
+    "pool": ("mode", "n", "c", "h", "w", "window", "stride", "padding", "layout", "dtype"),
+}
+#: Fields with a single allowed value: no control (the spec's default).
+_FIXED: dict[str, frozenset[str]] = {"matmul": frozenset({"compute_dtype"})}
+
+
+def _fields_of(op: str) -> tuple[str, ...]:
+    """The controls of ``op``: its spec's dataclass fields (less the fixed ones), in the panel's order."""
+    names = [f.name for f in dataclasses.fields(OPS[op]) if f.name not in _FIXED.get(op, ())]
+    order = _FIELD_ORDER[op]
+    missing = [n for n in names if n not in order]
+    if missing:  # a field added to a spec gets a control at the end rather than none
+        order = (*order, *missing)
+    return tuple(n for n in order if n in names)
+
+
+FIELDS: dict[str, tuple[str, ...]] = {op: _fields_of(op) for op in OPS}
+CONV_FIELDS, MATMUL_FIELDS, SDPA_FIELDS, NORM_FIELDS, POOL_FIELDS = (FIELDS[op] for op in OPS)
+#: Fields that take an int or an (h, w) pair, per operation.
+PAIR_FIELDS: dict[str, tuple[str, ...]] = {"conv": ("padding", "stride", "dilation"),
+                                           "pool": ("window", "stride", "padding")}
+#: Choice fields: their allowed values (toggle buttons, or a dropdown where listed in _DROPDOWNS).
+CHOICES: dict[tuple[str, str], tuple[Any, ...]] = {
+    ("conv", "direction"): DIRECTIONS, ("conv", "layout"): LAYOUTS, ("conv", "dtype"): DTYPES,
+    ("conv", "compute_dtype"): ("fp32", "fp16"),
+    ("matmul", "dtype"): DTYPES,
+    ("sdpa", "direction"): SDPA_DIRECTIONS, ("sdpa", "layout"): SDPA_LAYOUTS, ("sdpa", "dtype"): SDPA_DTYPES,
+    ("sdpa", "head_dim"): SDPA_HEAD_DIMS,
+    ("norm", "kind"): KINDS, ("norm", "phase"): PHASES, ("norm", "layout"): LAYOUTS, ("norm", "dtype"): DTYPES,
+    ("pool", "mode"): POOL_MODES, ("pool", "layout"): LAYOUTS, ("pool", "dtype"): DTYPES,
+}
+_DROPDOWNS = frozenset({("conv", "compute_dtype"), ("norm", "kind"), ("pool", "mode")})
+_DROPDOWN_WIDTH: dict[tuple[str, str], str] = {("norm", "kind"): "140px", ("pool", "mode"): "160px"}
+_BUTTON_WIDTH: dict[tuple[str, str], str] = {
+    ("conv", "layout"): "70px", ("conv", "dtype"): "58px", ("matmul", "dtype"): "58px",
+    ("sdpa", "direction"): "100px", ("sdpa", "layout"): "70px", ("sdpa", "dtype"): "58px",
+    ("sdpa", "head_dim"): "52px", ("norm", "phase"): "84px", ("norm", "layout"): "70px",
+    ("norm", "dtype"): "58px", ("pool", "layout"): "70px", ("pool", "dtype"): "58px",
+}
+_LABELS: dict[str, str] = {"compute_dtype": "compute", "transpose_a": "transpose A", "transpose_b": "transpose B",
+                           "kv_heads": "kv heads", "seq_q": "seq q", "seq_kv": "seq kv", "head_dim": "head dim",
+                           "sliding_window": "window", "attn_scale": "scale", "epsilon": "epsilon",
+                           "momentum": "moment."}
+#: Fields whose hint is "divides N" rather than a range.
+_DIVISOR_FIELDS = frozenset({"groups", "kv_heads"})
 #: Timing choices shown to the user -> ``cl.run`` keyword arguments.
 TIMING_CHOICES: dict[str, dict[str, Any]] = {
     "auto (CUDA graph)": {"timing": "auto", "cold_l2": False},
@@ -42,11 +123,46 @@ INVALID_BORDER = "2px solid #dc2626"
 
 # ------------------------------------------------------------------------------------------------ pure helpers
 
+def field_kind(op: str, name: str) -> str:
+    """How a field is edited: 'choice', 'pair', 'int', 'bool', 'float', 'optional_int', 'optional_float' or 'tags'.
+
+    Read from the spec's dataclass field types (``int | tuple[int, int]`` is a pair, ``float | None`` an optional
+    float, ...), so a control follows its field.
+    """
+    if (op, name) in CHOICES:
+        return "choice"
+    types = {f.name: str(f.type) for f in dataclasses.fields(OPS[op])}
+    if name not in types:
+        raise SpecError("field", name, f"is not a field of {OPS[op].__name__}")
+    t = types[name].replace(" ", "")
+    return {"int|tuple[int,int]": "pair", "int": "int", "bool": "bool", "float": "float", "int|None": "optional_int",
+            "float|None": "optional_float", "tuple[str,...]": "tags", "str": "choice"}.get(t, "text")
+
+
 def controls_from_spec(spec: Spec) -> dict[str, Any]:
-    """The control values that show ``spec``: ``{"op": "conv", "n": 16, ..., "epilogue": ("bias", "relu")}``."""
+    """The control values that show ``spec``: ``{"op": "conv", "n": 16, ..., "epilogue": ("bias", "relu")}``.
+
+    An attention spec's ``kv_heads`` is shown as the number of K/V heads in use (``heads`` when the spec says None).
+    """
     if not isinstance(spec, Spec) or spec.op not in FIELDS:
         raise SpecError("spec", type(spec).__name__, f"must be one of {', '.join(c.__name__ for c in OPS.values())}")
-    return {"op": spec.op, **{f: getattr(spec, f) for f in FIELDS[spec.op]}}
+    values: dict[str, Any] = {"op": spec.op, **{f: getattr(spec, f) for f in FIELDS[spec.op]}}
+    if spec.op == "sdpa":
+        values["kv_heads"] = spec.h_kv
+    return values
+
+
+def _optional_float(value: Any) -> Any:
+    """A Text control's value as a float, None for empty/'none'/'default', else the text (the spec refuses it)."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    text = str(value).strip()
+    if text.lower() in ("", "none", "default", "auto"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def spec_from_controls(values: dict[str, Any]) -> Spec:
@@ -57,9 +173,11 @@ def spec_from_controls(values: dict[str, Any]) -> Spec:
     op = values.pop("op", "conv")
     if op not in OPS:
         raise SpecError("op", op, f"must be one of {', '.join(OPS)}")
-    for key in ("epilogue", *PAIR_FIELDS):
+    for key in ("epilogue", *PAIR_FIELDS.get(op, ())):
         if isinstance(values.get(key), list):
             values[key] = tuple(values[key])
+    if op == "sdpa" and "attn_scale" in values:
+        values["attn_scale"] = _optional_float(values["attn_scale"])
     return OPS[op].from_dict(values)
 
 
@@ -88,10 +206,24 @@ def limits(values: dict[str, Any]) -> dict[str, tuple[int, int]]:
     Conv: ``padding`` up to ``dilation*(r-1)``; ``r`` from what padding needs to what ``h + 2*padding`` allows
     (``s`` with ``w`` alike); ``dilation`` up to what the input's padded extent allows; ``h``/``w`` at least the
     dilated filter's extent less the padding; ``groups`` up to ``gcd(c, k)`` (and it must divide both).
+    Attention: ``kv_heads`` up to ``heads`` (and it must divide it). Pooling: ``padding`` up to ``window // 2``;
+    ``window`` from ``2 * padding`` to ``h + 2 * padding``; ``h``/``w`` at least the window less the padding.
     """
     op = values.get("op", "conv")
     if op == "matmul":
         return {f: (1, MAX_DIM) for f in ("batch", "m", "n", "k")}
+    if op == "sdpa":
+        heads = max(_int(values, "heads", 1), 1)
+        return {"batch": (1, MAX_DIM), "heads": (1, MAX_DIM), "kv_heads": (1, heads), "seq_q": (1, MAX_DIM),
+                "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM)}
+    if op == "norm":
+        return {f: (1, MAX_DIM) for f in ("rows", "features", "n", "c", "h", "w")}
+    if op == "pool":
+        return _pool_limits(values)
+    return _conv_limits(values)
+
+
+def _conv_limits(values: dict[str, Any]) -> dict[str, tuple[int, int]]:
     c, k = _int(values, "c", 1), _int(values, "k", 1)
     r, s = max(_int(values, "r", 1), 1), max(_int(values, "s", 1), 1)
     h, w = max(_int(values, "h", 1), 1), max(_int(values, "w", 1), 1)
@@ -124,6 +256,64 @@ def limits(values: dict[str, Any]) -> dict[str, tuple[int, int]]:
     }
 
 
+def _pool_limits(values: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    h, w = max(_int(values, "h", 1), 1), max(_int(values, "w", 1), 1)
+    kh, kw = (max(x, 1) for x in _sides(values, "window", 1))
+    ph, pw = (max(x, 0) for x in _sides(values, "padding", 0))
+    return {
+        "n": (1, MAX_DIM), "c": (1, MAX_DIM),
+        "h": (max(1, kh - 2 * ph), MAX_DIM), "w": (max(1, kw - 2 * pw), MAX_DIM),
+        "window": (max(1, 2 * max(ph, pw)), min(h + 2 * ph, w + 2 * pw, MAX_DIM)),
+        "stride": (1, MAX_DIM),
+        "padding": (0, min(kh // 2, kw // 2)),
+    }
+
+
+def hidden_fields(values: dict[str, Any]) -> frozenset[str]:
+    """Fields the operation ignores as set now, so their controls are hidden (their values stay in the spec).
+
+    Normalization: layer and RMS norm take ``rows x features``, batch and instance norm ``n, c, h, w`` in a
+    ``layout``; ``momentum`` is batchnorm training's only, ``epsilon`` the forward passes' (batchnorm inference
+    reads saved statistics), ``residual`` the row norms'.
+    """
+    if values.get("op") != "norm":
+        return frozenset()
+    kind, phase = values.get("kind"), values.get("phase")
+    hidden: set[str] = set()
+    if kind in ROW_KINDS:
+        hidden |= {"n", "c", "h", "w", "layout"}
+    elif kind in IMAGE_KINDS:
+        hidden |= {"rows", "features", "residual"}
+    if not (kind == "batchnorm" and phase == "training"):
+        hidden.add("momentum")
+    if phase == "backward" or (kind == "batchnorm" and phase == "inference"):
+        hidden.add("epsilon")
+    return frozenset(hidden)
+
+
+def hints(values: dict[str, Any]) -> dict[str, str]:
+    """The short text shown next to each control: its range ('1–8'), 'divides 16', a rule; '' for none."""
+    op = values.get("op", "conv")
+    out: dict[str, str] = {}
+    ranges = limits(values)
+    for name, (lo, hi) in ranges.items():
+        if lo > hi:
+            text = f"none fits ({lo} > {hi})"
+        elif name in _DIVISOR_FIELDS:
+            text = f"divides {hi}" if name == "groups" else f"divides {_int(values, 'heads', hi)}"
+        elif hi >= MAX_DIM:
+            text = "" if lo <= 1 else f"≥ {lo}"
+        else:
+            text = f"{lo}–{hi}"
+        out[name] = text
+    if op == "sdpa":
+        out["sliding_window"] = "0: off"
+    if op == "norm" and values.get("kind") == "batchnorm" and values.get("phase") in ("training", "backward"):
+        multiple = 16 // {"fp32": 4}.get(str(values.get("dtype")), 2)
+        out["c"] = f"mult. of {multiple}"
+    return out
+
+
 def run_options_from_values(heuristics: Any, policy: str, timing: str) -> dict[str, Any]:
     """Run-option widgets' values (mode list, policy label, timing label) -> ``cl.run`` keyword arguments."""
     if policy not in POLICY_CHOICES:
@@ -149,6 +339,11 @@ _LINES: dict[str, tuple[tuple[str, ...], ...]] = {
     "conv": (("direction",), ("n", "c"), ("h", "w"), ("k", "groups"), ("r", "s"), ("padding", "stride"),
              ("dilation", "compute_dtype"), ("layout",), ("dtype",), ("epilogue",)),
     "matmul": (("batch", "m"), ("n", "k"), ("transpose_a", "transpose_b"), ("dtype",), ("epilogue",)),
+    "sdpa": (("direction",), ("heads", "kv_heads"), ("seq_q", "seq_kv"), ("batch", "sliding_window"),
+             ("causal", "attn_scale"), ("head_dim",), ("layout",), ("dtype",)),
+    "norm": (("kind",), ("phase",), ("rows", "features"), ("n", "c"), ("h", "w"), ("epsilon", "momentum"),
+             ("residual",), ("layout",), ("dtype",)),
+    "pool": (("mode",), ("n", "c"), ("h", "w"), ("window", "stride"), ("padding",), ("layout",), ("dtype",)),
 }
 
 
@@ -166,82 +361,105 @@ def _row(W: Any, label: str, widget: Any, *rest: Any) -> Any:
     return W.HBox([head, widget, *rest], layout=W.Layout(align_items="center", margin="1px 0"))
 
 
+def _make_widget(W: Any, op: str, name: str) -> Any:
+    """The control of one spec field, by its kind (:func:`field_kind`)."""
+    kind = field_kind(op, name)
+    if kind == "choice":
+        options = list(CHOICES[(op, name)])
+        if (op, name) in _DROPDOWNS:
+            return W.Dropdown(options=options, value=options[0],
+                              layout=W.Layout(width=_DROPDOWN_WIDTH.get((op, name), "66px")))
+        return W.ToggleButtons(options=options, style={"button_width": _BUTTON_WIDTH.get((op, name), "64px")}
+                               ).add_class("cl-compact")
+    if kind in ("int", "pair", "optional_int"):
+        return W.IntText(value=1, layout=W.Layout(width="66px"))
+    if kind == "bool":
+        return W.Checkbox(value=False, indent=False, layout=W.Layout(width="40px"))
+    if kind == "float":
+        return W.FloatText(value=0.0, layout=W.Layout(width="74px"))
+    if kind == "optional_float":
+        return W.Text(value="", placeholder="default", layout=W.Layout(width="74px"))
+    if kind == "tags":
+        return W.TagsInput(value=[], allowed_tags=list(EPILOGUES), allow_duplicates=True,
+                           layout=W.Layout(width="250px"))
+    return W.Text(value="", layout=W.Layout(width="120px"))
+
+
 class SpecControls:
     """The spec and run-option widgets; ``box`` is the panel, ``spec`` the last valid spec.
 
     ``on_change(spec)`` is called after each change that gives a new valid spec. Values can be set headless
-    (``controls.conv["r"].value = 5``); :meth:`values`, :meth:`validate` and :meth:`run_options` are plain methods.
+    (``controls.conv["r"].value = 5``, ``controls.widgets["sdpa"]["heads"].value = 8``); :meth:`values`,
+    :meth:`validate` and :meth:`run_options` are plain methods. ``controls.conv``, ``.matmul``, ``.sdpa``, ``.norm``
+    and ``.pool`` are each operation's widgets by field name; ``boxes[op]`` holds them.
     """
 
-    def __init__(self, spec: Spec | None = None, on_change: Callable[[Spec], None] | None = None) -> None:
+    def __init__(self, spec: Spec | None = None, on_change: Callable[[Spec], None] | None = None, *,
+                 guard: Callable[..., Any] | None = None) -> None:
         import ipywidgets as W
 
         self._W = W
         self.on_change = on_change
+        #: Runs every widget callback: ``guard(fn, change)`` (the Lab's, which logs errors); by default a plain call.
+        self._guard: Callable[..., Any] = guard or (lambda fn, *args: fn(*args))
         self._silent = False
-        self._pairs: dict[str, tuple[int, int]] = {}
+        self._pairs: dict[tuple[str, str], tuple[int, int]] = {}
         self.error: SpecError | None = None
         spec = spec if spec is not None else ConvSpec()
         self.spec: Spec = spec
 
-        def int_text() -> Any:
-            return W.IntText(value=1, layout=W.Layout(width="66px"))
-
-        def toggle(options: Any, width: str = "64px") -> Any:
-            return W.ToggleButtons(options=options, style={"button_width": width})
-
-        def tags() -> Any:
-            return W.TagsInput(value=[], allowed_tags=list(EPILOGUES), allow_duplicates=True,
-                               layout=W.Layout(width="250px"))
-
-        self.op = toggle(["conv", "matmul"], "76px")
-        self.conv: dict[str, Any] = {
-            "direction": toggle(list(DIRECTIONS)),
-            **{f: int_text() for f in ("n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation",
-                                       "groups")},
-            "layout": toggle(list(LAYOUTS), "70px"),
-            "dtype": toggle(list(DTYPES), "58px"),
-            "compute_dtype": W.Dropdown(options=["fp32", "fp16"], value="fp32", layout=W.Layout(width="66px")),
-            "epilogue": tags(),
-        }
-        self.matmul: dict[str, Any] = {
-            **{f: int_text() for f in ("batch", "m", "n", "k")},
-            "transpose_a": W.Checkbox(value=False, indent=False, layout=W.Layout(width="40px")),
-            "transpose_b": W.Checkbox(value=False, indent=False, layout=W.Layout(width="40px")),
-            "dtype": toggle(list(DTYPES), "58px"),
-            "epilogue": tags(),
-        }
-        labels = {"compute_dtype": "compute", "transpose_a": "transpose A", "transpose_b": "transpose B"}
-        self.widgets: dict[str, dict[str, Any]] = {"conv": self.conv, "matmul": self.matmul}
-        self.hints: dict[str, dict[str, Any]] = {op: {} for op in FIELDS}
-        self.messages: dict[str, dict[str, Any]] = {op: {} for op in FIELDS}
-        rows: dict[str, list[Any]] = {op: [] for op in FIELDS}
+        self.op = W.ToggleButtons(options=[(OP_LABELS[op][0], op) for op in OPS], value="conv",
+                                  tooltips=[OP_LABELS[op][1] for op in OPS], style={"button_width": "75px"}
+                                  ).add_class("cl-op")
+        self.not_offered = W.HTML(
+            "<div class='cl-hint cl-not-offered-text' style='white-space: normal; line-height: 1.35'>"
+            "Not offered: <b>RNN</b> and <b>tensor transform</b> (layout change): neither is in the cuDNN frontend "
+            "1.32 graph API from Python (RNNs are in cuDNN's classic API only). For a layout change, a convolution's "
+            "NHWC/NCHW layout is chosen by its tensors' strides: see the <i>layout</i> control. The kit does not "
+            "silently emulate either.</div>",
+            layout=W.Layout(margin="0 0 6px 0", width="400px")).add_class("cl-not-offered")
+        self.widgets: dict[str, dict[str, Any]] = {op: {name: _make_widget(W, op, name) for name in FIELDS[op]}
+                                                   for op in OPS}
+        self.conv, self.matmul = self.widgets["conv"], self.widgets["matmul"]
+        self.sdpa, self.norm, self.pool = self.widgets["sdpa"], self.widgets["norm"], self.widgets["pool"]
+        self.hints: dict[str, dict[str, Any]] = {op: {} for op in OPS}
+        self.messages: dict[str, dict[str, Any]] = {op: {} for op in OPS}
+        #: The cell (label, control, hint) of each field, and each line with the fields on it: hidden fields hide.
+        self.cells: dict[str, dict[str, Any]] = {op: {} for op in OPS}
+        self._lines: dict[str, list[tuple[tuple[str, ...], Any]]] = {op: [] for op in OPS}
+        rows: dict[str, list[Any]] = {op: [] for op in OPS}
         for op, widgets in self.widgets.items():
             for name, widget in widgets.items():
                 widget.add_class(f"cl-field-{name}")
                 self.hints[op][name] = W.HTML("", layout=W.Layout(margin="0 0 0 6px")).add_class("cl-hint")
                 self.messages[op][name] = W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 4px")
                                                  ).add_class("cl-message")
-                widget.observe(self._changed, names="value")
-            for line in _LINES[op]:
+                widget.observe(lambda ch: self._guard(self._changed, ch), names="value")
+            laid_out = [n for line in _LINES[op] for n in line]
+            lines = [tuple(n for n in line if n in widgets) for line in _LINES[op]]
+            lines += [(n,) for n in widgets if n not in laid_out]
+            for line in (ln for ln in lines if ln):
                 if len(line) == 2:  # two short fields side by side
-                    cells = [_cell(W, labels.get(n, n), widgets[n], self.hints[op][n], i == 0)
+                    cells = [_cell(W, _LABELS.get(n, n), widgets[n], self.hints[op][n], i == 0)
                              for i, n in enumerate(line)]
-                    rows[op].append(W.HBox(cells, layout=W.Layout(margin="1px 0")))
+                    box = W.HBox(cells, layout=W.Layout(margin="1px 0"))
+                    self.cells[op].update(zip(line, cells))
                 else:
-                    rows[op].append(_row(W, labels.get(line[0], line[0]), widgets[line[0]],
-                                         self.hints[op][line[0]]))
+                    box = _row(W, _LABELS.get(line[0], line[0]), widgets[line[0]], self.hints[op][line[0]])
+                    self.cells[op][line[0]] = box
+                self._lines[op].append((line, box))
+                rows[op].append(box)
                 rows[op] += [self.messages[op][n] for n in line]
         self.general_message = W.HTML("", layout=W.Layout(display="none")).add_class("cl-message")
-        self.conv_box = W.VBox(rows["conv"]).add_class("cl-conv-controls")
-        self.matmul_box = W.VBox(rows["matmul"]).add_class("cl-matmul-controls")
-        self.op.observe(self._op_changed, names="value")
+        self.boxes: dict[str, Any] = {op: W.VBox(rows[op]).add_class(f"cl-{op}-controls") for op in OPS}
+        self.conv_box, self.matmul_box = self.boxes["conv"], self.boxes["matmul"]
+        self.op.observe(lambda ch: self._guard(self._op_changed, ch), names="value")
 
         # Run options
         self.heuristics = {m: W.Checkbox(value=m in ("A", "FALLBACK"), description=m, indent=False,
                                          layout=W.Layout(width="auto", margin="0 12px 0 0"))
                            for m in HEURISTIC_MODES}
-        self.policy = W.ToggleButtons(options=list(POLICY_CHOICES), value="heuristic choice",
+        self.policy = W.ToggleButtons(options=list(POLICY_CHOICES), value="heuristic choice",  # run options
                                       style={"button_width": "136px"},
                                       tooltips=["build only the heuristics' pick (what cuDNN would run)",
                                                 "build and time every proposed plan"])
@@ -251,10 +469,10 @@ class SpecControls:
                                _row(W, "plans", self.policy), _row(W, "timing", self.timing)]
                               ).add_class("cl-run-options")
 
-        self.box = W.VBox([_row(W, "operation", self.op), self.conv_box, self.matmul_box, self.general_message]
+        self.box = W.VBox([self.op, self.not_offered, *self.boxes.values(), self.general_message]
                           ).add_class("cl-controls")
-        for other in (ConvSpec(), MatmulSpec()):  # the hidden operation's controls start at its defaults
-            self._fill(controls_from_spec(other))
+        for cls in OPS.values():  # the hidden operations' controls start at their defaults
+            self._fill(controls_from_spec(cls()))
         self.set_spec(spec)
 
     # -------------------------------------------------------------------------------------------- values
@@ -266,20 +484,24 @@ class SpecControls:
 
     def values(self) -> dict[str, Any]:
         """The shown operation's control values, as :func:`spec_from_controls` takes them."""
-        out: dict[str, Any] = {"op": self.op.value}
+        op = self.op.value
+        out: dict[str, Any] = {"op": op}
         for name, widget in self.active.items():
             value = widget.value
-            if name == "epilogue":
+            kind = field_kind(op, name)
+            if kind == "tags":
                 value = tuple(value)
-            if name in PAIR_FIELDS and name in self._pairs and value == self._pairs[name][0]:
-                value = self._pairs[name]  # an (h, w) pair set from a spec stays while its control is untouched
+            elif kind == "optional_float":
+                value = _optional_float(value)
+            if kind == "pair" and (op, name) in self._pairs and value == self._pairs[(op, name)][0]:
+                value = self._pairs[(op, name)]  # an (h, w) pair set from a spec stays while its control is untouched
             out[name] = value
         return out
 
     def set_spec(self, spec: Spec) -> None:
-        """Show ``spec`` in the controls (no change callback) and make it the current spec."""
+        """Show ``spec`` in the controls (no change callback) and make it the current spec (any operation)."""
         values = controls_from_spec(spec)
-        self._pairs = {}
+        self._pairs = {k: v for k, v in self._pairs.items() if k[0] != spec.op}
         self._fill(values)
         self._silent = True
         try:
@@ -293,14 +515,20 @@ class SpecControls:
 
     def _fill(self, values: dict[str, Any]) -> None:
         """Set one operation's widgets from control values without firing the change callback."""
+        op = values["op"]
         self._silent = True
         try:
-            for name, widget in self.widgets[values["op"]].items():
+            for name, widget in self.widgets[op].items():
                 value = values[name]
-                if name in PAIR_FIELDS and isinstance(value, tuple):
-                    self._pairs[name] = value
+                kind = field_kind(op, name)
+                if kind == "pair" and isinstance(value, tuple):
+                    self._pairs[(op, name)] = value
                     value = value[0]
-                widget.value = list(value) if name == "epilogue" else value
+                if kind == "tags":
+                    value = list(value)
+                elif kind == "optional_float":
+                    value = "" if value is None else repr(float(value))
+                widget.value = value
         finally:
             self._silent = False
 
@@ -379,33 +607,42 @@ class SpecControls:
         return {name: self.messages[op][name].value for op in self.widgets for name, w in self.widgets[op].items()
                 if "cl-invalid" in w._dom_classes}
 
+    @property
+    def hidden(self) -> frozenset[str]:
+        """The shown operation's fields hidden now (:func:`hidden_fields`)."""
+        return hidden_fields(self.values())
+
     def update_limits(self) -> dict[str, tuple[int, int]]:
-        """Recompute every integer control's range from the others and show it next to the control."""
+        """Recompute every integer control's range from the others, show it next to the control, hide what the
+        operation ignores as set now."""
         op = self.op.value
-        ranges = limits(self.values())
-        for name, (lo, hi) in ranges.items():
+        values = self.values()
+        ranges = limits(values)
+        for name, text in hints(values).items():
             hint = self.hints[op].get(name)
             if hint is None:
                 continue
-            if lo > hi:
-                text = f"none fits ({lo} > {hi})"
-            elif name == "groups":
-                text = f"divides {hi}"
-            elif hi >= MAX_DIM:
-                text = "" if lo <= 1 else f"≥ {lo}"
-            else:
-                text = f"{lo}–{hi}"
             hint.value = f"<span class='cl-hint'>{html.escape(text)}</span>" if text else ""
-            tip = "a divisor of gcd(c, k)" if name == "groups" else f"from {lo} to {hi}"
-            self.widgets[op][name].tooltip = f"allowed: {tip}"
+            if name in ranges:
+                lo, hi = ranges[name]
+                tip = {"groups": "a divisor of gcd(c, k)", "kv_heads": "a divisor of heads"}.get(
+                    name, f"from {lo} to {hi}")
+                self.widgets[op][name].tooltip = f"allowed: {tip}"
+        self._show_fields(op, hidden_fields(values))
         return ranges
+
+    def _show_fields(self, op: str, hidden: frozenset[str]) -> None:
+        for name, cell in self.cells[op].items():
+            cell.layout.display = "none" if name in hidden else None
+        for line, box in self._lines[op]:
+            if len(line) > 1:
+                box.layout.display = "none" if all(n in hidden for n in line) else None
 
     # -------------------------------------------------------------------------------------------- callbacks
 
     def _show_op(self) -> None:
-        conv = self.op.value == "conv"
-        self.conv_box.layout.display = "flex" if conv else "none"
-        self.matmul_box.layout.display = "none" if conv else "flex"
+        for op, box in self.boxes.items():
+            box.layout.display = "flex" if op == self.op.value else "none"
 
     def _op_changed(self, change: dict[str, Any]) -> None:
         self._show_op()
@@ -414,6 +651,14 @@ class SpecControls:
     def _changed(self, change: dict[str, Any]) -> None:
         if self._silent:
             return
+        owner = change.get("owner")
+        if owner is self.sdpa["heads"] and self.sdpa["kv_heads"].value == change.get("old"):
+            # kv_heads = heads (plain multi-head attention) follows heads, as the spec's None does
+            self._silent = True
+            try:
+                self.sdpa["kv_heads"].value = change["new"]
+            finally:
+                self._silent = False
         before = self.spec
         spec = self.validate()
         if spec is not None and spec != before and self.on_change is not None:

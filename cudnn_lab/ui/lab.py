@@ -1,9 +1,10 @@
 """``Lab``: the kit's panel. Controls on the left; views of the graph, the plans and the measurements on the right.
 
 Every piece of behaviour is a plain method (:meth:`Lab.redraw`, :meth:`Lab.run`, :meth:`Lab.load_recorded`,
-:meth:`Lab.select`, :meth:`Lab.state`), so tests drive the panel headless by setting widget values and calling
-``Button.click()``. Widget callbacks go through :meth:`Lab._guard`: an exception or a warning never escapes into the
-notebook; it is written to the Log view and summarized in the status line.
+:meth:`Lab.select`, :meth:`Lab.save_report`, :meth:`Lab.state`; the Sweep view's in ``lab.sweep_view``), so tests
+drive the panel headless by setting widget values and calling ``Button.click()``. Widget callbacks go through
+:meth:`Lab._guard`: an exception or a warning never escapes into the notebook; it is written to the Log view and
+summarized in the status line.
 """
 
 from __future__ import annotations
@@ -21,12 +22,16 @@ from typing import Any
 
 from ..errors import CudnnLabError, NoGPUError, SpecError
 from ..specs import ConvSpec, Spec, spec_from_dict
-from .controls import SpecControls, _row
+from .controls import OPS, SpecControls, _row
 from .tables import cudnn_version_text, heuristic_summary, plan_table_html, result_label
 
-__all__ = ["Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
+__all__ = ["DEFAULT_REPORT", "Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
 
-VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Code", "Log")
+VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Sweep", "Code", "Log")
+#: The figures of a result (one run); the Sweep view's figure is "sweep".
+RESULT_FIGURES: tuple[str, ...] = ("latency", "heuristics", "errors", "histogram", "roofline")
+#: Where Save report writes when its path field is left as it is (the current folder).
+DEFAULT_REPORT = "cudnn_lab_report.html"
 STATE_VERSION = 1
 NO_GPU_TEXT = "No GPU: load recorded results"
 LIVE, RECORDED = "Live GPU", "Recorded"
@@ -67,6 +72,10 @@ _CSS = """
   border: 1px solid #e5e7eb; padding: 8px; margin: 0; white-space: pre; line-height: 1.4; }
 .cl-lab .cl-graph-svg { overflow: auto; }
 .cl-lab .cl-empty { color: #6b7280; font-style: italic; }
+.cl-lab .cl-not-offered-text { font-size: 11px; white-space: normal; }
+.cl-lab .cl-op .widget-toggle-button, .cl-lab .cl-compact .widget-toggle-button { padding-left: 2px;
+  padding-right: 2px; }
+.cl-lab .cl-code-note { font-size: 13px; line-height: 1.45; max-width: 820px; }
 </style>
 """
 
@@ -86,6 +95,33 @@ def _svg(source: str) -> str:
     return svg
 
 
+@functools.lru_cache(maxsize=128)
+def dot_source(spec: Spec) -> str:
+    """DOT text of any spec's drawing: the frontend graph, or for pooling the classic call that runs instead."""
+    from ..graph.labgraph import cached_dot_source
+
+    return cached_dot_source(spec)
+
+
+def code_html(spec: Spec) -> str:
+    """The Code view: the standalone script that rebuilds the graph, or for pooling why there is none."""
+    if spec.op == "pool":
+        from ..graph.pool import CLASSIC_CALL, NO_GRAPH_SUMMARY, classic_params
+
+        params = ", ".join(f"{k}={v}" for k, v in classic_params(spec).items())
+        return (f"<div class='cl-code-note'><p><b>No script for pooling.</b> The standalone script rebuilds a "
+                f"cuDNN frontend graph, and pooling has none: {html.escape(NO_GRAPH_SUMMARY)}</p>"
+                f"<p class='cl-hint'>What runs: {html.escape(CLASSIC_CALL)}({html.escape(params)}) on X "
+                f"{list(spec.x_dims)} -> Y {list(spec.y_dims)} ({html.escape(spec.layout)}, "
+                f"{html.escape(spec.dtype)}).</p></div>")
+    from ..graph import build_graph
+
+    script = build_graph(spec).to_script()
+    return (f"<div class='cl-hint'>A standalone script that rebuilds, runs and checks this "
+            f"graph with cudnn and torch only (for bug reports).</div>"
+            f"<pre class='cl-code-text'>{html.escape(script)}</pre>")
+
+
 def _placeholder(text: str) -> Any:
     import plotly.graph_objects as go
 
@@ -99,8 +135,11 @@ def _placeholder(text: str) -> Any:
 class Lab:
     """The panel: ``Lab(spec)`` shows a spec's graph at once; Run (GPU) or Load (recorded results) fills the rest.
 
-    ``lab.spec`` (get/set), ``lab.result``, ``lab.selected`` (a plan name), ``lab.view`` (a tab title),
-    ``lab.state()`` / ``Lab.from_state(d)`` and ``lab.save(path)`` / ``Lab.load(path)`` are the programmatic side.
+    ``spec`` is any operation's spec (ConvSpec, MatmulSpec, SdpaSpec, NormSpec, PoolSpec); setting ``lab.spec`` to
+    another operation's switches the operation choice. ``lab.spec`` (get/set), ``lab.result``, ``lab.selected``
+    (a plan name), ``lab.view`` (a tab title), ``lab.save_report(path)``, ``lab.sweep_view`` (the Sweep tab:
+    ``.load(name)``, ``.compare(a, b)``, ``.run()``), ``lab.state()`` / ``Lab.from_state(d)`` and
+    ``lab.save(path)`` / ``Lab.load(path)`` are the programmatic side.
     ``gpu`` overrides what :func:`cudnn_lab.probe` says (``gpu=False`` shows the recorded-results path on a GPU box).
     """
 
@@ -111,6 +150,9 @@ class Lab:
 
         if spec is not None and not isinstance(spec, Spec):
             raise SpecError("spec", type(spec).__name__, "must be a cudnn_lab spec such as ConvSpec or MatmulSpec")
+        if spec is not None and spec.op not in OPS:
+            raise SpecError("spec", type(spec).__name__, f"has no controls here; the Lab edits "
+                            f"{', '.join(c.__name__ for c in OPS.values())}")
         self._W = W
         self.gpu: bool = probe().gpu if gpu is None else bool(gpu)
         self.dot_path: str | None = shutil.which("dot")
@@ -118,6 +160,8 @@ class Lab:
         self._selected: str | None = None
         self._silent = False
         self.recorded: str | None = None
+        #: The last report written by :meth:`save_report` (absolute path), or None.
+        self.report_written: Path | None = None
         self._source_text = ""
         self.busy = False
         self._wasm_graph: Any = None  # GraphvizAnyWidget once made, False where it cannot be
@@ -125,7 +169,9 @@ class Lab:
         self.messages: list[str] = []
 
         # ---- left: controls, run options, source and actions
-        self.controls = SpecControls(spec if spec is not None else ConvSpec(), on_change=self._on_spec_change)
+        self.log = W.Output(layout=W.Layout(max_height="500px", overflow="auto")).add_class("cl-log")
+        self.controls = SpecControls(spec if spec is not None else ConvSpec(), on_change=self._on_spec_change,
+                                     guard=self._guard)
         self.run_button = W.Button(description="Run", icon="play", button_style="primary",
                                    layout=W.Layout(width="110px")).add_class("cl-run")
         self.run_note = W.HTML("").add_class("cl-run-note")
@@ -143,6 +189,14 @@ class Lab:
         self.recorded_box = W.VBox([_row(W, "recording", self.datasets),
                                     _row(W, "", self.load_button)]).add_class("cl-recorded")
         self.datasets_frame: Any = None
+        self.report_path = W.Text(value=DEFAULT_REPORT, placeholder=DEFAULT_REPORT,
+                                  tooltip="an .html file; a relative path is in the current folder",
+                                  layout=W.Layout(width="290px")).add_class("cl-report-path")
+        self.report_button = W.Button(description="Save report", icon="file-text", disabled=True,
+                                      tooltip="show a result first (Run or Load)",
+                                      layout=W.Layout(width="110px")).add_class("cl-report")
+        self.report_box = W.VBox([_row(W, "report", self.report_path), _row(W, "", self.report_button)]
+                                 ).add_class("cl-report-box")
         if not self.gpu:
             self.run_button.disabled = True
             self.run_button.tooltip = NO_GPU_TEXT
@@ -152,7 +206,8 @@ class Lab:
         left = W.VBox([W.HTML(_CSS), W.HTML("<div class='cl-title'>cuDNN lab</div>"),
                        section("problem"), self.controls.box,
                        section("run options"), self.controls.run_box,
-                       section("results"), _row(W, "source", self.source), self.live_box, self.recorded_box],
+                       section("results"), _row(W, "source", self.source), self.live_box, self.recorded_box,
+                       self.report_box],
                       layout=W.Layout(width="420px", min_width="420px", padding="0 12px 0 0")).add_class("cl-left")
 
         # ---- right: status and views
@@ -165,7 +220,6 @@ class Lab:
         self.plans_html = W.HTML(plan_table_html(None)).add_class("cl-plans-table")
         self.heuristics_html = W.HTML("").add_class("cl-heuristic-summary")
         self.code_html = W.HTML("").add_class("cl-code")
-        self.log = W.Output(layout=W.Layout(max_height="500px", overflow="auto")).add_class("cl-log")
 
         #: The plotly figures shown, by name (latency, heuristics, errors, histogram, roofline).
         self.figures: dict[str, Any] = {}
@@ -173,8 +227,12 @@ class Lab:
         #: a FigureWidget updated in place keeps stale annotations and shapes in the browser).
         self.figure_widgets: dict[str, Any] = {}
         self._figure_boxes: dict[str, Any] = {k: W.Box(layout=W.Layout(width="100%", overflow="auto")) for k in
-                                              ("latency", "heuristics", "errors", "histogram", "roofline")}
+                                              (*RESULT_FIGURES, "sweep")}
         boxes = self._figure_boxes
+        from .sweepview import SweepView
+
+        #: The Sweep view: live sweeps, recorded sweeps, GPU comparison (its own plain methods).
+        self.sweep_view = SweepView(self)
         views = {
             "Graph": self.graph_box,
             "Plans": W.VBox([self.plan_select, self.plans_html]).add_class("cl-plans"),
@@ -182,6 +240,7 @@ class Lab:
             "Heuristics": W.VBox([self.heuristics_html, boxes["heuristics"]]).add_class("cl-heuristics"),
             "Numerics": W.VBox([boxes["errors"], boxes["histogram"]]).add_class("cl-numerics"),
             "Roofline": W.VBox([boxes["roofline"]]).add_class("cl-roofline"),
+            "Sweep": self.sweep_view.box,
             "Code": self.code_html,
             "Log": self.log,
         }
@@ -196,6 +255,7 @@ class Lab:
         # ---- wiring: every callback goes through _guard
         self.run_button.on_click(lambda _: self._guard(self.run))
         self.load_button.on_click(lambda _: self._guard(self.load_recorded, self.datasets.value))
+        self.report_button.on_click(lambda _: self._guard(self.save_report))
         self.plan_select.observe(lambda ch: self._guard(self._on_plan_select, ch), names="value")
         self.source.observe(lambda ch: self._guard(self._show_source), names="value")
         self._show_source()
@@ -220,7 +280,7 @@ class Lab:
     def spec(self, spec: Spec) -> None:
         if not isinstance(spec, Spec):
             raise SpecError("spec", type(spec).__name__, "must be a cudnn_lab spec such as ConvSpec or MatmulSpec")
-        self.controls.set_spec(spec)
+        self.controls.set_spec(spec)  # any operation: the operation choice follows
         self._guard(self.redraw)
 
     @property
@@ -255,14 +315,17 @@ class Lab:
         return self.controls.run_options()
 
     def redraw(self) -> None:
-        """Draw the current spec's graph (SVG from ``dot``, or the fallback without it) and its script."""
+        """Draw the current spec's graph (SVG from ``dot``, or the fallback without it) and its script.
+
+        Pooling has no frontend graph in cuDNN frontend 1.32: its drawing is the classic call that runs instead
+        (``cudnn_lab.graph.pool.to_dot``) and the Code view says why there is no script.
+        """
         spec = self.spec
-        from ..graph import build_graph
-        from ..graph.labgraph import cached_dot_source
         from ..graph.render import DOT_INSTALL_HINT, fallback_bundle
 
+        self.sweep_view.set_op(spec.op)
         try:
-            source = cached_dot_source(spec)
+            source = dot_source(spec)
             if self.dot_path:
                 self.graph_html.value = f"<div class='cl-graph-drawing'>{_svg(source)}</div>"
             elif (wasm := self._browser_graph()) is not None:  # Graphviz compiled to WebAssembly draws it
@@ -272,14 +335,12 @@ class Lab:
                                          "</pre></details>")
             else:
                 self.graph_html.value = fallback_bundle(source)["text/html"]
-            script = build_graph(spec).to_script()
+            code = code_html(spec)
         except Exception as e:
             self.graph_html.value = (f"<p class='cl-status-error'>Cannot draw {html.escape(spec.label())}: "
                                      f"{html.escape(str(e))}</p>")
             raise
-        self.code_html.value = (f"<div class='cl-hint'>A standalone script that rebuilds, runs and checks this "
-                                f"graph with cudnn and torch only (for bug reports).</div>"
-                                f"<pre class='cl-code-text'>{html.escape(script)}</pre>")
+        self.code_html.value = code
         if not self.dot_path:
             self.code_html.value += f"<div class='cl-hint'>{html.escape(DOT_INSTALL_HINT)}</div>"
         self._show_result_info()
@@ -342,7 +403,7 @@ class Lab:
             try:
                 self.controls.set_spec(result.spec)
             except SpecError:  # an operation these controls do not edit: show its results all the same
-                self._warn(f"the controls edit conv and matmul only; the results shown are for "
+                self._warn(f"the controls edit {', '.join(OPS)} only; the results shown are for "
                            f"{result.spec.label()}")
             else:
                 self.redraw()
@@ -365,6 +426,8 @@ class Lab:
         for note in getattr(result, "warnings", []) or []:
             self.log.append_stdout(f"note: {note}\n")
         n_ok = int((result.plans["status"] == "ok").sum())
+        self.report_button.disabled = self.busy
+        self.report_button.tooltip = "write a self-contained HTML report of the result shown"
         self._status(f"Showing {len(result.plans)} plans ({n_ok} ran) from the {self._source_text}.")
 
     def select(self, plan: str | None) -> None:
@@ -383,15 +446,48 @@ class Lab:
         self.plans_html.value = plan_table_html(self._result, plan)
         self._draw_figures()
 
+    def save_report(self, path: str | Path | None = None) -> Path:
+        """Write the result shown as one self-contained HTML file (Save report); the status line links to it.
+
+        ``path`` defaults to the report field's value (``cudnn_lab_report.html``); a relative path is taken in the
+        current folder. Returns the absolute path written.
+        """
+        if self._result is None:
+            raise SpecError("report", None, "there is no result to report yet: Run, or Load a recording first")
+        text = str(path if path is not None else self.report_path.value).strip() or DEFAULT_REPORT
+        target = Path(text).expanduser()
+        if target.suffix.lower() not in (".html", ".htm"):
+            raise SpecError("report", text, "must be an .html file name (the report is one HTML page)")
+        if not target.parent.exists():
+            raise SpecError("report", text, f"is in a folder that does not exist ({target.parent})")
+        from ..report import save_report
+
+        self._set_busy(True)
+        try:
+            written = save_report(self._result, target).resolve()
+        finally:
+            self._set_busy(False)
+        self.report_written = written
+        try:
+            href = written.relative_to(Path.cwd().resolve()).as_posix()
+        except ValueError:
+            href = None
+        link = (f"<a href='{html.escape(href)}' target='_blank' class='cl-report-link'>{html.escape(str(written))}"
+                f"</a>" if href else f"<code class='cl-report-link'>{html.escape(str(written))}</code>")
+        self.status.value = (f"<span class='cl-status-text'>Report saved: {link} (one HTML file that opens "
+                             "offline)</span>")
+        return written
+
     def refresh_datasets(self) -> Any:
-        """Fill the recording dropdown from ``cl.recorded_datasets()`` (name, gpu, driver, cudnn, date, label)."""
+        """Fill the recording dropdown from ``cl.recorded_datasets(kind='run')`` (name, gpu, driver, cudnn, date,
+        label); recorded sweeps are in the Sweep view."""
         import cudnn_lab
 
         frame = None
         lister = getattr(cudnn_lab, "recorded_datasets", None)
         if lister is not None:
             try:
-                frame = lister()
+                frame = lister(kind="run")
             except Exception as e:  # noqa: BLE001 - a broken data folder must not break the panel
                 self._report(e)
         options = []
@@ -514,6 +610,8 @@ class Lab:
         self.busy = busy
         self.run_button.disabled = busy or not self.gpu
         self.load_button.disabled = busy or not self.datasets.options
+        self.report_button.disabled = busy or self._result is None
+        self.sweep_view.set_busy(busy)
 
     def _progress(self, done: int, total: int, message: str) -> None:
         self.progress.max = max(int(total), 1)
@@ -549,7 +647,7 @@ class Lab:
         result, selected = self._result, self._selected
         if result is None:
             empty = "No results yet: Run on a GPU, or load a recorded result (source: Recorded)."
-            figures = {key: (lambda: _placeholder(empty)) for key in self._figure_boxes}
+            figures = {key: (lambda: _placeholder(empty)) for key in RESULT_FIGURES}
             self.heuristics_html.value = ""
         else:
             plan = selected

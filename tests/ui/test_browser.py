@@ -1,6 +1,7 @@
-"""In a real browser: JupyterLab opens notebooks/01_lab.ipynb, runs it, draws the graph and a chart, and Load fills
-the plan table. Drives Debian's Chromium through Playwright and saves a screenshot: to docs/lab.png (the README's)
-when CUDNN_LAB_SCREENSHOT=1, else to a temporary folder so a test run leaves the work tree clean.
+"""In a real browser: JupyterLab opens notebooks/01_lab.ipynb, runs it, draws the graph and a chart, Load fills
+the plan table, and the Sweep tab compares two recorded GPUs. Drives Debian's Chromium through Playwright and saves
+screenshots: to docs/lab.png and docs/sweep.png (the README's) when CUDNN_LAB_SCREENSHOT=1, else to a temporary
+folder so a test run leaves the work tree clean.
 
 The notebook is copied to a temporary folder first, so JupyterLab's autosave cannot write outputs into the repo.
 """
@@ -29,6 +30,8 @@ ROOT = Path(__file__).parents[2]
 NOTEBOOK = ROOT / "notebooks" / "01_lab.ipynb"
 SCREENSHOT = (ROOT / "docs" / "lab.png" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1"
               else Path(tempfile.gettempdir()) / "cudnn_lab_lab.png")
+SWEEP_SCREENSHOT = (ROOT / "docs" / "sweep.png" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1"
+                    else Path(tempfile.gettempdir()) / "cudnn_lab_sweep.png")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 90_000
@@ -108,7 +111,7 @@ def test_lab_in_jupyterlab(lab_server: str) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
     import cudnn_lab as cl
 
-    recordings = cl.recorded_datasets()
+    recordings = cl.recorded_datasets(kind="run")
     if not len(recordings):
         pytest.skip("no recorded datasets are shipped, so there is nothing to Load")
     chromium = _chromium()
@@ -160,6 +163,25 @@ def test_lab_in_jupyterlab(lab_server: str) -> None:
             lab.evaluate("el => el.scrollIntoView({block: 'start'})")
             SCREENSHOT.parent.mkdir(exist_ok=True)
             lab.screenshot(path=str(SCREENSHOT))
+
+            # The Sweep tab without a GPU: Run sweep says why it is disabled; Compare GPUs draws two recordings.
+            sweeps = list(cl.recorded_datasets(kind="sweep")["name"])
+            if len(sweeps) >= 2:
+                page.locator(".cl-lab .lm-TabBar-tab", has_text="Sweep").click()
+                assert page.locator(".cl-lab button.cl-sweep-run").is_disabled()
+                page.locator(".cl-lab .cl-compare-a select").select_option(value=sweeps[0])
+                page.locator(".cl-lab .cl-compare-b select").select_option(value=sweeps[1])
+                page.locator(".cl-lab button.cl-compare", has_text="Compare GPUs").click()
+                page.wait_for_function("""() => {
+                    const t = document.querySelector('.cl-lab .cl-figure-sweep.js-plotly-plot .gtitle');
+                    return t && t.textContent.includes('Best-plan latency');
+                }""")
+                page.locator(".cl-lab .cl-figure-sweep.js-plotly-plot .scatterlayer .point").first.wait_for()
+                assert "cl-status-error" not in page.locator(".cl-lab .cl-status").inner_html()
+                page.mouse.move(5, 5)
+                page.wait_for_timeout(500)
+                lab.evaluate("el => el.scrollIntoView({block: 'start'})")
+                lab.screenshot(path=str(SWEEP_SCREENSHOT))
         finally:
             browser.close()
     assert SCREENSHOT.stat().st_size > 10_000

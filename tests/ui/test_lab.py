@@ -195,8 +195,8 @@ def test_recorded_datasets_fill_the_dropdown(lab: Lab) -> None:
     lister = getattr(cl, "recorded_datasets", None)
     if lister is None:
         pytest.skip("cudnn_lab.recorded_datasets() is not there yet")
-    frame = lister()
-    assert len(lab.datasets.options) == len(frame)
+    frame = lister(kind="run")
+    assert len(lab.datasets.options) == len(frame) and all(n in frame.name.values for _, n in lab.datasets.options)
     if len(frame):
         lab.load_recorded(frame.name[0])
         assert lab.result is not None and lab.recorded == frame.name[0]
@@ -286,24 +286,165 @@ def test_a_failing_run_reenables_the_button(lab: Lab, monkeypatch: pytest.Monkey
     assert "UnsupportedGraphError" in lab.status.value
 
 
-def test_results_of_an_operation_the_controls_do_not_edit(lab: Lab, recorded_result) -> None:
-    """An SDPA recording is shown with a warning; the controls keep the last conv/matmul spec."""
+def test_results_of_another_operation_switch_the_controls(lab: Lab, recorded_result) -> None:
+    """An SDPA result is shown with the attention controls: its spec becomes the Lab's."""
     import dataclasses
 
-    sdpa = getattr(cl, "SdpaSpec", None)
-    if sdpa is None:
-        pytest.skip("no SdpaSpec in this cudnn_lab")
+    spec = cl.SdpaSpec(batch=1, heads=2, seq_q=64, seq_kv=64, head_dim=64)
+    other = dataclasses.replace(recorded_result, spec=spec)
+    lab._guard(lab.show_result, other)
+    assert lab.result is other and lab.spec == spec and lab.controls.op.value == "sdpa"
+    assert lab.messages == [] and "cl-stale" not in lab.result_info.value
+    assert ">Q<" in drawn(lab) and "eng9_k3=0" in lab.plans_html.value
+
+
+def _foreign_spec():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class ForeignSpec(cl.Spec):  # op "" is not registered: a spec kind the Lab has no controls for
+        size: int = 1
+
+        def label(self) -> str:
+            return "foreign"
+
+    return ForeignSpec()
+
+
+def test_results_of_an_operation_the_controls_do_not_edit(lab: Lab, recorded_result) -> None:
+    """A result of a spec kind without controls is shown with a warning; the controls keep the last spec."""
+    import dataclasses
+
     spec = lab.spec
-    other = dataclasses.replace(recorded_result, spec=sdpa(batch=1, heads=2, seq_q=64, seq_kv=64, head_dim=64))
+    other = dataclasses.replace(recorded_result, spec=_foreign_spec())
     lab._guard(lab.show_result, other)
     assert lab.result is other and lab.spec == spec
-    assert any("conv and matmul only" in m for m in lab.messages)
+    assert any("the controls edit conv, matmul, sdpa, norm, pool only" in m for m in lab.messages)
     assert "eng9_k3=0" in lab.plans_html.value and "cl-stale" in lab.result_info.value
 
 
 def test_a_spec_the_controls_do_not_edit_is_refused() -> None:
-    sdpa = getattr(cl, "SdpaSpec", None)
-    if sdpa is None:
-        pytest.skip("no SdpaSpec in this cudnn_lab")
-    with pytest.raises(cl.SpecError):
-        Lab(sdpa(batch=1, heads=2, seq_q=64, seq_kv=64, head_dim=64), gpu=False)
+    with pytest.raises(cl.SpecError, match="has no controls"):
+        Lab(_foreign_spec(), gpu=False)
+
+
+# ------------------------------------------------------------------------------------------------ every operation
+
+OP_SPECS = {
+    "conv": cl.ConvSpec(n=2, c=8, h=8, w=8, k=16, layout="NCHW", epilogue=("relu",)),
+    "matmul": cl.MatmulSpec(batch=2, m=64, n=32, k=16, transpose_b=True),
+    "sdpa": cl.SdpaSpec(batch=1, heads=4, kv_heads=2, seq_q=64, seq_kv=128, head_dim=64, causal=True,
+                        direction="fwd_training"),
+    "norm": cl.NormSpec(kind="batchnorm", phase="training", n=2, c=16, h=4, w=4, layout="NCHW"),
+    "pool": cl.PoolSpec(n=2, c=8, h=9, w=9, mode="avg", window=(3, 2), stride=2, padding=(1, 0)),
+}
+#: A tensor each operation's drawing shows.
+OP_TENSORS = {"conv": ">W<", "matmul": ">B<", "sdpa": ">Stats<", "norm": ">running_mean<", "pool": ">X<"}
+
+
+@pytest.mark.parametrize("op", list(OP_SPECS))
+def test_each_operation_round_trips_and_redraws(op: str) -> None:
+    from cudnn_lab.ui.controls import controls_from_spec, spec_from_controls
+
+    spec = OP_SPECS[op]
+    lab = Lab(spec, gpu=False)
+    assert lab.spec == spec and lab.controls.op.value == op and lab.messages == []
+    assert lab.controls.values() == controls_from_spec(spec)
+    assert spec_from_controls(lab.controls.values()) == spec
+    assert OP_TENSORS[op] in drawn(lab) and spec.label() in drawn(lab)
+    # a change in the controls makes a new spec, drawn at once
+    before = lab.graph_html.value
+    lab.controls.widgets[op]["dtype"].value = "bf16"
+    assert lab.spec == spec.replace(dtype="bf16") and lab.graph_html.value != before
+    assert spec_from_controls(controls_from_spec(lab.spec)) == lab.spec
+    assert "bf16" in drawn(lab) and lab.messages == []
+
+
+@pytest.mark.parametrize("op", ["sdpa", "norm", "pool"])
+def test_spec_setter_switches_the_operation(lab: Lab, op: str) -> None:
+    lab.spec = OP_SPECS[op]
+    assert lab.controls.op.value == op and lab.spec == OP_SPECS[op]
+    assert lab.controls.boxes[op].layout.display != "none" and lab.controls.conv_box.layout.display == "none"
+    assert OP_TENSORS[op] in drawn(lab) and lab.messages == []
+    from cudnn_lab.ui.sweepview import sweep_fields
+
+    assert tuple(lab.sweep_view.axis_fields[0].options) == sweep_fields(op)  # the Sweep view offers its fields
+
+
+def test_norm_spec_setter(lab: Lab) -> None:
+    lab.spec = cl.NormSpec(kind="rmsnorm", rows=32, features=64)
+    assert lab.controls.norm["features"].value == 64 and lab.controls.norm["kind"].value == "rmsnorm"
+    assert ">inv_var<" in drawn(lab) and "rmsnorm" in lab.code_html.value
+
+
+def test_pooling_draws_the_classic_call_and_says_why_there_is_no_script(lab: Lab) -> None:
+    from cudnn_lab.graph.pool import to_dot
+
+    lab.spec = OP_SPECS["pool"]
+    assert "cudnnPoolingForward" in drawn(lab) and "no graph API" in drawn(lab)
+    assert lab.messages == []
+    code = html.unescape(lab.code_html.value)
+    assert "No script for pooling" in code and "not in the cuDNN frontend 1.32 graph API" in code
+    assert "import cudnn" not in code and "cudnnPoolingForward" in code
+    assert "cudnnPoolingForward" in to_dot(OP_SPECS["pool"]).source
+
+
+def test_attention_controls_redraw_the_graph(lab: Lab) -> None:
+    lab.spec = cl.SdpaSpec(batch=1, heads=4, seq_q=64, seq_kv=64, head_dim=64)
+    lab.controls.sdpa["direction"].value = "bwd"
+    assert lab.spec.direction == "bwd" and ">dQ<" in drawn(lab)
+    lab.controls.sdpa["kv_heads"].value = 3  # does not divide 4: marked, the graph stays
+    assert "kv_heads" in lab.controls.invalid and lab.spec.kv_heads is None
+
+
+def test_views_include_the_sweep_tab(lab: Lab) -> None:
+    assert "Sweep" in VIEWS and lab.tabs.children[VIEWS.index("Sweep")] is lab.sweep_view.box
+    lab.view = "Sweep"
+    assert lab.tabs.selected_index == VIEWS.index("Sweep")
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+def test_save_report_is_disabled_until_a_result_is_shown(lab: Lab, recorded_path: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    assert lab.report_button.disabled and lab.report_path.value == "cudnn_lab_report.html"
+    lab.report_button.click()  # no result: reported, not raised
+    assert any("no result to report" in m for m in lab.messages)
+    lab.load_recorded(recorded_path)
+    assert not lab.report_button.disabled
+    target = tmp_path / "out" / "r.html"
+    target.parent.mkdir()
+    lab.report_path.value = str(target)
+    lab.report_button.click()
+    assert target.is_file() and "<!DOCTYPE html>" in target.read_text()[:100]
+    assert lab.report_written == target.resolve()
+    assert str(target.resolve()) in html.unescape(lab.status.value) and "Report saved" in lab.status.value
+    assert not lab.report_button.disabled and not lab.busy
+
+
+def test_save_report_defaults_to_the_current_folder(lab: Lab, recorded_path: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    lab.load_recorded(recorded_path)
+    written = lab.save_report()
+    assert written == (tmp_path / "cudnn_lab_report.html").resolve() and written.is_file()
+    assert "href='cudnn_lab_report.html'" in lab.status.value  # a link relative to the current folder
+    assert "NVIDIA H100" in written.read_text()
+
+
+def test_save_report_refuses_a_bad_path(lab: Lab, recorded_path: Path, tmp_path: Path) -> None:
+    lab.load_recorded(recorded_path)
+    with pytest.raises(cl.SpecError, match="html"):
+        lab.save_report(tmp_path / "r.txt")
+    with pytest.raises(cl.SpecError, match="does not exist"):
+        lab.save_report(tmp_path / "missing" / "r.html")
+
+
+def test_control_callbacks_run_inside_the_log_wrapper(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected error in a control's callback goes to the Log view, never to the notebook."""
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(lab.controls, "validate", broken)
+    lab.controls.conv["n"].value = 3  # must not raise
+    assert any("boom" in m for m in lab.messages) and "RuntimeError" in lab.status.value

@@ -28,3 +28,25 @@ def test_run_button_fills_the_plan_table() -> None:
     assert steps and lab.progress.value == lab.progress.max
     assert not lab.run_button.disabled and not lab.busy
     assert lab.state()["recorded"] is None and lab.state()["source"] == "live"
+
+
+def test_sweep_view_runs_a_four_point_sweep_live() -> None:
+    """The Sweep tab on a GPU: n x layout (4 points), progress and ETA follow, the figure fills in."""
+    lab = Lab(cl.ConvSpec(n=1, c=16, h=16, w=16, k=16, r=3, s=3, padding=1, layout="NHWC", dtype="fp16"))
+    view = lab.sweep_view
+    assert lab.gpu and not view.run_button.disabled
+    view.axis_fields[0].value, view.axis_fields[1].value = "n", "layout"
+    view.axis_values[0].value = "1, 2"
+    view.axis_values[1].value = "NCHW, NHWC"
+    assert view.validate() == {"n": [1, 2], "layout": ["NCHW", "NHWC"]}
+    drawn: list[int] = []
+    view.progress.observe(lambda ch: drawn.append(len(view.fig.data)), names="value")
+    view.run_button.click()
+    assert not any("Error" in m for m in lab.messages), lab.messages
+    frame = view.frame
+    assert frame is not None and frame["point_id"].nunique() == 4
+    assert set(frame["point_status"]) == {"ok"}, frame[["label", "point_error"]]
+    assert view.progress.value == view.progress.max == 4 and "4/4 points" in view.eta.value
+    assert view.store is not None and view.store.is_dir()
+    assert {t.name for t in view.fig.data if t.type == "scatter"} == {"NCHW", "NHWC"}
+    assert drawn and not view.run_button.disabled and not lab.busy

@@ -28,7 +28,7 @@ def test_notebook_is_stored_without_outputs() -> None:
     nbformat.validate(nb)
     assert all(not c.get("outputs") and not c.get("execution_count") for c in nb.cells if c.cell_type == "code")
     assert nb.cells[0].cell_type == "markdown"
-    for view in ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Code"):
+    for view in ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Sweep", "Code"):
         assert f"**{view}**" in nb.cells[0].source
 
 
