@@ -650,25 +650,25 @@ def _sweep_hover(row: Any, *extra: str) -> str:
     return "<br>".join(lines)
 
 
+def _row_rate(row: Any, column: str, amount: str, unit: float) -> float | None:
+    """The row's rate column, or the point's amount (FLOPs or bytes) over its median when the column is empty."""
+    value = row.get(column)
+    if _finite(value):
+        return float(value)
+    total, med = row.get(amount), row.get("median_ms")
+    if _finite(total) and _finite(med) and float(med) > 0:
+        return float(total) / (float(med) * 1e-3) / unit
+    return None
+
+
 def _row_tflops(row: Any) -> float | None:
     """The row's TFLOP/s, or the point's FLOPs over its median when the column is empty."""
-    t = row.get("tflops")
-    if _finite(t):
-        return float(t)
-    flops, med = row.get("flops"), row.get("median_ms")
-    if _finite(flops) and _finite(med) and float(med) > 0:
-        return float(flops) / (float(med) * 1e-3) / 1e12
-    return None
+    return _row_rate(row, "tflops", "flops", 1e12)
 
 
 def _row_gbps(row: Any) -> float | None:
-    g = row.get("gbps")
-    if _finite(g):
-        return float(g)
-    nbytes, med = row.get("min_bytes"), row.get("median_ms")
-    if _finite(nbytes) and _finite(med) and float(med) > 0:
-        return float(nbytes) / (float(med) * 1e-3) / 1e9
-    return None
+    """The row's GB/s, or the point's minimal bytes over its median when the column is empty."""
+    return _row_rate(row, "gbps", "min_bytes", 1e9)
 
 
 def _y_value(row: Any, y: str) -> float | None:

@@ -17,6 +17,7 @@ from cudnn_lab.reference import make_inputs, reference_outputs
 from cudnn_lab.reference.norm import backward64
 from cudnn_lab.specs import NormSpec
 from cudnn_lab.specs.norm import KINDS, PHASES
+from scripting import load
 
 CUDNN_DT = {"fp16": "data_type.HALF", "bf16": "data_type.BFLOAT16", "fp32": "data_type.FLOAT"}
 SIZES = dict(rows=6, features=16, n=2, c=8, h=3, w=5)
@@ -53,11 +54,6 @@ def torch_strides(spec: NormSpec, name: str) -> tuple[int, ...]:
         return torch.empty(dims).to(memory_format=torch.channels_last).stride()
     return torch.empty(dims).stride()
 
-
-def load(script: str) -> dict:
-    namespace: dict = {"__name__": "cudnn_lab_repro"}
-    exec(compile(script, "<repro>", "exec"), namespace)  # noqa: S102 - the kit's own generated code
-    return namespace
 
 
 def _norm_node(spec: NormSpec) -> dict:

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -15,6 +12,7 @@ import torch
 import cudnn_lab as cl
 from cudnn_lab.reference import make_inputs, reference
 from cudnn_lab.specs import ConvSpec, MatmulSpec, spec_from_json
+from scripting import load, run_without_gpu
 
 SPECS = {
     "conv_fprop_bias_relu_nhwc_fp16": ConvSpec(n=2, c=8, h=6, w=5, k=16, layout="NHWC", dtype="fp16",
@@ -28,12 +26,6 @@ SPECS = {
 }
 ALLOWED_IMPORTS = {"cudnn", "torch", "json", "math"}
 
-
-def load(script: str) -> dict:
-    """Execute the script as an imported module would be (its main() must not run)."""
-    namespace: dict = {"__name__": "cudnn_lab_repro"}
-    exec(compile(script, "<repro>", "exec"), namespace)  # noqa: S102 - the kit's own generated code
-    return namespace
 
 
 @pytest.fixture(params=list(SPECS), ids=list(SPECS))
@@ -126,12 +118,6 @@ def test_script_run_without_gpu_prints_the_graph(tmp_path) -> None:
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: this checks the no-GPU path of the script")
     spec = SPECS["conv_fprop_bias_relu_nhwc_fp16"]
-    path = tmp_path / "repro.py"
-    path.write_text(cl.build_graph(spec).to_script())
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env,
-                          cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "No CUDA GPU" in proc.stdout
-    printed = json.loads(proc.stdout[: proc.stdout.rindex("}") + 1])
+    printed, stdout = run_without_gpu(spec, tmp_path)
+    assert "No CUDA GPU" in stdout
     assert printed == json.loads(json.dumps(cl.build_graph(spec).inspect()))

@@ -7,9 +7,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -19,6 +16,7 @@ from cudnn_lab.graph.sdpa import recipe, reference_code
 from cudnn_lab.reference import make_inputs, reference_outputs
 from cudnn_lab.reference.sdpa import attention
 from cudnn_lab.specs import SdpaSpec
+from scripting import load, run_without_gpu
 
 CUDNN_DT = {"fp16": "data_type.HALF", "bf16": "data_type.BFLOAT16", "fp32": "data_type.FLOAT"}
 BASE = dict(batch=2, heads=4, seq_q=16, seq_kv=24, head_dim=64)
@@ -50,11 +48,6 @@ def torch_strides(spec: SdpaSpec, name: str) -> tuple[int, ...]:
     b, h, s, d = dims
     return torch.empty(b, s, h, d).transpose(1, 2).stride()
 
-
-def load(script: str) -> dict:
-    namespace: dict = {"__name__": "cudnn_lab_repro"}
-    exec(compile(script, "<repro>", "exec"), namespace)  # noqa: S102 - the kit's own generated code
-    return namespace
 
 
 # --- the graph ---------------------------------------------------------------------------------------------------
@@ -197,13 +190,7 @@ def test_script_run_without_gpu_prints_the_graph(tmp_path) -> None:
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: this checks the no-GPU path of the script")
     spec = SPECS["fwd_training_bshd_gqa_window"]  # diagonal_alignment is an enum: printed as its name
-    path = tmp_path / "repro.py"
-    path.write_text(cl.build_graph(spec).to_script())
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env,
-                          cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "No CUDA GPU" in proc.stdout
-    printed = json.loads(proc.stdout[: proc.stdout.rindex("}") + 1])
+    printed, stdout = run_without_gpu(spec, tmp_path)
+    assert "No CUDA GPU" in stdout
     assert printed["nodes"][0]["params"]["diagonal_alignment"] == "diagonal_alignment.TOP_LEFT"
     assert printed == json.loads(json.dumps(cl.build_graph(spec).inspect(), default=str))
