@@ -1,8 +1,20 @@
-"""The kit's one family of errors.
+"""The kit's one family of errors: one class per kind of failure.
 
 Every error a user sees is a :class:`CudnnLabError`. Each also subclasses the builtin a Python user would expect
-(``SpecError`` is a ``ValueError``, ``NoGPUError`` a ``RuntimeError``), so existing ``except`` clauses keep working,
-and each message says what is wrong and what to do.
+(``SpecError`` is a ``ValueError``, ``PathError`` an ``OSError``, ``NoGPUError`` a ``RuntimeError``), so existing
+``except`` clauses keep working, and each message says what is wrong and what to do.
+
+| class | kind of failure |
+| --- | --- |
+| SpecError | a field of a problem description (a spec) |
+| OptionError | a run, sweep, plot or UI option or argument |
+| DataError | the content of a file the kit reads: not decodable, or not the documented schema |
+| PathError | a path the kit reads or writes: missing, a directory, unreadable, unwritable |
+| NoGPUError | no usable GPU for what needs one |
+| UnsupportedGraphError | cuDNN cannot build or run this graph here |
+| PlanError | one execution plan could not be built, pinned or run |
+| ResourceError | a problem would not fit in memory (GPU, or host for the CPU reference) |
+| MissingDependencyError | an optional package or binary is missing |
 """
 
 from __future__ import annotations
@@ -12,12 +24,30 @@ from typing import Any
 __all__ = [
     "CudnnLabError",
     "SpecError",
+    "OptionError",
+    "DataError",
+    "PathError",
     "NoGPUError",
     "UnsupportedGraphError",
     "PlanError",
     "ResourceError",
     "MissingDependencyError",
+    "shorten",
 ]
+
+#: Longest rendering of a user's value inside a message; longer values are cut with their length shown.
+MAX_VALUE_CHARS = 80
+
+
+def shorten(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters, so a huge bad value never floods a message."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails (or is a 5000-digit int) still gets a message
+        text = f"<{type(value).__name__}>"
+    if len(text) > limit:
+        text = f"{text[:limit - 20]}... ({len(text)} chars)"
+    return text
 
 
 class CudnnLabError(Exception):
@@ -33,7 +63,46 @@ class SpecError(CudnnLabError, ValueError):
         self.allowed = allowed
         self.spec = spec
         where = f"{spec}." if spec else ""
-        super().__init__(f"{where}{field}={value!r}: {allowed}")
+        super().__init__(f"{where}{field}={shorten(value)}: {allowed}")
+
+
+class OptionError(CudnnLabError, ValueError):
+    """A run, sweep, plot or UI option holds a value the kit cannot take; names the option and what is allowed."""
+
+    def __init__(self, option: str, value: Any, allowed: str, *, where: str = "") -> None:
+        self.option = option
+        self.value = value
+        self.allowed = allowed
+        self.where = where
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}option {option}={shorten(value)}: {allowed}")
+
+
+class DataError(CudnnLabError, ValueError):
+    """A file's content cannot be used: names the file and the first problem found, and what the kit expects."""
+
+    def __init__(self, path: Any, problem: str, *, hint: str = "") -> None:
+        self.path = str(path)
+        self.problem = problem
+        msg = f"{shorten(self.path, 200)}: {problem}"
+        if hint:
+            msg += f". {hint}"
+        super().__init__(msg)
+
+
+class PathError(CudnnLabError, OSError):
+    """A path cannot be read or written as asked (missing, a directory, unwritable); says which and what to do."""
+
+    def __init__(self, path: Any, problem: str, *, hint: str = "") -> None:
+        self.path = str(path)
+        self.problem = problem
+        msg = f"{shorten(self.path, 200)}: {problem}"
+        if hint:
+            msg += f". {hint}"
+        super().__init__(msg)
+
+    def __str__(self) -> str:  # OSError's own __str__ would show errno formatting instead of the message
+        return str(self.args[0]) if self.args else ""
 
 
 class NoGPUError(CudnnLabError, RuntimeError):
@@ -51,32 +120,34 @@ class NoGPUError(CudnnLabError, RuntimeError):
 class UnsupportedGraphError(CudnnLabError, RuntimeError):
     """cuDNN cannot build or run this graph here; one readable sentence first, the backend's message as detail."""
 
-    def __init__(self, summary: str, *, detail: str = "", device: str = "", cudnn_version: str = "") -> None:
+    def __init__(self, summary: str, *, detail: str = "", device: str = "", cudnn_version: str = "",
+                 hint: str = " Try another layout, data type or size, or another heuristic mode.") -> None:
         self.summary = summary
         self.detail = detail
         self.device = device
         self.cudnn_version = cudnn_version
         where = ", ".join(x for x in (device, f"cuDNN {cudnn_version}" if cudnn_version else "") if x)
         msg = summary if not where else f"{summary} (on {where})"
-        msg += " Try another layout, data type or size, or another heuristic mode."
+        msg += hint
         if detail:
             msg += f"\n\nBackend message:\n{detail.strip()}"
         super().__init__(msg)
 
 
 class PlanError(CudnnLabError, RuntimeError):
-    """One execution plan could not be built or run; the other plans are unaffected."""
+    """One execution plan could not be built, pinned or run; the other plans are unaffected."""
 
 
 class ResourceError(CudnnLabError, MemoryError):
-    """A problem would not fit in the GPU's free memory; refused before anything is allocated."""
+    """A problem would not fit in memory; refused before anything is allocated."""
 
-    def __init__(self, needed_bytes: int, free_bytes: int, what: str = "this problem") -> None:
+    def __init__(self, needed_bytes: int, free_bytes: int, what: str = "this problem", *,
+                 memory: str = "GPU memory") -> None:
         self.needed_bytes = needed_bytes
         self.free_bytes = free_bytes
         super().__init__(
-            f"{what} needs about {needed_bytes / 2**30:.2f} GiB of GPU memory but only {free_bytes / 2**30:.2f} GiB "
-            "is free. Make the sizes smaller (batch first) or free GPU memory, then try again."
+            f"{what} needs about {needed_bytes / 2**30:.2f} GiB of {memory} but only {free_bytes / 2**30:.2f} GiB "
+            "is free. Make the sizes smaller (batch first) or free memory, then try again."
         )
 
 

@@ -1,0 +1,197 @@
+"""How a run is done: one frozen, validated ``RunOptions`` shared by ``cl.run``, ``cl.sweep``, the CLI, the Lab and
+the saved result (``RunResult.settings``), with one default per option.
+
+``RunOptions.coerce`` accepts None (the defaults), a dict (as ``to_dict`` writes it) or a ``RunOptions``; keyword
+overrides on top are validated the same way, so ``cl.run(spec, plans="all")`` and
+``cl.run(spec, options={"plans": "all"})`` mean the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+from typing import Any, ClassVar
+
+from .errors import OptionError, shorten
+
+HEURISTIC_MODES: tuple[str, ...] = ("A", "B", "FALLBACK")
+PLAN_POLICIES: tuple[str, ...] = ("all", "heuristic")
+TIMING_MODES: tuple[str, ...] = ("auto", "cuda_graph", "events", "cupti")
+
+#: What each choice means, for tooltips, the CLI's --help and the docs (one place).
+PLAN_POLICY_HELP = {"all": "build, check and time every plan the heuristic modes propose",
+                    "heuristic": "build and time only the heuristics' pick (what cuDNN itself would run)"}
+TIMING_HELP = {"auto": "CUDA-graph replay where capture works, else events",
+               "cuda_graph": "CUDA-graph replay of many captured calls (launch overhead taken out)",
+               "events": "CUDA events around each call (needed for cold L2)",
+               "cupti": "CUPTI kernel time: the sum of the GPU time of the kernels a plan launches"}
+HEURISTIC_HELP = {"A": "the fast heuristic (a decision tree)",
+                  "B": "the instance-based heuristic; may fall back to A where it has no model for the graph",
+                  "FALLBACK": "engines that always support the graph, rarely the fastest"}
+
+
+def _int(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool):
+        raise OptionError(name, value, f"must be an integer from {lo} to {hi}, not a bool")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise OptionError(name, value, f"must be an integer from {lo} to {hi}") from None
+    if not lo <= v <= hi:
+        raise OptionError(name, value, f"must be from {lo} to {hi}")
+    return v
+
+
+def _float(name: str, value: Any, lo: float, hi: float, *, lo_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        raise OptionError(name, value, f"must be a number from {lo} to {hi}")
+    try:
+        v = float(value)
+    except (OverflowError, ValueError, TypeError):
+        raise OptionError(name, value, f"must be a number from {lo} to {hi}") from None
+    if not math.isfinite(v) or v < lo or v > hi or (lo_open and v == lo):
+        op = ">" if lo_open else ">="
+        raise OptionError(name, value, f"must be a finite number {op} {lo} and <= {hi}")
+    return v
+
+
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise OptionError(name, value, "must be True or False")
+    return value
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise OptionError(name, value, f"must be one of {', '.join(allowed)}")
+    return value
+
+
+def check_heuristics(value: Any) -> tuple[str, ...]:
+    """Heuristic modes as a tuple of unique upper-case names: 'A', ('A', 'FALLBACK'), ['b']..."""
+    items = (value,) if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise OptionError("heuristics", value, f"must be one or more of {', '.join(HEURISTIC_MODES)}")
+    out = []
+    for m in items:
+        if not isinstance(m, str) or m.upper() not in HEURISTIC_MODES:
+            raise OptionError("heuristics", value, f"must be one or more of {', '.join(HEURISTIC_MODES)} "
+                              f"({shorten(m, 30)} is not)")
+        out.append(m.upper())
+    return tuple(dict.fromkeys(out))
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """Everything about *how* a spec is run; the spec says *what*. Frozen and validated on creation."""
+
+    #: heuristic modes whose proposals are listed (A, B, FALLBACK)
+    heuristics: tuple[str, ...] = ("A", "FALLBACK")
+    #: 'all' plans, or only the 'heuristic' pick
+    plans: str = "all"
+    #: at most this many proposed plans (None: all)
+    max_plans: int | None = None
+    #: auto, cuda_graph, events or cupti
+    timing: str = "auto"
+    #: flush L2 before every timed call (events timing)
+    cold_l2: bool = False
+    #: seconds of sampling per plan before giving up on the spread target
+    time_cap_s: float = 0.5
+    warmup: int = 3
+    min_samples: int = 10
+    max_samples: int = 200
+    #: stop sampling once IQR/median falls below this
+    rel_iqr_target: float = 0.10
+    #: seed of the random inputs
+    seed: int = 0
+    #: CUDA device index
+    device: int = 0
+    #: check every plan against the float64 reference
+    check: bool = True
+    #: time PyTorch's own op for the same problem
+    baselines: bool = True
+    #: measure (or load) the roofline ceilings and give each plan its share
+    roofline: bool = True
+
+    #: Option names accepted by older keyword spellings.
+    ALIASES: ClassVar[dict[str, str]] = {"torch_baseline": "baselines", "device_index": "device"}
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        s(self, "heuristics", check_heuristics(self.heuristics))
+        s(self, "plans", _choice("plans", self.plans, PLAN_POLICIES))
+        if self.max_plans is not None:
+            s(self, "max_plans", _int("max_plans", self.max_plans, 1, 100_000))
+        s(self, "timing", _choice("timing", self.timing, TIMING_MODES))
+        s(self, "cold_l2", _bool("cold_l2", self.cold_l2))
+        if self.cold_l2 and self.timing == "cuda_graph":
+            raise OptionError("cold_l2", True, "needs timing 'events' or 'auto' (a captured graph cannot flush L2 "
+                              "between calls)")
+        s(self, "time_cap_s", _float("time_cap_s", self.time_cap_s, 0.0, 600.0, lo_open=True))
+        s(self, "warmup", _int("warmup", self.warmup, 0, 1000))
+        s(self, "min_samples", _int("min_samples", self.min_samples, 3, 100_000))
+        s(self, "max_samples", _int("max_samples", self.max_samples, 3, 100_000))
+        if self.max_samples < self.min_samples:
+            raise OptionError("max_samples", self.max_samples, f"must be >= min_samples ({self.min_samples})")
+        s(self, "rel_iqr_target", _float("rel_iqr_target", self.rel_iqr_target, 0.0, 1.0, lo_open=True))
+        s(self, "seed", _int("seed", self.seed, 0, 2**63 - 1))
+        s(self, "device", _int("device", self.device, 0, 1023))
+        for name in ("check", "baselines", "roofline"):
+            s(self, name, _bool(name, getattr(self, name)))
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RunOptions:
+        """Inverse of :meth:`to_dict`; unknown keys are an error naming them, missing ones take defaults."""
+        if not isinstance(data, dict):
+            raise OptionError("options", data, "must be a dict of run options, a RunOptions or None")
+        clean: dict[str, Any] = {}
+        for key, value in data.items():
+            name = cls.ALIASES.get(key, key) if isinstance(key, str) else key
+            if name not in cls.names():
+                raise OptionError(str(key)[:40], value,
+                                  f"is not a run option; options are {', '.join(cls.names())}")
+            clean[name] = tuple(value) if name == "heuristics" and isinstance(value, list) else value
+        return cls(**clean)
+
+    @classmethod
+    def coerce(cls, options: Any = None, **overrides: Any) -> RunOptions:
+        """None, a dict or a RunOptions -> RunOptions, with keyword overrides applied and validated."""
+        if options is None:
+            base = cls()
+        elif isinstance(options, cls):
+            base = options
+        elif isinstance(options, dict):
+            base = cls.from_dict(options)
+        else:
+            raise OptionError("options", options, "must be a RunOptions, a dict of run options or None")
+        return base.replace(**overrides) if overrides else base
+
+    def replace(self, **changes: Any) -> RunOptions:
+        """A validated copy with some options changed (older spellings such as torch_baseline accepted)."""
+        if not changes:
+            return self
+        merged = self.to_dict()
+        for key, value in changes.items():
+            name = self.ALIASES.get(key, key)
+            if name not in self.names():
+                raise OptionError(key, value, f"is not a run option; options are {', '.join(self.names())}")
+            merged[name] = value
+        return type(self).from_dict(merged)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (lists for tuples)."""
+        out = dataclasses.asdict(self)
+        out["heuristics"] = list(self.heuristics)
+        return out
+
+    # ------------------------------------------------------------------ views for the layers below
+    @property
+    def timing_mode(self) -> str:
+        """What the timer does: cold L2 needs events, whatever 'auto' would pick."""
+        return "events" if self.cold_l2 and self.timing == "auto" else self.timing
