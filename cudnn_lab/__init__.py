@@ -8,8 +8,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .errors import (CudnnLabError, MissingDependencyError, NoGPUError, PlanError, ResourceError, SpecError,
-                     UnsupportedGraphError)
+from .errors import (CudnnLabError, DataError, MissingDependencyError, NoGPUError, OptionError, PathError, PlanError,
+                     ResourceError, SpecError, UnsupportedGraphError)
+from .options import RunOptions
 from .specs import ConvSpec, MatmulSpec, SdpaSpec, Spec, spec_from_dict, spec_from_json
 from .specs import NormSpec
 from .specs import PoolSpec
@@ -40,7 +41,7 @@ __all__ = [
     "PoolSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
-    "MissingDependencyError", *_LAZY,
+    "MissingDependencyError", "OptionError", "DataError", "PathError", "RunOptions", *_LAZY,
 ]
 
 
