@@ -14,7 +14,7 @@ import argparse
 import json
 
 import cudnn_lab as cl
-from cudnn_lab.gpu.runner import session
+from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.reference import torch_op
 

@@ -16,7 +16,7 @@ import statistics
 import time
 
 import cudnn_lab as cl
-from cudnn_lab.gpu.runner import session
+from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 
 SUITE = {

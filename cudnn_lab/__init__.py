@@ -33,7 +33,7 @@ _LAZY = {
     "sweep": "cudnn_lab.sweeps",
     "chain": "cudnn_lab.specs",
     "GPUExecutor": "cudnn_lab.gpu.workers",
-    "run": "cudnn_lab.gpu",
+    "run": "cudnn_lab.runs",
 }
 
 __all__ = [

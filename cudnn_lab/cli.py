@@ -1,7 +1,10 @@
 """The `cudnn-lab` command: lab, doctor, run, sweep and report.
 
-Exit codes: 0 success; 2 usage error or bad input (a file that is not a valid spec, an unknown option);
-3 no GPU where one is needed; 4 cuDNN cannot run the graph here; 1 any other failure of the kit.
+Every kit error becomes one line on stderr and an exit code from :data:`EXIT_CODES` (never a traceback). Run options
+are the fields of :class:`~cudnn_lab.options.RunOptions`: a flag left out takes RunOptions' default (one default
+each). Output paths (``-o``, ``--report``, a sweep's store) are checked before any GPU work; a missing output folder
+is made. If a write still fails after the work, the result goes to a temporary file instead and the command says
+where, with exit code 5.
 """
 
 from __future__ import annotations
@@ -13,9 +16,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+from .options import (HEURISTIC_MODES, PLAN_POLICIES, PLAN_POLICY_HELP, TIMING_HELP, TIMING_MODES, RunOptions)
+
+__all__ = ["main", "EXIT_CODES", "EXIT_UNSAVED", "EXIT_INTERRUPTED"]
 
 QUICKSTART = Path("notebooks") / "00_quickstart.ipynb"
+
+#: The work was done but its output could not be written where asked (it went to a temporary file, named).
+EXIT_UNSAVED = 5
+EXIT_INTERRUPTED = 130
+#: Kit error class name -> (exit code, meaning); most specific first (UnsupportedGraphError is also a
+#: CudnnLabError). Argparse's usage errors exit 2 too.
+EXIT_CODES: tuple[tuple[str, int, str], ...] = (
+    ("SpecError", 2, "bad input: a spec field"),
+    ("OptionError", 2, "bad input: an option or argument"),
+    ("DataError", 2, "bad input: a file's content (not JSON, not the schema)"),
+    ("PathError", 2, "bad input: a path that cannot be read or written (checked before the work)"),
+    ("NoGPUError", 3, "no GPU where one is needed"),
+    ("UnsupportedGraphError", 4, "cuDNN cannot run the graph here"),
+    ("CudnnLabError", 1, "any other failure of the kit"),
+)
+_EPILOG = ("exit codes: 0 success; " + "; ".join(f"{code} {meaning}" for _, code, meaning in EXIT_CODES)
+           + f"; {EXIT_UNSAVED} the work ran but its output could not be written (saved to a temporary file, named)"
+           + f"; {EXIT_INTERRUPTED} interrupted")
+_DEFAULTS = RunOptions()
 
 
 def _version() -> str:
@@ -27,12 +51,42 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """Flags for RunOptions' fields; each defaults to None (not given), so RunOptions' own default applies."""
+    d = _DEFAULTS
+    p.add_argument("--plans", choices=PLAN_POLICIES, help="; ".join(f"{k}: {v}" for k, v in PLAN_POLICY_HELP.items())
+                   + f" (default: {d.plans})")
+    p.add_argument("--heuristics", help=f"heuristic modes, comma separated, from {', '.join(HEURISTIC_MODES)} "
+                   f"(default: {','.join(d.heuristics)})")
+    p.add_argument("--timing", choices=TIMING_MODES, help="; ".join(f"{k}: {v}" for k, v in TIMING_HELP.items())
+                   + f" (default: {d.timing})")
+    p.add_argument("--cold-l2", action="store_const", const=True, dest="cold_l2",
+                   help="flush L2 before every timed call (events timing)")
+    p.add_argument("--time-cap-s", type=float, help=f"seconds of sampling per plan (default: {d.time_cap_s})")
+    p.add_argument("--max-plans", type=int, help="time at most this many proposed plans (default: all)")
+    p.add_argument("--seed", type=int, help=f"seed of the random inputs (default: {d.seed})")
+    p.add_argument("--device", type=int, help=f"CUDA device index (default: {d.device})")
+    for name, what in (("check", "the check against the float64 reference"),
+                       ("baselines", "PyTorch's own op as a baseline"),
+                       ("roofline", "the measured roofline ceilings")):
+        p.add_argument(f"--no-{name}", action="store_const", const=False, dest=name, help=f"skip {what}")
+
+
+def _run_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options given on the command line (the rest keep RunOptions' defaults)."""
+    out = {name: getattr(args, name) for name in ("plans", "timing", "cold_l2", "time_cap_s", "max_plans", "seed",
+                                                  "device", "check", "baselines", "roofline")
+           if getattr(args, name, None) is not None}
+    if getattr(args, "heuristics", None) is not None:
+        out["heuristics"] = tuple(m.strip() for m in args.heuristics.split(","))
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cudnn-lab",
         description="Explore NVIDIA cuDNN graphs: build, draw, run, time and check them.",
-        epilog="exit codes: 0 success, 1 other failure, 2 usage error or bad input, 3 no GPU, "
-               "4 cuDNN cannot run the graph here",
+        epilog=_EPILOG,
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"cudnn-lab {_version()}")
@@ -48,94 +102,105 @@ def _parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     run = commands.add_parser("run", help="run one problem (a spec JSON file) on the GPU: every plan, timed and "
-                              "checked; prints the plan table and saves the result", allow_abbrev=False)
-    run.add_argument("spec", type=Path, help="spec JSON, as written by Spec.to_json() (e.g. {\"op\": \"conv\", ...})")
-    run.add_argument("--plans", choices=("all", "heuristic"), default="all", help="time every plan or only the "
-                     "heuristic's pick (default: all)")
-    run.add_argument("--heuristics", default="A,FALLBACK", help="heuristic modes, comma separated (default A,FALLBACK)")
-    run.add_argument("--timing", choices=("auto", "cuda_graph", "events"), default="auto")
-    run.add_argument("--cold-l2", action="store_true", help="flush L2 before every timed call")
-    run.add_argument("-o", "--output", type=Path, help="result JSON (default: SPEC.result.json beside the spec)")
-    run.add_argument("--report", type=Path, help="also write a self-contained HTML report here")
+                              "checked; prints the plan table and saves the result", allow_abbrev=False,
+                              epilog=_EPILOG)
+    run.add_argument("spec", help="spec JSON, as written by Spec.to_json() (e.g. {\"op\": \"conv\", ...})")
+    _add_run_options(run)
+    run.add_argument("-o", "--output", help="result JSON (default: SPEC.result.json beside the spec); a missing "
+                     "folder is made")
+    run.add_argument("--report", help="also write a self-contained HTML report here")
     sweep = commands.add_parser("sweep", help="run a sweep described by a JSON file into a resumable store",
-                                allow_abbrev=False)
-    sweep.add_argument("sweep", type=Path, help='sweep JSON: {"spec": {...} or "specs": [...], "over": {"n": [1, 8]},'
-                       ' "plans": "heuristic", "heuristics": ["A", "FALLBACK"]}')
-    sweep.add_argument("--store", type=Path, help="store folder (default: SWEEP.parquet beside the file)")
+                                allow_abbrev=False, epilog=_EPILOG)
+    sweep.add_argument("sweep", help='sweep JSON: {"spec": {...} or "specs": [...], "over": {"n": [1, 8]}, and run '
+                       'options such as "plans": "heuristic"}; flags below override its options')
+    sweep.add_argument("--store", help="store folder (default: SWEEP.parquet beside the file)")
+    _add_run_options(sweep)
     report = commands.add_parser("report", help="write a self-contained HTML report of a result (opens offline)",
-                                 allow_abbrev=False)
+                                 allow_abbrev=False, epilog=_EPILOG)
     report.add_argument("results", help="a result JSON written by `cudnn-lab run`, or a recorded dataset's name")
-    report.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
+    report.add_argument("-o", "--output", required=True, help="the HTML file to write")
     return parser
 
 
-def _read_json(path: Path) -> Any:
-    import json
-
-    from cudnn_lab.errors import SpecError
-
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise SpecError("file", str(path), "does not exist") from None
-    except json.JSONDecodeError as e:
-        raise SpecError("file", str(path), f"is not valid JSON ({e.msg} at line {e.lineno})") from None
+def _default_beside(path: Path, suffix: str) -> Path:
+    name = path.name[: -len(path.suffix)] if path.suffix else path.name
+    return path.with_name(name + suffix)
 
 
 def _run(args: argparse.Namespace) -> int:
     import cudnn_lab as cl
+    from cudnn_lab.results.loading import read_spec_file
+    from cudnn_lab.results.paths import as_path, check_output_path
 
-    spec = cl.spec_from_dict(_read_json(args.spec))
-    result = cl.run(spec, plans=args.plans, heuristics=tuple(args.heuristics.split(",")), timing=args.timing,
-                    cold_l2=args.cold_l2)
+    spec_path = as_path(args.spec, what="spec")
+    spec = read_spec_file(spec_path)
+    options = RunOptions.coerce(None, **_run_overrides(args))
+    out = check_output_path(args.output if args.output is not None else _default_beside(spec_path, ".result.json"),
+                            what="result JSON")
+    report = check_output_path(args.report, what="report") if args.report is not None else None
+    result = cl.run(spec, options)
     cols = ["heuristic_rank", "plan", "status", "median_ms", "iqr_ms", "tflops", "rel_l2", "pass_cudnn"]
     with _pandas_wide():
         print(result.plans[cols].sort_values("median_ms").to_string(index=False))
     print(result.summary())
-    out = args.output or args.spec.with_suffix(".result.json")
-    result.save(out)
-    print(f"saved {out}")
-    if args.report:
+    code = _save(lambda p: result.save(p), out, "result JSON", ".result.json")
+    if report is not None:
         from cudnn_lab.report import save_report
 
-        print(f"report {save_report(result, args.report)}")
-    return 0
+        code = max(code, _save(lambda p: save_report(result, p), report, "report", ".html"))
+    return code
+
+
+def _save(write: Any, path: Path, what: str, suffix: str) -> int:
+    """Write after the work; if that fails, write to a temporary file instead and say both (exit EXIT_UNSAVED)."""
+    import tempfile
+
+    from cudnn_lab.errors import CudnnLabError
+
+    try:
+        print(f"saved {write(path)}")
+        return 0
+    except (CudnnLabError, OSError) as e:
+        print(f"cudnn-lab: could not write the {what} to {path}: {e}", file=sys.stderr)
+    fd, tmp = tempfile.mkstemp(prefix="cudnn-lab-", suffix=suffix)
+    os.close(fd)
+    try:
+        print(f"cudnn-lab: the {what} was saved to {write(Path(tmp))} instead", file=sys.stderr)
+    except (CudnnLabError, OSError) as e:
+        print(f"cudnn-lab: the {what} could not be saved anywhere ({e})", file=sys.stderr)
+    return EXIT_UNSAVED
 
 
 def _sweep(args: argparse.Namespace) -> int:
     import cudnn_lab as cl
-    from cudnn_lab.errors import SpecError
+    from cudnn_lab.results.loading import read_sweep_file
+    from cudnn_lab.results.paths import as_path
 
-    data = _read_json(args.sweep)
-    if not isinstance(data, dict) or ("spec" in data) == ("specs" in data):
-        raise SpecError("sweep", str(args.sweep), 'must hold an object with "spec" or "specs" (one of them)')
-    specs = cl.spec_from_dict(data["spec"]) if "spec" in data else [cl.spec_from_dict(d) for d in data["specs"]]
-    options = {k: data[k] for k in ("plans", "heuristics", "timing", "cold_l2", "time_cap_s") if k in data}
-    unknown = set(data) - {"spec", "specs", "over", *options}
-    if unknown:
-        raise SpecError("sweep", sorted(unknown)[0], "is not a sweep key; keys are spec/specs, over, plans, "
-                        "heuristics, timing, cold_l2, time_cap_s")
-    store = args.store or args.sweep.with_suffix(".parquet")
-    frame = cl.sweep(specs, data.get("over"), store=store, **options)
-    picks = frame[frame.get("is_pick", False) == True] if "is_pick" in frame else frame  # noqa: E712
+    path = as_path(args.sweep, what="sweep")
+    data = read_sweep_file(path)
+    options = RunOptions.coerce(data["options"], **_run_overrides(args))
+    store = args.store if args.store is not None else _default_beside(path, ".parquet")
+    frame = cl.sweep(data["spec"], data["over"], store=store, options=options)
+    picks = frame[frame["is_pick"].fillna(False).astype(bool)] if "is_pick" in frame else frame
     with _pandas_wide():
         cols = [c for c in ("label", "plan", "median_ms", "tflops", "point_status") if c in picks]
         print(picks[cols].to_string(index=False))
-    print(f"{frame['point_id'].nunique()} points in {store}")
+    print(f"{frame['point_id'].nunique() if 'point_id' in frame else 0} points in {store}")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
     import cudnn_lab as cl
-    from cudnn_lab.errors import SpecError
+    from cudnn_lab.errors import OptionError
     from cudnn_lab.report import save_report
+    from cudnn_lab.results.paths import check_output_path
 
+    out = check_output_path(args.output, what="report")
     result = cl.load_results(args.results)
     if not isinstance(result, cl.RunResult):
-        raise SpecError("results", args.results, "must be a single run's result (JSON); sweep reports are not "
-                        "supported by this command yet")
-    print(f"wrote {save_report(result, args.output)}")
-    return 0
+        raise OptionError("results", args.results, "must be a single run's result (JSON); sweep reports are not "
+                          "supported by this command yet")
+    return _save(lambda p: save_report(result, p), out, "report", ".html")
 
 
 class _pandas_wide:
@@ -183,20 +248,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _kit_command(args: argparse.Namespace) -> int:
-    """Run a kit command; the kit's errors become one readable message and an exit code."""
-    from cudnn_lab.errors import CudnnLabError, NoGPUError, SpecError, UnsupportedGraphError
+    """Run a kit command; the kit's errors become one readable message and an exit code from EXIT_CODES."""
+    from cudnn_lab import errors
 
     handlers = {"run": _run, "sweep": _sweep, "report": _report}
-    # Most specific first: an UnsupportedGraphError is also a CudnnLabError.
-    codes = ((SpecError, 2), (NoGPUError, 3), (UnsupportedGraphError, 4), (CudnnLabError, 1))
     try:
         return handlers[args.command](args)
-    except CudnnLabError as e:
+    except errors.CudnnLabError as e:
         print(f"cudnn-lab {args.command}: {e}", file=sys.stderr)
-        return next(code for kind, code in codes if isinstance(e, kind))
+        return exit_code(e)
     except KeyboardInterrupt:
         print(f"cudnn-lab {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def exit_code(error: BaseException) -> int:
+    """The exit code of a kit error, from :data:`EXIT_CODES` (the first class in the table it is an instance of)."""
+    from cudnn_lab import errors
+
+    return next((code for name, code, _ in EXIT_CODES if isinstance(error, getattr(errors, name))), 1)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import html
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
-from .results import RunResult
+from .errors import MissingDependencyError, OptionError
+from .results import RunResult, metrics
+from .results.paths import check_output_path, write_text
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1200px;
@@ -29,19 +30,19 @@ TABLE_COLUMNS = ["heuristic_rank", "plan", "engine_id", "knobs", "behavior_notes
 def graph_svg(result: RunResult) -> str:
     """The graph drawn as inline SVG (with ``dot``), or its DOT source with an install hint (without)."""
     from .graph import drawing
-    from .graph.render import DOT_INSTALL_HINT
+    from .graph.render import DOT_INSTALL_HINT, to_svg
 
     dot = drawing(result.spec)
-    if shutil.which("dot"):
-        svg = dot.pipe(format="svg").decode()
-        return svg[svg.index("<svg"):]
-    return f"<p class='note'>{html.escape(DOT_INSTALL_HINT)}</p><pre>{html.escape(dot.source)}</pre>"
+    try:
+        return to_svg(dot)
+    except MissingDependencyError:
+        return f"<p class='note'>{html.escape(DOT_INSTALL_HINT)}</p><pre>{html.escape(dot.source)}</pre>"
 
 
 def _figures(result: RunResult) -> list[Any]:
     from . import plots
 
-    if result.ok.empty:
+    if metrics.timed(result.plans).empty:
         return []
     return [plots.latency_bar(result), plots.heuristic_vs_measured(result), plots.errors_per_plan(result),
             plots.error_histogram(result), plots.roofline(result)]
@@ -55,6 +56,11 @@ def report_html(result: RunResult, *, title: str | None = None) -> str:
     from .errors import UnsupportedGraphError
     from .graph import build_graph
 
+    if not isinstance(result, RunResult):
+        raise OptionError("result", type(result).__name__, "must be a single RunResult (a sweep frame has no report "
+                          "yet)", where="report")
+    if title is not None and not isinstance(title, str):
+        raise OptionError("title", title, "must be text or None", where="report")
     title = title or f"cudnn_lab report: {result.spec.label()}"
     figs = _figures(result)
     fig_html = "".join(
@@ -74,7 +80,7 @@ def report_html(result: RunResult, *, title: str | None = None) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title><style>{_STYLE}</style></head>
 <body>
 <h1>{html.escape(title)}</h1>
-<p class="note">Measured {html.escape(result.created)} on {html.escape(str(result.device.get('gpu')))}
+<p class="note">Measured {html.escape(str(result.created))} on {html.escape(str(result.device.get('gpu')))}
 (driver {html.escape(str(result.device.get('driver')))}, CUDA {html.escape(str(result.device.get('cuda')))},
 cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
 {html.escape(str(result.device.get('cudnn_frontend')))}); report written by cudnn_lab {__version__}.</p>
@@ -93,7 +99,6 @@ cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
 
 
 def save_report(result: RunResult, path: str | Path, *, title: str | None = None) -> Path:
-    """Write :func:`report_html` to ``path`` and return it."""
-    path = Path(path)
-    path.write_text(report_html(result, title=title), encoding="utf-8")
-    return path
+    """Write :func:`report_html` to ``path`` and return it; the path is checked before the report is made."""
+    path = check_output_path(path, what="report")
+    return write_text(path, report_html(result, title=title), what="report")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from cudnn_lab import errors
-from cudnn_lab.errors import (CudnnLabError, MissingDependencyError, NoGPUError, PlanError, ResourceError, SpecError,
-                              UnsupportedGraphError)
+from cudnn_lab.errors import (CudnnLabError, DataError, MissingDependencyError, NoGPUError, OptionError, PathError,
+                              PlanError, ResourceError, SpecError, UnsupportedGraphError, shorten)
 
-BUILTINS = [(SpecError, ValueError), (NoGPUError, RuntimeError), (UnsupportedGraphError, RuntimeError),
-            (ResourceError, MemoryError), (MissingDependencyError, ImportError), (PlanError, RuntimeError)]
+BUILTINS = [(SpecError, ValueError), (OptionError, ValueError), (DataError, ValueError), (PathError, OSError),
+            (NoGPUError, RuntimeError), (UnsupportedGraphError, RuntimeError), (ResourceError, MemoryError),
+            (MissingDependencyError, ImportError), (PlanError, RuntimeError)]
 
 
 @pytest.mark.parametrize("cls,builtin", BUILTINS, ids=[c.__name__ for c, _ in BUILTINS])
@@ -22,7 +23,7 @@ def test_lab_error_is_an_exception() -> None:
 
 
 def test_all_lists_every_error() -> None:
-    assert set(errors.__all__) == {"CudnnLabError", *(c.__name__ for c, _ in BUILTINS)}
+    assert set(errors.__all__) == {"CudnnLabError", "shorten", *(c.__name__ for c, _ in BUILTINS)}
 
 
 def test_spec_error_caught_by_value_error_clause() -> None:
@@ -84,8 +85,26 @@ def test_missing_dependency_error_caught_by_import_error_clause() -> None:
 
 
 def test_every_lab_error_caught_by_one_clause() -> None:
-    made = [SpecError("f", 1, "x"), NoGPUError(), UnsupportedGraphError("s"), PlanError("p"), ResourceError(2, 1),
+    made = [SpecError("f", 1, "x"), OptionError("o", 1, "x"), DataError("p", "x"), PathError("p", "x"), NoGPUError(), UnsupportedGraphError("s"), PlanError("p"), ResourceError(2, 1),
             MissingDependencyError("w", "h")]
     for err in made:
         with pytest.raises(CudnnLabError):
             raise err
+
+
+def test_option_error_names_the_option_and_where() -> None:
+    err = OptionError("time_cap_s", -1, "must be > 0", where="sweep")
+    assert str(err) == "sweep: option time_cap_s=-1: must be > 0"
+    assert (err.option, err.value, err.allowed, err.where) == ("time_cap_s", -1, "must be > 0", "sweep")
+
+
+def test_path_and_data_errors_name_the_file_and_the_problem() -> None:
+    assert str(PathError("/x/r.json", "is a directory", hint="give a file")) == "'/x/r.json': is a directory. give a file"
+    err = DataError("r.json", "field plans: must be a list")
+    assert "r.json" in str(err) and "field plans" in str(err) and err.path == "r.json"
+
+
+@pytest.mark.parametrize("value", ["x" * 1_000_000, 10**4999, list(range(100_000))], ids=["text", "int", "list"])
+def test_long_values_are_shortened_in_messages(value) -> None:
+    assert len(shorten(value)) <= 80
+    assert len(str(OptionError("o", value, "bad"))) < 200

@@ -1,6 +1,13 @@
-"""Spec -> real ``cudnn.pygraph``, its drawing and a standalone script."""
+"""Spec -> real ``cudnn.pygraph``, its drawing (DOT, SVG) and a standalone script.
 
-from .labgraph import LabGraph, build_graph, drawing
-from .render import SafeDigraph
+Each op family has a module here (``conv``, ``matmul``, ``sdpa``, ``norm``, ``pool``) that registers its recipe,
+its script reference code and its drawing in :mod:`.families`; importing this package imports them all.
+"""
 
-__all__ = ["LabGraph", "SafeDigraph", "build_graph", "drawing"]
+from . import conv, matmul, norm, pool, sdpa  # noqa: F401 - each registers its family
+from .families import DRAWINGS, RECIPES, REFERENCE_CODE, recipe_for
+from .labgraph import LabGraph, build_graph, cached_dot_source, drawing
+from .render import SafeDigraph, to_svg
+
+__all__ = ["DRAWINGS", "LabGraph", "RECIPES", "REFERENCE_CODE", "SafeDigraph", "build_graph", "cached_dot_source",
+           "drawing", "recipe_for", "to_svg"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..errors import SpecError
 from ..specs import Spec
 from .build import build_pygraph
-from .recipe import Recipe, recipe_for
+from .families import DRAWINGS, checked, recipe_for
+from .recipe import Recipe
 from .render import SafeDigraph, to_dot
 
 
@@ -49,18 +49,18 @@ class LabGraph:
 
 def build_graph(spec: Spec, *, handle: Any = None) -> LabGraph:
     """Build ``spec``'s real cuDNN graph (no GPU needed until validation or execution)."""
-    if not isinstance(spec, Spec):
-        raise SpecError("spec", type(spec).__name__, "must be a cudnn_lab spec such as ConvSpec or MatmulSpec")
-    return LabGraph(spec, handle)
+    return LabGraph(checked(spec), handle)
+
+
+def frontend_drawing(spec: Spec) -> SafeDigraph:
+    """The drawing of a family with a frontend graph: the graph itself, as ``inspect()`` describes it."""
+    return build_graph(spec).to_dot()
 
 
 def drawing(spec: Spec) -> SafeDigraph:
-    """Any spec's drawing: its frontend graph, or for pooling (no 1.32 graph) the classic call that runs instead."""
-    if spec.op == "pool":
-        from .pool import to_dot as pool_dot
-
-        return pool_dot(spec)
-    return build_graph(spec).to_dot()
+    """Any spec's drawing, as its family registered it: its frontend graph, or (pooling, which has no 1.32 graph)
+    the classic call that runs instead."""
+    return DRAWINGS[checked(spec)](spec)
 
 
 @functools.lru_cache(maxsize=256)

@@ -10,11 +10,14 @@ Keywords as cuDNN frontend 1.32's pybind signatures name them (``python/pygraph/
 from __future__ import annotations
 
 from ..specs.norm import NormSpec
+from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .labgraph import frontend_drawing
 from .recipe import Enum, OpDecl, Recipe, TensorDecl
 
 _FLOAT = (("compute_data_type", Enum("data_type.FLOAT")),)
 
 
+@RECIPES.register(NormSpec)
 def recipe(spec: NormSpec) -> Recipe:
     """The spec's tensors (each with its own dtype; epsilon/momentum passed by value) and frontend calls."""
     shapes, strides, dtypes, scalars = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes(), spec.scalars()
@@ -59,8 +62,8 @@ def recipe(spec: NormSpec) -> Recipe:
 def _batchnorm_inference_chain(spec: NormSpec, tensors: list[TensorDecl]) -> list[OpDecl]:
     """y = (x - mean) * inv_var * scale + bias as four pointwise nodes over broadcast [1, c, 1, 1] operands.
 
-    cuDNN 9.19 proposed no engine for the ``batchnorm_inference`` node by itself (H200; NHWC and NCHW; fp16, bf16,
-    fp32; float32 or fp16 parameters); its runtime-fusion engine runs this chain for NHWC x.
+    Built instead of the ``batchnorm_inference`` node, which found no engine on its own (docs/FINDINGS.md); cuDNN's
+    runtime-fusion engine runs this chain for NHWC x.
     """
     dims, strides = spec.x_dims, spec.tensor_strides()["X"]
     steps = (("sub", "mean"), ("mul", "inv_var"), ("mul", "scale"), ("add", "bias"))
@@ -76,6 +79,7 @@ def _batchnorm_inference_chain(spec: NormSpec, tensors: list[TensorDecl]) -> lis
     return ops
 
 
+@REFERENCE_CODE.register(NormSpec)
 def reference_code(spec: NormSpec) -> list[str]:
     """Body of the exported script's ``reference(inputs)``: the main output (Y or DX) in float64, explicit math.
 
@@ -113,3 +117,6 @@ def reference_code(spec: NormSpec) -> list[str]:
                   f"xhat = (x - mean) * torch.rsqrt(var + {spec.epsilon!r})"]
     lines += ["y = xhat * inputs['scale'].double() + inputs['bias'].double()", "return y"]
     return lines
+
+
+DRAWINGS.add(NormSpec, frontend_drawing)

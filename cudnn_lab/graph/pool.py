@@ -1,24 +1,10 @@
 """Pooling and the cuDNN graph API: why there is no graph, and a drawing of what the kit runs instead.
 
-What was found (frontend 1.32, cuDNN 9.19, H200, 2026-11-21):
-- ``cudnn.pygraph`` has no pooling (``resample``) method, nor has its lowered C++ graph
-  (``cudnn._pybind_module.backend_graph``); the compiled ``ResampleNode`` is reachable only by
-  ``pygraph.deserialize(<graph JSON>)`` (:func:`resample_graph_json`). Such a graph validates, but
-  ``build_operation_graph`` fails with ``CUDNN_STATUS_BAD_PARAM`` at the resample operation's finalize, for every
-  mode, layout and dtype. The cause: the frontend's JSON reader sets only the numerator of the window, stride and
-  padding fractions and leaves each denominator 0. Through cuDNN's backend API (``cudnnBackend*``, ctypes) the
-  same operation with denominators 1 finalizes and runs; denominators 0 give the same BAD_PARAM.
-- On that backend path the heuristics propose, for NCHW, only FALLBACK's engine 1, and for NHWC, mode A's engine 3
-  and FALLBACK's engine 2. Engine 3 is wrong for bf16 (max: relative error ~1; averages: NaN); the others agree
-  with PyTorch. The kit does not use the backend API for pooling yet.
-- A reduction over a strided [n, c, h/kh, kh, w/kw, kw] view (exact pooling when window == stride and padding is 0)
-  builds and inspects without a GPU, but on the GPU no engine takes it (MAX, ADD) and an AVG reduction descriptor
-  is NOT_SUPPORTED.
-
-So ``build_graph(PoolSpec)`` raises :class:`PoolingHasNoGraphError`, and ``cl.run(PoolSpec)`` runs cuDNN's classic
-``cudnnPoolingForward`` (``cudnn_lab/gpu/classic_pool.py``): every PoolSpec (max, avg, avg_exclude_pad; NCHW,
-NHWC; fp16, bf16, fp32; any window, stride and padding up to half the window) has that path, and it agreed with
-PyTorch on every case tested. :func:`to_dot` draws it. Pure: no cudnn or torch import here.
+The cuDNN frontend 1.32 Python graph API cannot hold pooling: ``cudnn.pygraph`` has no pooling (``resample``)
+method, and a resample node loaded from graph JSON (:func:`resample_graph_json`) fails at
+``build_operation_graph``. So ``build_graph(PoolSpec)`` raises :class:`PoolingHasNoGraphError`, ``cl.run(PoolSpec)``
+runs cuDNN's classic ``cudnnPoolingForward`` (``cudnn_lab/gpu/classic_pool.py``), and the registered drawing
+(:func:`to_dot`) shows that call. What was tried and found is in docs/FINDINGS.md. Pure: no cudnn or torch import.
 """
 
 from __future__ import annotations
@@ -28,7 +14,10 @@ from typing import Any
 from ..errors import UnsupportedGraphError
 from ..specs.base import pair
 from ..specs.pool import PoolSpec
+from .families import DRAWINGS, RECIPES, REFERENCE_CODE
 from .recipe import CUDNN_DTYPES, Recipe
+from .render import SafeDigraph
+from .render import to_dot as render
 
 #: The classic API's names and numbers (cuDNN 9 ``cudnn_ops.h`` / ``cudnn_graph.h``).
 CLASSIC_POOLING_MODES: dict[str, tuple[str, int]] = {
@@ -67,11 +56,13 @@ class PoolingHasNoGraphError(UnsupportedGraphError):
         RuntimeError.__init__(self, f"{spec.label()}: {NO_GRAPH_SUMMARY}")
 
 
+@RECIPES.register(PoolSpec)
 def recipe(spec: PoolSpec) -> Recipe:
     """No recipe: a frontend graph cannot hold pooling in 1.32 (see the module's docstring)."""
     raise PoolingHasNoGraphError(spec)
 
 
+@REFERENCE_CODE.register(PoolSpec)
 def reference_code(spec: PoolSpec) -> list[str]:
     """Body of a script's ``reference(inputs)``: Y in float64 with PyTorch's pooling."""
     (kh, kw), (sh, sw), (ph, pw) = pair(spec.window), pair(spec.stride), pair(spec.padding)
@@ -139,8 +130,7 @@ def roles(spec: PoolSpec) -> dict[str, str]:
     return {"X": "input", "Y": "output"}
 
 
-def to_dot(spec: PoolSpec) -> Any:
-    """The drawing (a ``SafeDigraph``): X -> cudnnPoolingForward -> Y with dims, strides, layout and dtype."""
-    from .render import to_dot as render
-
+@DRAWINGS.register(PoolSpec)
+def to_dot(spec: PoolSpec) -> SafeDigraph:
+    """The drawing: X -> cudnnPoolingForward -> Y with dims, strides, layout and dtype."""
     return render(describe(spec), roles(spec), title=f"{spec.label()} (classic {CLASSIC_CALL}, no graph API)")

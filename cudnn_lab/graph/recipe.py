@@ -1,17 +1,14 @@
 """A spec as a recipe: the exact list of tensors and cuDNN frontend calls its graph is made of.
 
 One recipe feeds both the live builder (``build.py``) and the script exporter (``script.py``), so the graph a user
-sees and the script attached to a bug report cannot drift apart. Pure: no cudnn import here.
+sees and the script attached to a bug report cannot drift apart. Each op family writes its recipes in its own
+module (``conv.py``, ``matmul.py``, ...) from these parts. Pure: no cudnn import here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
-
-from ..specs import ConvSpec, MatmulSpec, Spec, layout_strides
-from ..specs.base import pair
-from ..specs.layout import packed_strides
 
 #: The kit's dtype names and cuDNN's ``data_type`` members.
 CUDNN_DTYPES = {"fp32": "FLOAT", "fp16": "HALF", "bf16": "BFLOAT16", "fp64": "DOUBLE"}
@@ -25,6 +22,11 @@ class Enum:
 
     def __repr__(self) -> str:
         return f"cudnn.{self.path}"
+
+
+def data_type(name: str) -> Enum:
+    """The cudnn ``data_type`` member of a kit dtype name ('fp16' -> ``cudnn.data_type.HALF``)."""
+    return Enum(f"data_type.{CUDNN_DTYPES[name]}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +64,8 @@ class OpDecl:
 
 @dataclasses.dataclass(frozen=True)
 class Recipe:
+    """A whole graph: the graph-wide dtypes, every tensor and every call in order."""
+
     io_dtype: str
     intermediate_dtype: str
     compute_dtype: str
@@ -78,97 +82,3 @@ class Recipe:
     @property
     def outputs(self) -> tuple[TensorDecl, ...]:
         return tuple(t for t in self.tensors if t.role == "output")
-
-
-def recipe_for(spec: Spec) -> Recipe:
-    """The tensors and calls that make up ``spec``'s cuDNN graph.
-
-    Conv and matmul are here; other families have a module in this package named by their spec's ``op``
-    (``graph/sdpa.py``, ...) with ``recipe(spec)`` and ``reference_code(spec)`` (the exported script's reference).
-    """
-    if isinstance(spec, ConvSpec):
-        return _conv_recipe(spec)
-    if isinstance(spec, MatmulSpec):
-        return _matmul_recipe(spec)
-    return family_module(spec).recipe(spec)
-
-
-def family_module(spec: Spec) -> Any:
-    """The graph module of a spec's op family."""
-    import importlib
-
-    from ..errors import SpecError
-
-    if not isinstance(spec, Spec):
-        raise SpecError("spec", type(spec).__name__, "must be a cudnn_lab spec such as ConvSpec or MatmulSpec")
-    try:
-        return importlib.import_module(f"{__package__}.{spec.op}")
-    except ModuleNotFoundError:
-        raise SpecError("spec", type(spec).__name__, "has no cuDNN graph in this version") from None
-
-
-def _dt(name: str) -> Enum:
-    return Enum(f"data_type.{CUDNN_DTYPES[name]}")
-
-
-def _conv_recipe(spec: ConvSpec) -> Recipe:
-    shapes = spec.tensor_shapes()
-    ins, out = spec.io_names()
-    tensors = [TensorDecl(n, shapes[n], layout_strides(shapes[n], spec.layout), spec.dtype, "input") for n in ins]
-    (ph, pw), (sh, sw), (dh, dw) = (pair(spec.padding), pair(spec.stride), pair(spec.dilation))
-    params = (("padding", [ph, pw]), ("stride", [sh, sw]), ("dilation", [dh, dw]),
-              ("compute_data_type", _dt(spec.compute_dtype)))
-    kw = {"fprop": ("image", "weight"), "dgrad": ("loss", "filter"), "wgrad": ("image", "loss")}[spec.direction]
-    main = OpDecl(f"conv_{spec.direction}", f"conv_{spec.direction}", tuple(zip(kw, ins)), params, out)
-    out_dims = shapes[out]
-    operand_dims = {"bias": (1, spec.k, 1, 1), "scale": (1, spec.k, 1, 1), "residual": out_dims}
-    return _with_epilogue(spec.epilogue, spec.dtype, spec.compute_dtype, tensors, main, out_dims,
-                          layout_strides(out_dims, spec.layout), operand_dims,
-                          lambda dims: layout_strides(dims, spec.layout))
-
-
-def _matmul_recipe(spec: MatmulSpec) -> Recipe:
-    shapes = spec.tensor_shapes()
-    a, b = shapes["A"], shapes["B"]
-    # A transposed operand is stored column-major: its last two dims swap places in memory.
-    a_strides = packed_strides(a, (0, 2, 1)) if spec.transpose_a else packed_strides(a, (0, 1, 2))
-    b_strides = packed_strides(b, (0, 2, 1)) if spec.transpose_b else packed_strides(b, (0, 1, 2))
-    tensors = [TensorDecl("A", a, a_strides, spec.dtype, "input"), TensorDecl("B", b, b_strides, spec.dtype, "input")]
-    main = OpDecl("matmul", "matmul", (("A", "A"), ("B", "B")),
-                  (("compute_data_type", _dt(spec.compute_dtype)),), "C")
-    out_dims = shapes["C"]
-    operand_dims = {"bias": (1, 1, spec.n), "scale": (1, 1, spec.n), "residual": out_dims}
-    return _with_epilogue(spec.epilogue, spec.dtype, spec.compute_dtype, tensors, main, out_dims,
-                          packed_strides(out_dims, (0, 1, 2)), operand_dims,
-                          lambda dims: packed_strides(dims, tuple(range(len(dims)))))
-
-
-def _with_epilogue(epilogue: tuple[str, ...], dtype: str, compute: str, tensors: list[TensorDecl], main: OpDecl,
-                   out_dims: tuple[int, ...], out_strides: tuple[int, ...], operand_dims: dict[str, tuple[int, ...]],
-                   strides_of: Any) -> Recipe:
-    """Chain the epilogue after the main op: every step but the last writes a virtual tensor."""
-    ops = [main]
-    steps = list(epilogue)
-    final = main.output
-    current = f"{main.name}::{main.output}" if steps else final
-    ops[0] = dataclasses.replace(main, output=current)
-    tensors.append(TensorDecl(current, out_dims, out_strides, None if steps else dtype,
-                              "virtual" if steps else "output"))
-    for i, step in enumerate(steps):
-        last = i == len(steps) - 1
-        op_name = step if steps.count(step) == 1 else f"{step}_{i}"
-        result = final if last else f"{op_name}::OUT"
-        if step in ("bias", "scale"):
-            tensors.append(TensorDecl(step, operand_dims[step], strides_of(operand_dims[step]), dtype, "input"))
-            inputs: tuple[tuple[str, str], ...] = (("input", current), (step, step))
-        elif step == "add":
-            tensors.append(TensorDecl("residual", out_dims, out_strides, dtype, "input"))
-            inputs = (("a", current), ("b", "residual"))
-        else:
-            inputs = (("input", current),)
-        ops.append(OpDecl(step, op_name, inputs, (("compute_data_type", _dt(compute)),), result))
-        tensors.append(TensorDecl(result, out_dims, out_strides, dtype if last else None,
-                                  "output" if last else "virtual"))
-        current = result
-    return Recipe(dtype, "fp32", compute, tuple(tensors), tuple(ops))
-

@@ -1,4 +1,5 @@
-"""Draw a frontend graph: ``inspect()`` output -> a graphviz Digraph that shows safely with or without ``dot``.
+"""Draw a frontend graph: ``inspect()`` output -> a graphviz Digraph that shows safely with or without ``dot``,
+and DOT -> SVG (:func:`to_svg`, the one place the kit runs ``dot``).
 
 Tensors are nodes with their dims, strides, the layout those strides mean, dtype and role; operations are nodes with
 their type and parameters. Rendering returns values; display (``_repr_mimebundle_``) is a thin layer on top.
@@ -12,6 +13,7 @@ from typing import Any
 
 import graphviz
 
+from ..errors import MissingDependencyError, OptionError
 from ..specs import describe_layout
 
 _ROLE_STYLE = {
@@ -23,6 +25,28 @@ _OP_STYLE = {"shape": "box", "style": "filled", "fillcolor": "#fde68a", "color":
 DOT_INSTALL_HINT = ("The graphviz 'dot' program is not installed, so this drawing is rendered in the browser "
                     "(or shown as DOT text). Install it with 'apt-get install graphviz' (Debian/Ubuntu), "
                     "'brew install graphviz' (macOS) or 'conda install graphviz'.")
+
+
+def to_svg(dot: str | graphviz.Digraph | graphviz.Source) -> str:
+    """SVG text (from ``<svg`` on, no XML prologue) of a DOT source or a graphviz graph, drawn by the ``dot`` program.
+
+    Raises :class:`MissingDependencyError` with the install hint when ``dot`` is not installed, and
+    :class:`OptionError` (a ``ValueError``) for something that is not DOT or that ``dot`` rejects.
+    """
+    if not shutil.which("dot"):
+        raise MissingDependencyError("The graphviz 'dot' program", DOT_INSTALL_HINT)
+    if isinstance(dot, (graphviz.Digraph, graphviz.Graph, graphviz.Source)):
+        source = dot.source
+    elif isinstance(dot, str):
+        source = dot
+    else:
+        raise OptionError("dot", type(dot).__name__, "must be DOT text or a graphviz graph", where="to_svg")
+    try:
+        svg = graphviz.Source(source).pipe(format="svg", encoding="utf-8")
+    except graphviz.CalledProcessError as e:
+        stderr = e.stderr.decode("utf-8", "replace") if isinstance(e.stderr, bytes) else str(e.stderr or "")
+        raise OptionError("dot", source, f"dot could not draw it: {stderr.strip()[:300]}", where="to_svg") from None
+    return svg[svg.find("<svg"):]
 
 
 def dtype_name(raw: str) -> str:

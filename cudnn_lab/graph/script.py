@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ..specs import ConvSpec, MatmulSpec, Spec
-from ..specs.base import pair
+from ..specs import Spec
+from .families import reference_code
 from .recipe import CUDNN_DTYPES, Recipe
 
 _TORCH_DTYPES = {"fp32": "torch.float32", "fp16": "torch.float16", "bf16": "torch.bfloat16", "fp64": "torch.float64"}
@@ -53,37 +53,10 @@ def _builder(recipe: Recipe) -> str:
     return "\n".join(lines)
 
 
-def _epilogue_code(epilogue: tuple[str, ...]) -> list[str]:
-    ops = {"bias": "y = y + inputs['bias'].double()", "scale": "y = y * inputs['scale'].double()",
-           "add": "y = y + inputs['residual'].double()", "relu": "y = torch.relu(y)",
-           "gelu": "y = torch.nn.functional.gelu(y)", "sigmoid": "y = torch.sigmoid(y)", "tanh": "y = torch.tanh(y)"}
-    return [f"    {ops[e]}" for e in epilogue]
-
-
 def _reference(spec: Spec) -> str:
-    """Source of ``reference(inputs)``: the main output in float64 (other families give their body's lines)."""
+    """Source of ``reference(inputs)``: the main output in float64, in the lines the spec's family writes."""
     lines = ["def reference(inputs):", '    """The same problem in PyTorch, in float64 (no TF32)."""']
-    if isinstance(spec, ConvSpec):
-        geo = (f"stride={list(pair(spec.stride))}, padding={list(pair(spec.padding))}, "
-               f"dilation={list(pair(spec.dilation))}, groups={spec.groups}")
-        if spec.direction == "fprop":
-            lines.append("    y = torch.nn.functional.conv2d(inputs['X'].double(), inputs['W'].double(), "
-                         f"{geo})")
-        elif spec.direction == "dgrad":
-            lines.append(f"    y = torch.nn.grad.conv2d_input({list(spec.x_dims)}, inputs['W'].double(), "
-                         f"inputs['DY'].double(), {geo})")
-        else:
-            lines.append(f"    y = torch.nn.grad.conv2d_weight(inputs['X'].double(), {list(spec.w_dims)}, "
-                         f"inputs['DY'].double(), {geo})")
-    elif isinstance(spec, MatmulSpec):
-        lines.append("    y = torch.matmul(inputs['A'].double(), inputs['B'].double())")
-    else:
-        from .recipe import family_module
-
-        return "\n".join(lines + [f"    {line}" for line in family_module(spec).reference_code(spec)])
-    lines += _epilogue_code(getattr(spec, "epilogue", ()))
-    lines.append("    return y")
-    return "\n".join(lines)
+    return "\n".join(lines + [f"    {line}" for line in reference_code(spec)])
 
 
 def to_script(spec: Spec, recipe: Recipe, version: str) -> str:

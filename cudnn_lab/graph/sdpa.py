@@ -10,6 +10,8 @@ Keywords as cuDNN frontend 1.32 names them (its pybind ``backend_graph.sdpa`` / 
 from __future__ import annotations
 
 from ..specs.sdpa import SdpaSpec
+from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .labgraph import frontend_drawing
 from .recipe import Enum, OpDecl, Recipe, TensorDecl
 
 _FWD_PORTS = (("q", "Q"), ("k", "K"), ("v", "V"))
@@ -27,6 +29,7 @@ def mask_params(spec: SdpaSpec) -> tuple[tuple[str, object], ...]:
     return params
 
 
+@RECIPES.register(SdpaSpec)
 def recipe(spec: SdpaSpec) -> Recipe:
     """Q, K, V (and for the backward O, dO, Stats) with the layout's strides, one node, its outputs."""
     shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes()
@@ -49,6 +52,7 @@ def recipe(spec: SdpaSpec) -> Recipe:
     return Recipe(spec.dtype, "fp32", "fp32", tuple(tensors), (op,))
 
 
+@REFERENCE_CODE.register(SdpaSpec)
 def reference_code(spec: SdpaSpec) -> list[str]:
     """Body of the exported script's ``reference(inputs)``: the main output (O or dQ) in float64, explicit math.
 
@@ -78,3 +82,6 @@ def reference_code(spec: SdpaSpec) -> list[str]:
         "return y",
     ]
     return lines
+
+
+DRAWINGS.add(SdpaSpec, frontend_drawing)

@@ -1,7 +1,7 @@
 """The PyTorch side of normalizations (:class:`~cudnn_lab.specs.NormSpec`): inputs in the real layout, NaN-poisoned
 outputs, the float64 reference of every output and PyTorch's own op in the spec's dtype.
 
-Definitions (cuDNN's, checked on an H200 against float64): mean and variance are over the normalized elements
+Definitions (cuDNN's): mean and variance are over the normalized elements
 (a row's features, a channel's n*h*w, an image-channel's h*w); the variance is the biased one (divided by the
 count) and ``inv_var = 1 / sqrt(var + epsilon)``; y = (x - mean) * inv_var * scale + bias (rmsnorm: mean taken as 0,
 var = mean(x^2)). Batchnorm training also writes ``next_running_mean = (1 - momentum) * running_mean + momentum *
@@ -16,36 +16,30 @@ torch is imported inside the functions that need it, so importing this module st
 
 from __future__ import annotations
 
-import math
-import zlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..errors import SpecError
 from ..specs.norm import ROW_KINDS, NormSpec
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, empty, expect, poisoned, uniform
+from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 __all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "forward64", "backward64"]
 
-_TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
-
 #: Uniform range of each input; [0.5, 1.5] where a sign flip or a zero would be unnatural (scales, variances).
 _RANGES = {"X": (-1.0, 1.0), "residual": (-1.0, 1.0), "DY": (-1.0, 1.0), "scale": (0.5, 1.5), "bias": (-1.0, 1.0),
            "running_mean": (-1.0, 1.0), "running_var": (0.5, 1.5), "mean": (-1.0, 1.0), "inv_var": (0.5, 1.5)}
 
 
-def _dtype(name: str) -> torch.dtype:
-    import torch
-
-    return getattr(torch, _TORCH_DTYPES[name])
-
-
 def _check_spec(spec: object) -> NormSpec:
-    if not isinstance(spec, NormSpec):
-        raise SpecError("spec", type(spec).__name__, "must be a NormSpec for the normalization reference")
-    return spec
+    return expect(spec, NormSpec, "normalization")
+
+
+def input_names(spec: NormSpec) -> tuple[str, ...]:
+    """Every tensor the graph reads (host scalars included), in the frontend call's order."""
+    return spec.input_names()
 
 
 def stat_dims(spec: NormSpec) -> tuple[int, ...]:
@@ -60,21 +54,14 @@ PARAM_DIMS = (0, 2, 3)
 
 
 def _random(spec: NormSpec, name: str, seed: int) -> torch.Tensor:
-    """Uniform values from a CPU generator seeded by ``seed`` and the name, in the graph's dtype and strides."""
-    import torch
-
-    dims, strides = spec.tensor_shapes()[name], spec.tensor_strides()[name]
+    """Uniform values in the name's range (seeded by ``seed`` and the name), in the graph's dtype and strides."""
     lo, hi = _RANGES[name]
-    gen = torch.Generator(device="cpu").manual_seed((seed * 1_000_003 + zlib.crc32(name.encode())) % 2**63)
-    flat = torch.rand(math.prod(dims), generator=gen, dtype=torch.float32) * (hi - lo) + lo
-    return flat.to(_dtype(spec.tensor_dtypes()[name])).as_strided(dims, strides)
+    return uniform(name, spec.tensor_shapes()[name], spec.tensor_strides()[name], spec.tensor_dtypes()[name], seed,
+                   lo, hi)
 
 
 def _empty(spec: NormSpec, name: str, device: torch.device) -> torch.Tensor:
-    import torch
-
-    return torch.empty_strided(spec.tensor_shapes()[name], spec.tensor_strides()[name],
-                               dtype=_dtype(spec.tensor_dtypes()[name]), device=device)
+    return empty(spec.tensor_shapes()[name], spec.tensor_strides()[name], spec.tensor_dtypes()[name], device)
 
 
 def _statistics64(spec: NormSpec, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -91,7 +78,7 @@ def _statistics64(spec: NormSpec, x: torch.Tensor) -> tuple[torch.Tensor, torch.
     return mean, var, torch.rsqrt(var + spec.epsilon)
 
 
-def make_inputs(spec: NormSpec, *, device: str | torch.device = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
+def make_inputs(spec: NormSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
     """Every tensor the graph reads, in its dtype and the graph's strides, on ``device``.
 
     x, the residual and dy are uniform in [-1, 1]; scale, running_var and batchnorm inference's inv_var in
@@ -125,29 +112,18 @@ def make_inputs(spec: NormSpec, *, device: str | torch.device = "cpu", seed: int
     return out
 
 
-def make_outputs(spec: NormSpec, *, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+def make_outputs(spec: NormSpec, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
     """Every tensor the graph writes (Y or DX first), each in its dtype and strides, filled with NaN."""
-    import torch
-
     spec = _check_spec(spec)
-    return {n: _empty(spec, n, torch.device(device)).fill_(math.nan) for n in spec.output_names()}
+    return poisoned(spec, spec.output_names(), device)
 
 
-def _check_inputs(spec: NormSpec, inputs: dict[str, torch.Tensor]) -> torch.device:
-    """Every input is there with its shape; the tensors (not the host scalars) share one device, returned."""
-    from . import check_inputs
-
-    return check_inputs(spec, inputs, spec.input_names(), host=set(spec.scalars()))
-
-
-def _check_cpu_size(spec: NormSpec, device: torch.device) -> None:
-    from . import CPU_FLOP_LIMIT
-
-    if device.type == "cpu" and spec.flops() > CPU_FLOP_LIMIT:
-        field = "rows" if spec.kind in ROW_KINDS else "n"
-        raise SpecError(field, getattr(spec, field), f"makes {spec.flops():.3g} FLOPs, more than the CPU limit of "
-                        f"{CPU_FLOP_LIMIT:.3g}: the PyTorch reference on the CPU would take too long; shrink the "
-                        "sizes or use a GPU", spec=type(spec).__name__)
+def _check(spec: NormSpec, inputs: dict[str, torch.Tensor], flop_limit: float) -> torch.device:
+    """Every input is there with its shape; the tensors (not the host scalars) share one device, returned; on the
+    CPU the problem is small enough."""
+    device = check_inputs(spec, inputs, spec.input_names(), host=set(spec.scalars()))
+    check_cpu_work(spec, device, "rows" if spec.kind in ROW_KINDS else "n", flop_limit=flop_limit)
+    return device
 
 
 def forward64(spec: NormSpec, t: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -179,16 +155,17 @@ def backward64(spec: NormSpec, t: dict[str, torch.Tensor]) -> dict[str, torch.Te
             "DBias": dy.sum(dim=PARAM_DIMS, keepdim=True)}
 
 
-def reference_outputs(spec: NormSpec, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def reference_outputs(spec: NormSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
+                      ) -> dict[str, torch.Tensor]:
     """The float64 reference of every output :func:`make_outputs` names, on the inputs' device."""
     spec = _check_spec(spec)
-    device = _check_inputs(spec, inputs)
-    _check_cpu_size(spec, device)
+    device = _check(spec, inputs, cpu_flop_limit)
     t = {n: inputs[n].to(device).double() for n in spec.input_names()}
     return backward64(spec, t) if spec.phase == "backward" else forward64(spec, t)
 
 
-def torch_op(spec: NormSpec, inputs: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
+def torch_op(spec: NormSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
+             ) -> Callable[[], torch.Tensor]:
     """A zero-argument callable running the same op in PyTorch eager, in the spec's dtype; it returns Y or DX.
 
     Forward: ``F.layer_norm`` / ``F.rms_norm`` (+ bias) / ``F.batch_norm`` / ``F.instance_norm`` (a residual is
@@ -201,8 +178,7 @@ def torch_op(spec: NormSpec, inputs: dict[str, torch.Tensor]) -> Callable[[], to
     import torch.nn.functional as F
 
     spec = _check_spec(spec)
-    device = _check_inputs(spec, inputs)
-    _check_cpu_size(spec, device)
+    device = _check(spec, inputs, cpu_flop_limit)
     t = {n: inputs[n] for n in spec.input_names()}
     eps, c = spec.epsilon, spec.channels
     if spec.phase == "backward":
@@ -268,3 +244,6 @@ def _torch_backward(spec: NormSpec, t: dict[str, torch.Tensor], device: torch.de
         def forward() -> torch.Tensor:
             return F.instance_norm(xr, weight=wr.reshape(c), bias=br.reshape(c), eps=eps)
     return lambda: torch.autograd.grad(forward(), (xr, wr, br), dy)[0]
+
+
+REFERENCES.add(NormSpec, Reference(input_names, make_inputs, make_outputs, reference_outputs, torch_op))

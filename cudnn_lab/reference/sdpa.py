@@ -6,53 +6,39 @@ torch is imported inside the functions that need it, so importing this module st
 
 from __future__ import annotations
 
-import math
-import zlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..errors import SpecError
 from ..specs.sdpa import SdpaSpec
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, empty, expect, poisoned, uniform
+from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 __all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "attention"]
 
-_TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
-
 #: The float64 reference works on chunks of heads whose score matrices hold at most this many elements.
 _CHUNK_ELEMENTS = 1 << 25
 
 
-def _dtype(name: str) -> torch.dtype:
-    import torch
-
-    return getattr(torch, _TORCH_DTYPES[name])
-
-
 def _check_spec(spec: object) -> SdpaSpec:
-    if not isinstance(spec, SdpaSpec):
-        raise SpecError("spec", type(spec).__name__, "must be an SdpaSpec for the attention reference")
-    return spec
+    return expect(spec, SdpaSpec, "attention")
+
+
+def input_names(spec: SdpaSpec) -> tuple[str, ...]:
+    """Q, K, V (and for the backward O, dO, Stats)."""
+    return spec.io_names()[0]
 
 
 def _random(spec: SdpaSpec, name: str, seed: int, device: torch.device) -> torch.Tensor:
-    """Uniform [-1, 1] values from a CPU generator seeded by ``seed`` and the name, with the graph's strides."""
-    import torch
-
-    dims, strides = spec.tensor_shapes()[name], spec.tensor_strides()[name]
-    gen = torch.Generator(device="cpu").manual_seed((seed * 1_000_003 + zlib.crc32(name.encode())) % 2**63)
-    flat = torch.rand(math.prod(dims), generator=gen, dtype=torch.float32) * 2 - 1
-    # A BSHD tensor is a contiguous [b, s, h, d] buffer seen as [b, h, s, d]: as_strided gives exactly that view.
-    return flat.to(_dtype(spec.tensor_dtypes()[name])).as_strided(dims, strides).to(device)
+    """Uniform [-1, 1] values (seeded by ``seed`` and the name) with the graph's strides, on ``device``."""
+    return uniform(name, spec.tensor_shapes()[name], spec.tensor_strides()[name], spec.tensor_dtypes()[name],
+                   seed).to(device)
 
 
 def _empty(spec: SdpaSpec, name: str, device: torch.device) -> torch.Tensor:
-    import torch
-
-    return torch.empty_strided(spec.tensor_shapes()[name], spec.tensor_strides()[name],
-                               dtype=_dtype(spec.tensor_dtypes()[name]), device=device)
+    return empty(spec.tensor_shapes()[name], spec.tensor_strides()[name], spec.tensor_dtypes()[name], device)
 
 
 def _keep_mask(spec: SdpaSpec, device: torch.device) -> torch.Tensor | None:
@@ -114,22 +100,14 @@ def _forward64(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     return o, stats
 
 
-def _check_inputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> torch.device:
-    from . import check_inputs
-
-    return check_inputs(spec, inputs, spec.io_names()[0])
-
-
-def _check_cpu_size(spec: SdpaSpec, device: torch.device) -> None:
-    from . import CPU_FLOP_LIMIT
-
-    if device.type == "cpu" and spec.flops() > CPU_FLOP_LIMIT:
-        raise SpecError("batch", spec.batch, f"makes {spec.flops():.3g} FLOPs, more than the CPU limit of "
-                        f"{CPU_FLOP_LIMIT:.3g}: the PyTorch reference on the CPU would take too long; shrink the "
-                        "sizes (batch, heads, sequence lengths) or use a GPU", spec=type(spec).__name__)
+def _check(spec: SdpaSpec, inputs: dict[str, torch.Tensor], flop_limit: float) -> torch.device:
+    """The inputs are there on one device; on the CPU the problem is small enough. Returns the device."""
+    device = check_inputs(spec, inputs, input_names(spec))
+    check_cpu_work(spec, device, "batch", flop_limit=flop_limit)
+    return device
 
 
-def make_inputs(spec: SdpaSpec, *, device: str | torch.device = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
+def make_inputs(spec: SdpaSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
     """Q, K, V (and dO) uniform in [-1, 1], never zeros, in the spec's dtype and real layout (BSHD: a contiguous
     [b, s, h, d] buffer seen as [b, h, s, d]).
 
@@ -150,23 +128,20 @@ def make_inputs(spec: SdpaSpec, *, device: str | torch.device = "cpu", seed: int
     return out
 
 
-def make_outputs(spec: SdpaSpec, *, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+def make_outputs(spec: SdpaSpec, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
     """Every tensor the graph writes (O [+ Stats], or dQ, dK, dV), with the graph's strides, NaN-filled."""
-    import torch
-
     spec = _check_spec(spec)
-    dev = torch.device(device)
-    return {n: _empty(spec, n, dev).fill_(math.nan) for n in spec.output_names()}
+    return poisoned(spec, spec.output_names(), device)
 
 
-def reference_outputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def reference_outputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
+                      ) -> dict[str, torch.Tensor]:
     """Every output in float64 on the inputs' device: O (+ Stats = logsumexp of each scaled score row), or
     dQ, dK, dV by float64 autograd through the forward with dO as the upstream gradient."""
     import torch
 
     spec = _check_spec(spec)
-    device = _check_inputs(spec, inputs)
-    _check_cpu_size(spec, device)
+    device = _check(spec, inputs, cpu_flop_limit)
     q, k, v = (inputs[n] for n in ("Q", "K", "V"))
     if spec.direction != "bwd":
         o, stats = _forward64(spec, q, k, v)
@@ -196,7 +171,8 @@ def _torch_sdpa(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tenso
     return F.scaled_dot_product_attention(q, k, v, **kw)
 
 
-def torch_op(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
+def torch_op(spec: SdpaSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
+             ) -> Callable[[], torch.Tensor]:
     """A zero-argument callable running the same op in PyTorch eager (native dtype); it returns the main output.
 
     Forward: ``scaled_dot_product_attention`` (``is_causal`` for a causal mask, a boolean mask for a sliding
@@ -208,7 +184,7 @@ def torch_op(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> Callable[[], to
     import torch
 
     spec = _check_spec(spec)
-    _check_inputs(spec, inputs)
+    _check(spec, inputs, cpu_flop_limit)
     q, k, v = (inputs[n] for n in ("Q", "K", "V"))
     if spec.direction != "bwd":
         return lambda: _torch_sdpa(spec, q, k, v)
@@ -223,3 +199,6 @@ def torch_op(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> Callable[[], to
         return torch.autograd.grad(state["o"], state["leaves"], do, retain_graph=True)[0]
 
     return backward
+
+
+REFERENCES.add(SdpaSpec, Reference(input_names, make_inputs, make_outputs, reference_outputs, torch_op))

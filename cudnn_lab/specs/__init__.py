@@ -1,21 +1,23 @@
 """Pure, validated problem descriptions: what tests, the CLI, notebooks and widgets share.
 
-Nothing here imports torch, cudnn, plotly or ipywidgets.
+One module per op family; each spec class registers itself by its ``op`` when defined, so the import order below
+is the order menus list the families (:func:`spec_classes`). Nothing here imports torch, cudnn, plotly or
+ipywidgets.
 """
 
-from .base import DTYPE_BYTES, DTYPES, LAYOUTS, Spec, spec_from_dict, spec_from_json
-from .chaining import chain
+from .base import DTYPE_BYTES, DTYPES, LAYOUTS, Spec, spec_classes, spec_from_dict, spec_from_json
 from .conv import DIRECTIONS, ConvSpec
+from .matmul import MatmulSpec
+from .sdpa import SdpaSpec
+from .norm import NormSpec  # noqa: I001 - the import order is the families' menu order
+from .pool import POOL_MODES, PoolSpec
+from .chaining import chain
 from .epilogue import EPILOGUES
 from .layout import describe_layout, layout_strides
-from .matmul import MatmulSpec
-from .norm import NormSpec
-from .pool import POOL_MODES, PoolSpec
-from .sdpa import SdpaSpec
 
 __all__ = [
     "NormSpec",
     "PoolSpec", "POOL_MODES",
-    "chain", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
+    "chain", "Spec", "spec_classes", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "DTYPES", "DTYPE_BYTES", "LAYOUTS", "DIRECTIONS", "EPILOGUES", "describe_layout", "layout_strides",
 ]

@@ -1,16 +1,18 @@
-"""What every problem description shares: validation helpers, dict/JSON round-trip, the registry of spec kinds."""
+"""What every problem description shares: validation helpers, dict/JSON round-trip, the registry of spec kinds,
+and the rules a form shows (each field's range, choices, hints), so the UI never restates a rule."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import operator
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
-from ..errors import SpecError
+from ..errors import SpecError, shorten
 
 DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
-COMPUTE_DTYPES: tuple[str, ...] = ("fp32",)
 LAYOUTS: tuple[str, ...] = ("NCHW", "NHWC")
 MAX_DIM = 1 << 20
 # cuDNN indexes tensors with 64-bit offsets, but PyTorch references and sane GPU memory stop far earlier.
@@ -51,6 +53,51 @@ def pair(value: int | tuple[int, int]) -> tuple[int, int]:
     return (value, value) if isinstance(value, int) else (value[0], value[1])
 
 
+def check_float(spec: str, field: str, value: Any, lo: float, hi: float, *, lo_open: bool = False) -> float:
+    """``value`` as a finite float in (lo, hi] (``lo_open``) or [lo, hi]; SpecError naming the field otherwise
+    (also for an integer too large for a float, such as 10**400)."""
+    rng = f"{'greater than' if lo_open else 'from'} {lo:g} {'and at most' if lo_open else 'to'} {hi:g}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpecError(field, value, f"must be a number {rng}", spec=spec)
+    try:
+        v = float(value)
+    except OverflowError:
+        raise SpecError(field, value, f"must be a number {rng} (this one does not fit in a float)",
+                        spec=spec) from None
+    if not math.isfinite(v) or v > hi or v < lo or (lo_open and v == lo):
+        raise SpecError(field, value, f"must be a number {rng}", spec=spec)
+    return v
+
+
+def read_int(values: Mapping[str, Any], key: str, default: int) -> int:
+    """A form's value as an int for range arithmetic; junk (text, None, inf, a 5000-digit string) reads as
+    ``default``."""
+    try:
+        v = values.get(key, default)
+        if isinstance(v, float) and not math.isfinite(v):
+            return default
+        return int(v)
+    except (TypeError, ValueError, OverflowError):
+        return default
+
+
+def read_sides(values: Mapping[str, Any], key: str, default: int) -> tuple[int, int]:
+    """(height, width) sides of an int-or-pair value in a form; junk reads as the default."""
+    v = values.get(key, default)
+    if isinstance(v, (list, tuple)):
+        if len(v) != 2:
+            return default, default
+        return read_int({"h": v[0]}, "h", default), read_int({"w": v[1]}, "w", default)
+    side = read_int(values, key, default)
+    return side, side
+
+
+def blame_largest(spec: Any, fields: tuple[str, ...]) -> str:
+    """The field among ``fields`` with the largest value (the first on a tie): what to name when a product of
+    sizes is too large, so the message points at a field the user can shrink."""
+    return max(fields, key=lambda f: (getattr(spec, f) or 0, -fields.index(f)))
+
+
 def check_choice(spec: str, field: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise SpecError(field, value, f"must be one of {', '.join(allowed)}", spec=spec)
@@ -68,6 +115,10 @@ class Spec:
     """Base of all problem descriptions: frozen, validated on creation, round-trips through dicts and JSON."""
 
     op: ClassVar[str] = ""
+    #: The family's name in menus and its one-line description (tooltips), and the order a form lists its fields.
+    title: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    field_order: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -96,9 +147,10 @@ class Spec:
         if op != cls.op:
             raise SpecError("op", op, f"{cls.__name__} takes op={cls.op!r}", spec=cls.__name__)
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names, key=str)
+        unknown = sorted((k for k in data if k not in names), key=shorten)
         if unknown:
-            raise SpecError(unknown[0], data[unknown[0]], f"is not a field; fields are {', '.join(sorted(names))}",
+            key = unknown[0] if isinstance(unknown[0], str) and len(unknown[0]) <= 40 else shorten(unknown[0], 40)
+            raise SpecError(key, data[unknown[0]], f"is not a field; fields are {', '.join(sorted(names))}",
                             spec=cls.__name__)
         # JSON has lists where specs hold tuples (pairs such as padding, epilogue chains).
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
@@ -109,6 +161,48 @@ class Spec:
     def replace(self: S, **changes: Any) -> S:
         """A validated copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+    # --- rules a form shows (pure; values may be junk, partial or of the wrong type) ------------------------
+
+    @classmethod
+    def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+        """Allowed (low, high) of each integer field, the other fields held at ``values``.
+
+        By default every integer field (not a choice) takes 1 to MAX_DIM; families with rules linking fields
+        override this (conv padding up to dilation*(r-1), ...). A low above the high means no value fits now.
+        """
+        choices = cls.field_choices()
+        out = {}
+        for f in dataclasses.fields(cls):
+            t = str(f.type).replace(" ", "")
+            if f.name not in choices and t in ("int", "int|None", "int|tuple[int,int]"):
+                out[f.name] = (1, MAX_DIM)
+        return out
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        """The allowed values of each choice field (a dtype, a layout, a direction, ...)."""
+        return {}
+
+    @classmethod
+    def hidden_fields(cls, values: Mapping[str, Any]) -> frozenset[str]:
+        """Fields the problem ignores as set in ``values`` (a layer norm has no n, c, h, w); a form hides them."""
+        return frozenset()
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        """Short rules to show beside fields beyond their ranges ('divides 16', '0: off', 'mult. of 8')."""
+        return {}
+
+    def check_elements(self, fields_of: Mapping[str, tuple[str, ...]]) -> None:
+        """Refuse a tensor over MAX_ELEMENTS, naming the largest of the fields its size comes from
+        (``fields_of[tensor]``), so the user is pointed at a size they set."""
+        name = type(self).__name__
+        for tname, dims in self.tensor_shapes().items():
+            if math.prod(dims) > MAX_ELEMENTS:
+                field = blame_largest(self, fields_of[tname])
+                raise SpecError(field, getattr(self, field), f"makes tensor {tname} {list(dims)} larger than "
+                                f"{MAX_ELEMENTS} elements; use smaller sizes", spec=name)
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         """Logical dims of every tensor the graph reads or writes, by name."""
@@ -127,6 +221,11 @@ class Spec:
         raise NotImplementedError
 
 
+def spec_classes() -> dict[str, type[Spec]]:
+    """Every registered spec family, ``op`` -> class, in registration order (the order menus list them)."""
+    return dict(_REGISTRY)
+
+
 def spec_from_dict(data: dict[str, Any]) -> Spec:
     """Rebuild any spec from :meth:`Spec.to_dict` output, dispatching on its ``op`` key."""
     if not isinstance(data, dict):
@@ -137,10 +236,16 @@ def spec_from_dict(data: dict[str, Any]) -> Spec:
     return _REGISTRY[op].from_dict(data)
 
 
-def spec_from_json(text: str) -> Spec:
-    """Rebuild any spec from :meth:`Spec.to_json` output."""
+def spec_from_json(text: str | bytes) -> Spec:
+    """Rebuild any spec from :meth:`Spec.to_json` output; anything else is a SpecError (never a raw exception)."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise SpecError("json", type(text).__name__, "must be a JSON text (str) as made by Spec.to_json()")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SpecError("json", text[:60], f"is not valid JSON ({e.msg} at line {e.lineno})") from None
+        raise SpecError("json", text, f"is not valid JSON ({e.msg} at line {e.lineno})") from None
+    except RecursionError:
+        raise SpecError("json", text, "is nested too deeply to be a spec") from None
+    except (ValueError, TypeError) as e:  # e.g. an integer of more digits than Python converts, bad bytes
+        raise SpecError("json", text, f"cannot be read: {shorten(str(e), 120)}") from None
     return spec_from_dict(data)

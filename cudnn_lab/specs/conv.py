@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_ELEMENTS, Spec, check_choice, check_int, check_pair, pair)
+from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_choice, check_int, check_pair, pair, read_int,
+                   read_sides)
 from .epilogue import check_epilogue
+from .layout import layout_strides
 
 DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
 
@@ -22,6 +25,11 @@ class ConvSpec(Spec):
     """
 
     op: ClassVar[str] = "conv"
+    title: ClassVar[str] = "conv"
+    description: ClassVar[str] = "convolution: ConvSpec (fprop, dgrad, wgrad, fused epilogue)"
+    field_order: ClassVar[tuple[str, ...]] = (
+        "direction", "n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation", "groups", "layout", "dtype",
+        "compute_dtype", "epilogue")
 
     n: int = 16
     c: int = 64
@@ -74,10 +82,51 @@ class ConvSpec(Spec):
         if self.epilogue and self.direction != "fprop":
             raise SpecError("epilogue", self.epilogue, "epilogues are fused only after direction='fprop'",
                             spec=name)
-        for tname, dims in self.tensor_shapes().items():
-            if math.prod(dims) > MAX_ELEMENTS:
-                raise SpecError("n", self.n, f"makes tensor {tname} {list(dims)} larger than {MAX_ELEMENTS} "
-                                "elements; use smaller sizes", spec=name)
+        image, filt, out = ("n", "c", "h", "w"), ("k", "c", "r", "s"), ("n", "k", "h", "w")
+        self.check_elements({"X": image, "DX": image, "W": filt, "DW": filt, "Y": out, "DY": out, "residual": out,
+                             "bias": ("k",), "scale": ("k",)})
+
+    # --- rules a form shows ------------------------------------------------------------------------------------
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"direction": DIRECTIONS, "layout": LAYOUTS, "dtype": DTYPES, "compute_dtype": ("fp32", "fp16")}
+
+    @classmethod
+    def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+        """``padding`` up to ``dilation*(r-1)``; ``r`` from what padding needs to what ``h + 2*padding`` allows
+        (``s`` with ``w`` alike); ``dilation`` up to what the padded input allows; ``h``/``w`` at least the dilated
+        filter's extent less the padding; ``groups`` up to ``gcd(c, k)`` (it must divide both)."""
+        c, k = read_int(values, "c", 1), read_int(values, "k", 1)
+        r, s = max(read_int(values, "r", 1), 1), max(read_int(values, "s", 1), 1)
+        h, w = max(read_int(values, "h", 1), 1), max(read_int(values, "w", 1), 1)
+        ph, pw = (max(x, 0) for x in read_sides(values, "padding", 0))
+        dh, dw = (max(x, 1) for x in read_sides(values, "dilation", 1))
+
+        def filter_range(size: int, p: int, d: int) -> tuple[int, int]:
+            lo = math.ceil(p / d) + 1  # padding <= d*(f-1)
+            hi = (size + 2 * p - 1) // d + 1  # size + 2p >= d*(f-1) + 1
+            return lo, min(hi, MAX_DIM)
+
+        def dilation_range(size: int, p: int, f: int) -> tuple[int, int]:
+            if f == 1:
+                return 1, 64
+            return max(1, math.ceil(p / (f - 1))), min(64, (size + 2 * p - 1) // (f - 1))
+
+        (dh_lo, dh_hi), (dw_lo, dw_hi) = dilation_range(h, ph, r), dilation_range(w, pw, s)
+        return {
+            "n": (1, MAX_DIM), "c": (1, MAX_DIM), "k": (1, MAX_DIM),
+            "h": (max(1, dh * (r - 1) + 1 - 2 * ph), MAX_DIM), "w": (max(1, dw * (s - 1) + 1 - 2 * pw), MAX_DIM),
+            "r": filter_range(h, ph, dh), "s": filter_range(w, pw, dw),
+            "padding": (0, min(dh * (r - 1), dw * (s - 1))),
+            "stride": (1, 64),
+            "dilation": (max(dh_lo, dw_lo), min(dh_hi, dw_hi)),
+            "groups": (1, max(1, math.gcd(max(c, 1), max(k, 1)))),
+        }
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        return {"groups": f"divides {cls.field_limits(values)['groups'][1]}"}
 
     @property
     def out_hw(self) -> tuple[int, int]:
@@ -98,6 +147,10 @@ class ConvSpec(Spec):
     @property
     def y_dims(self) -> tuple[int, int, int, int]:
         return (self.n, self.k, *self.out_hw)
+
+    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
+        """Strides of every tensor in the spec's layout (dims in N, C, H, W order)."""
+        return {n: layout_strides(d, self.layout) for n, d in self.tensor_shapes().items()}
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
         """Names of the main op's inputs and of its output, for this direction."""

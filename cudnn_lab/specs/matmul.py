@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, MAX_ELEMENTS, Spec, check_bool, check_choice, check_int
+from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_choice, check_int
 from .epilogue import check_epilogue
+from .layout import packed_strides
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,6 +20,11 @@ class MatmulSpec(Spec):
     """
 
     op: ClassVar[str] = "matmul"
+    title: ClassVar[str] = "matmul"
+    description: ClassVar[str] = "matrix multiplication: MatmulSpec (batched, fused epilogue)"
+    #: compute_dtype is left out: it has one allowed value (fp32), so a form shows no control for it.
+    field_order: ClassVar[tuple[str, ...]] = ("batch", "m", "n", "k", "transpose_a", "transpose_b", "dtype",
+                                              "epilogue")
 
     batch: int = 1
     m: int = 1024
@@ -40,10 +45,21 @@ class MatmulSpec(Spec):
         self._set("transpose_a", check_bool(name, "transpose_a", self.transpose_a))
         self._set("transpose_b", check_bool(name, "transpose_b", self.transpose_b))
         self._set("epilogue", check_epilogue(name, self.epilogue))
-        for tname, dims in self.tensor_shapes().items():
-            if math.prod(dims) > MAX_ELEMENTS:
-                raise SpecError("batch", self.batch, f"makes tensor {tname} {list(dims)} larger than "
-                                f"{MAX_ELEMENTS} elements; use smaller sizes", spec=name)
+        out = ("batch", "m", "n")
+        self.check_elements({"A": ("batch", "m", "k"), "B": ("batch", "k", "n"), "C": out, "residual": out,
+                             "bias": ("n",), "scale": ("n",)})
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"dtype": DTYPES, "compute_dtype": ("fp32",)}
+
+    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
+        """Row-major strides; a transposed operand is stored column-major (its last two dims swap in memory)."""
+        out = {}
+        for name, dims in self.tensor_shapes().items():
+            transposed = (name == "A" and self.transpose_a) or (name == "B" and self.transpose_b)
+            out[name] = packed_strides(dims, (0, 2, 1) if transposed else tuple(range(len(dims))))
+        return out
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         shapes: dict[str, tuple[int, ...]] = {

@@ -1,33 +1,28 @@
 """Normalization problems: layer norm, RMS norm, batch norm and instance norm; forward (training or inference) and
-backward.
-
-What cuDNN supports was measured on an NVIDIA H200 with cuDNN 9.19 (frontend 1.32), every graph built, run and
-checked against a float64 reference; the frontend's samples (20-23, 29-31) and tests show the same shapes:
+backward, with the tensor shapes, dtypes and strides cuDNN's norm nodes take.
 
 - layernorm / rmsnorm: x is [rows, features, 1, 1] stored channels-last (rows = batch * sequence), scale and bias
-  [1, features, 1, 1] in x's dtype, mean and inv_var [rows, 1, 1, 1] in float32. fp16, bf16 and fp32; training,
-  inference and backward; a residual add fused before the norm (y = norm(x + r)) in training and inference.
+  [1, features, 1, 1] in x's dtype, mean and inv_var [rows, 1, 1, 1] in float32; a residual add can be fused
+  before the norm (y = norm(x + r)) in training and inference.
 - batchnorm: x [n, c, h, w] in NHWC or NCHW; scale, bias, running and saved statistics [1, c, 1, 1] in float32.
-  Training and backward need c to be a multiple of 8 in fp16/bf16 (c = 1, 3, 4, 12 found no engine) and of 4 in
-  fp32 (c = 4 and 12 ran, c = 3 found none): 16 bytes of channels. The ``batchnorm_inference``
-  node found no engine on its own in any layout, dtype or parameter type tried (cuDNN runs it only fused into a
-  BN-inference -> dReLU -> dBN backward graph), so inference is built as the pointwise chain it is,
-  y = (x - mean) * inv_var * scale + bias, which cuDNN's runtime-fusion engine runs for NHWC only.
+  Training and backward need 16 bytes of channels (c a multiple of 8 in fp16/bf16, of 4 in fp32); inference is
+  built as the pointwise chain y = (x - mean) * inv_var * scale + bias, NHWC only.
 - instancenorm: x [n, c, h, w] in NHWC or NCHW, scale and bias [1, c, 1, 1] in x's dtype, mean and inv_var
-  [n, c, 1, 1] in float32; training, inference and backward; any c. Beware: the backward's engine 0 (the
-  heuristics' first choice for NHWC) wrote wrong DScale/DBias when the handle ran on a stream other than the legacy
-  default stream (cl.run uses a side stream); engine 2 was right on every stream. The per-plan check shows it.
+  [n, c, 1, 1] in float32; any c.
 - epsilon and momentum travel by value: host-side float32 [1, 1, 1, 1] tensors.
+
+Why these rules: see docs/FINDINGS.md (what cuDNN 9.19 runs, measured on an H200).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_ELEMENTS, Spec, check_bool, check_choice, check_int
+from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_bool, check_choice, check_float, check_int
 from .layout import layout_strides
 
 KINDS: tuple[str, ...] = ("layernorm", "rmsnorm", "batchnorm", "instancenorm")
@@ -37,7 +32,7 @@ ROW_KINDS: tuple[str, ...] = ("layernorm", "rmsnorm")
 #: Kinds whose sizes are an image batch ``n, c, h, w`` in a ``layout``.
 IMAGE_KINDS: tuple[str, ...] = ("batchnorm", "instancenorm")
 #: Batchnorm training and backward engines need c * (bytes of x's dtype) to be a multiple of this: c a multiple of
-#: 8 in fp16/bf16, of 4 in fp32 (H200, cuDNN 9.19: fp16 c = 1, 3, 4, 12 and fp32 c = 3 found no engine).
+#: 8 in fp16/bf16, of 4 in fp32 (docs/FINDINGS.md).
 BN_CHANNEL_BYTES = 16
 #: Tensors that are always float32, whatever the spec's dtype: statistics and host scalars.
 _FLOAT_TENSORS = frozenset({"mean", "inv_var", "running_mean", "running_var", "next_running_mean",
@@ -56,17 +51,6 @@ FLOPS_PER_ELEMENT: dict[tuple[str, str], int] = {
 }
 
 
-def _check_float(spec: str, field: str, value: Any, lo: float, hi: float, lo_open: bool) -> float:
-    """``value`` as a finite float in (lo, hi] (``lo_open``) or [lo, hi]; SpecError naming the field otherwise."""
-    rng = f"{'greater than' if lo_open else 'from'} {lo:g} {'and at most' if lo_open else 'to'} {hi:g}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SpecError(field, value, f"must be a number {rng}", spec=spec)
-    v = float(value)
-    if not math.isfinite(v) or v > hi or v < lo or (lo_open and v == lo):
-        raise SpecError(field, value, f"must be a number {rng}", spec=spec)
-    return v
-
-
 @dataclasses.dataclass(frozen=True)
 class NormSpec(Spec):
     """A normalization: ``kind`` (layernorm, rmsnorm, batchnorm, instancenorm) in one ``phase``.
@@ -82,6 +66,10 @@ class NormSpec(Spec):
     """
 
     op: ClassVar[str] = "norm"
+    title: ClassVar[str] = "norm"
+    description: ClassVar[str] = "normalization: NormSpec (layer, RMS, batch and instance norm)"
+    field_order: ClassVar[tuple[str, ...]] = (
+        "kind", "phase", "rows", "features", "n", "c", "h", "w", "epsilon", "momentum", "residual", "layout", "dtype")
 
     kind: str = "layernorm"
     phase: str = "training"
@@ -105,18 +93,51 @@ class NormSpec(Spec):
             self._set(f, check_int(name, f, getattr(self, f)))
         self._set("layout", check_choice(name, "layout", self.layout, LAYOUTS))
         self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
-        self._set("epsilon", _check_float(name, "epsilon", self.epsilon, 0.0, 1.0, lo_open=True))
-        self._set("momentum", _check_float(name, "momentum", self.momentum, 0.0, 1.0, lo_open=False))
+        self._set("epsilon", check_float(name, "epsilon", self.epsilon, 0.0, 1.0, lo_open=True))
+        self._set("momentum", check_float(name, "momentum", self.momentum, 0.0, 1.0))
         self._set("residual", check_bool(name, "residual", self.residual))
         self._check_support(name)
-        for tname, dims in self.tensor_shapes().items():
-            if math.prod(dims) > MAX_ELEMENTS:
-                field = "rows" if self.kind in ROW_KINDS else "n"
-                raise SpecError(field, getattr(self, field), f"makes tensor {tname} {list(dims)} larger than "
-                                f"{MAX_ELEMENTS} elements; use smaller sizes", spec=name)
+        sizes = ("rows", "features") if self.kind in ROW_KINDS else ("n", "c", "h", "w")
+        self.check_elements({t: sizes for t in self.tensor_shapes()})
+
+    # --- rules a form shows ------------------------------------------------------------------------------------
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"kind": KINDS, "phase": PHASES, "layout": LAYOUTS, "dtype": DTYPES}
+
+    @classmethod
+    def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+        return {f: (1, MAX_DIM) for f in ("rows", "features", "n", "c", "h", "w")}
+
+    @classmethod
+    def hidden_fields(cls, values: Mapping[str, Any]) -> frozenset[str]:
+        """Layer and RMS norm take ``rows x features``, batch and instance norm ``n, c, h, w`` in a ``layout``;
+        ``momentum`` is batchnorm training's only, ``epsilon`` the forward passes' (batchnorm inference reads saved
+        statistics), ``residual`` the row norms'."""
+        kind, phase = values.get("kind"), values.get("phase")
+        hidden: set[str] = set()
+        if kind in ROW_KINDS:
+            hidden |= {"n", "c", "h", "w", "layout"}
+        elif kind in IMAGE_KINDS:
+            hidden |= {"rows", "features", "residual"}
+        if not (kind == "batchnorm" and phase == "training"):
+            hidden.add("momentum")
+        if phase == "backward" or (kind == "batchnorm" and phase == "inference"):
+            hidden.add("epsilon")
+        return frozenset(hidden)
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        """Batchnorm training and backward: c a multiple of 16 bytes of x's dtype."""
+        if values.get("kind") == "batchnorm" and values.get("phase") in ("training", "backward"):
+            dtype = values.get("dtype")
+            size = DTYPE_BYTES.get(dtype, 2) if isinstance(dtype, str) else 2
+            return {"c": f"mult. of {BN_CHANNEL_BYTES // size}"}
+        return {}
 
     def _check_support(self, name: str) -> None:
-        """Combinations cuDNN has no engine for (H200, cuDNN 9.19), refused with what IS supported."""
+        """Combinations cuDNN has no engine for (docs/FINDINGS.md), refused with what IS supported."""
         if self.residual and self.kind not in ROW_KINDS:
             raise SpecError("residual", True, f"a fused residual add is built for layernorm and rmsnorm only, not "
                             f"{self.kind}; set residual=False", spec=name)

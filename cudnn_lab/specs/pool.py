@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, MAX_ELEMENTS, Spec, check_choice, check_int, check_pair, pair
+from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, blame_largest, check_choice, check_int, check_pair,
+                   pair, read_int, read_sides)
 from .layout import layout_strides
 
 #: ``max``; ``avg`` divides by the full window (padding counts as zeros, PyTorch's ``count_include_pad=True``);
@@ -32,6 +34,10 @@ class PoolSpec(Spec):
     """
 
     op: ClassVar[str] = "pool"
+    title: ClassVar[str] = "pooling"
+    description: ClassVar[str] = "pooling: PoolSpec (max, average; cuDNN's classic call, no graph API node)"
+    field_order: ClassVar[tuple[str, ...]] = ("mode", "n", "c", "h", "w", "window", "stride", "padding", "layout",
+                                              "dtype")
 
     n: int = 16
     c: int = 64
@@ -66,14 +72,33 @@ class PoolSpec(Spec):
             if size + 2 * p < k:
                 raise SpecError(side, size, f"is too small for the window: {side} + 2*padding must be at least "
                                 f"{k} (the window's extent)", spec=name)
-        for tname, dims in self.tensor_shapes().items():
-            if math.prod(dims) > MAX_ELEMENTS:
-                raise SpecError("n", self.n, f"makes tensor {tname} {list(dims)} larger than {MAX_ELEMENTS} "
-                                "elements; use smaller sizes", spec=name)
+        self.check_elements({"X": ("n", "c", "h", "w"), "Y": ("n", "c", "h", "w")})
         if self.c * self.h * self.w > _INT32_MAX:
-            raise SpecError("c", self.c, f"makes one image c*h*w = {self.c * self.h * self.w} elements, more than "
-                            "cuDNN's classic pooling API can address (32-bit strides); use smaller sizes",
-                            spec=name)
+            field = blame_largest(self, ("c", "h", "w"))
+            raise SpecError(field, getattr(self, field), f"makes one image c*h*w = {self.c * self.h * self.w} "
+                            "elements, more than cuDNN's classic pooling API can address (32-bit strides); use "
+                            "smaller sizes", spec=name)
+
+    # --- rules a form shows ------------------------------------------------------------------------------------
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"mode": POOL_MODES, "layout": LAYOUTS, "dtype": DTYPES}
+
+    @classmethod
+    def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+        """``padding`` up to ``window // 2``; ``window`` from ``2 * padding`` to ``h + 2 * padding``; ``h``/``w``
+        at least the window less the padding."""
+        h, w = max(read_int(values, "h", 1), 1), max(read_int(values, "w", 1), 1)
+        kh, kw = (max(x, 1) for x in read_sides(values, "window", 1))
+        ph, pw = (max(x, 0) for x in read_sides(values, "padding", 0))
+        return {
+            "n": (1, MAX_DIM), "c": (1, MAX_DIM),
+            "h": (max(1, kh - 2 * ph), MAX_DIM), "w": (max(1, kw - 2 * pw), MAX_DIM),
+            "window": (max(1, 2 * max(ph, pw)), min(h + 2 * ph, w + 2 * pw, MAX_DIM)),
+            "stride": (1, MAX_DIM),
+            "padding": (0, min(kh // 2, kw // 2)),
+        }
 
     @property
     def out_hw(self) -> tuple[int, int]:

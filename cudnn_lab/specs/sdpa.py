@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, MAX_DIM, MAX_ELEMENTS, Spec, check_bool, check_choice, check_int
+from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_choice, check_int, read_int
 from .layout import packed_strides
 
 SDPA_DTYPES: tuple[str, ...] = ("fp16", "bf16")
@@ -39,6 +40,11 @@ class SdpaSpec(Spec):
     """
 
     op: ClassVar[str] = "sdpa"
+    title: ClassVar[str] = "attention"
+    description: ClassVar[str] = "scaled dot-product attention: SdpaSpec (forward, training, backward)"
+    field_order: ClassVar[tuple[str, ...]] = (
+        "direction", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "sliding_window",
+        "attn_scale", "layout", "dtype")
 
     batch: int = 4
     heads: int = 16
@@ -93,10 +99,16 @@ class SdpaSpec(Spec):
         v = self.attn_scale
         if v is None:
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise SpecError("attn_scale", v, "must be a positive finite number, or None for 1/sqrt(head_dim)",
-                            spec=name)
-        return float(v)
+        allowed = "must be a positive finite number, or None for 1/sqrt(head_dim)"
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise SpecError("attn_scale", v, allowed, spec=name)
+        try:
+            f = float(v)
+        except OverflowError:  # an int such as 10**400
+            raise SpecError("attn_scale", v, allowed, spec=name) from None
+        if not math.isfinite(f) or f <= 0:
+            raise SpecError("attn_scale", v, allowed, spec=name)
+        return f
 
     def _check_geometry(self, name: str) -> None:
         if self.sliding_window and not self.causal:
@@ -108,10 +120,27 @@ class SdpaSpec(Spec):
         if self.direction == "bwd" and self.seq_q == 1 and self.seq_kv == 1:
             raise SpecError("seq_q", self.seq_q, "with seq_kv=1 has no backward in cuDNN (seq_q = seq_kv = 1 is not "
                             "supported); use a longer sequence", spec=name)
-        for tname, dims in self.tensor_shapes().items():
-            if math.prod(dims) > MAX_ELEMENTS:
-                raise SpecError("batch", self.batch, f"makes tensor {tname} {list(dims)} larger than "
-                                f"{MAX_ELEMENTS} elements; use smaller sizes", spec=name)
+        kv_heads = "heads" if self.kv_heads is None else "kv_heads"
+        q, kv = ("batch", "heads", "seq_q"), ("batch", kv_heads, "seq_kv")
+        self.check_elements({"Q": q, "O": q, "dO": q, "dQ": q, "Stats": q, "K": kv, "V": kv, "dK": kv, "dV": kv})
+
+    # --- rules a form shows ------------------------------------------------------------------------------------
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"direction": SDPA_DIRECTIONS, "layout": SDPA_LAYOUTS, "dtype": SDPA_DTYPES,
+                "head_dim": SDPA_HEAD_DIMS}
+
+    @classmethod
+    def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+        """``kv_heads`` up to ``heads`` (and it must divide it); ``sliding_window`` from 0 (off)."""
+        heads = max(read_int(values, "heads", 1), 1)
+        return {"batch": (1, MAX_DIM), "heads": (1, MAX_DIM), "kv_heads": (1, heads), "seq_q": (1, MAX_DIM),
+                "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM)}
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        return {"kv_heads": f"divides {max(read_int(values, 'heads', 1), 1)}", "sliding_window": "0: off"}
 
     # --- derived sizes ------------------------------------------------------------------------------------------
 

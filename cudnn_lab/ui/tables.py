@@ -136,12 +136,14 @@ def result_label(result: Any, source: str = "") -> str:
 
 
 def heuristic_summary(result: Any) -> str:
-    """One sentence: did the heuristics' first choice turn out the fastest?"""
-    try:
-        pick, best, regret = result.heuristic_pick, result.best, result.regret
-    except Exception:  # noqa: BLE001 - no plan ran
+    """One sentence: did the heuristics' first choice turn out the fastest? (pick, best and regret are
+    :mod:`cudnn_lab.results.metrics`')"""
+    from ..results import metrics
+
+    pick, best, regret = metrics.pick(result.plans), metrics.best(result.plans), metrics.regret(result.plans)
+    if pick is None or best is None:
         return "No plan ran, so the heuristics' choice cannot be compared."
-    if not math.isfinite(regret):
+    if regret is None or not math.isfinite(regret):
         return "The heuristics' pick has no measured time."
     p, b = html.escape(str(pick["plan"])), html.escape(str(best["plan"]))
     if pick["plan"] == best["plan"]:

@@ -1,215 +1,81 @@
-"""The classic cudnnPoolingForward path without a GPU: its ctypes calls (against a recording stand-in for libcudnn),
-its plan row, its fit with PlanEntry / propose / Session.call, and the error where cuDNN's library is absent."""
+"""cuDNN's classic cudnnPoolingForward: what needs no GPU (the library search, handles, the drawing, routing) and
+the real calls on the device (descriptors, output dims, cuDNN's own error words, results against PyTorch)."""
 
 from __future__ import annotations
 
-import ctypes
-import types
+import math
 
 import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.errors import PlanError, UnsupportedGraphError
-from cudnn_lab.gpu import classic_pool
-from cudnn_lab.gpu.plans import PlanEntry, propose
-from cudnn_lab.specs import PoolSpec, layout_strides
-
-
-class FakeCudnn:
-    """Records classic-API calls; computes output dims as cuDNN documents; optionally fails one call."""
-
-    def __init__(self, fail: str = "", wrong_dims: bool = False) -> None:
-        self.calls: list[tuple] = []
-        self.fail, self.wrong_dims = fail, wrong_dims
-        self.live: set[int] = set()
-        self.tensors: dict[int, tuple] = {}
-        self.pools: dict[int, tuple] = {}
-        self._next = 0x1000
-
-    def _status(self, name: str) -> int:
-        return 2000 if name == self.fail else 0  # CUDNN_STATUS_BAD_PARAM = 2000 in cuDNN 9's cudnn_graph.h
-
-    def _new(self, ref) -> None:
-        self._next += 16
-        ref._obj.value = self._next
-        self.live.add(self._next)
-
-    def cudnnCreateTensorDescriptor(self, ref) -> int:
-        self._new(ref)
-        return self._status("cudnnCreateTensorDescriptor")
-
-    def cudnnCreatePoolingDescriptor(self, ref) -> int:
-        self._new(ref)
-        return self._status("cudnnCreatePoolingDescriptor")
-
-    def cudnnDestroyTensorDescriptor(self, d) -> int:
-        self.live.discard(d.value)
-        return 0
-
-    cudnnDestroyPoolingDescriptor = cudnnDestroyTensorDescriptor
-
-    def cudnnSetTensor4dDescriptorEx(self, d, dt, *args) -> int:
-        self.tensors[d.value] = (dt, *args)
-        self.calls.append(("tensor", dt, *args))
-        return self._status("cudnnSetTensor4dDescriptorEx")
-
-    def cudnnSetPooling2dDescriptor(self, p, mode, nan, kh, kw, ph, pw, sh, sw) -> int:
-        self.pools[p.value] = (kh, kw, ph, pw, sh, sw)
-        self.calls.append(("pool", mode, nan, kh, kw, ph, pw, sh, sw))
-        return self._status("cudnnSetPooling2dDescriptor")
-
-    def cudnnGetPooling2dForwardOutputDim(self, p, x, *refs) -> int:
-        kh, kw, ph, pw, sh, sw = self.pools[p.value]
-        _, n, c, h, w = self.tensors[x.value][:5]
-        dims = (n, c, (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1 + (1 if self.wrong_dims else 0))
-        for r, v in zip(refs, dims):
-            r._obj.value = v
-        return 0
-
-    def cudnnPoolingForward(self, handle, pool, alpha, x, xp, beta, y, yp) -> int:
-        self.calls.append(("forward", handle, pool.value, alpha._obj.value, x.value, xp, beta._obj.value, y.value,
-                           yp))
-        return self._status("cudnnPoolingForward")
-
-    def cudnnGetErrorString(self, status: int) -> bytes:
-        return b"CUDNN_STATUS_BAD_PARAM"
-
-    def cudnnGetLastErrorString(self, buf, size) -> None:
-        ctypes.memmove(buf, b"window too large\0", 17)
-
-
-class FakeTensor:
-    def __init__(self, ptr: int) -> None:
-        self.ptr = ptr
-
-    def data_ptr(self) -> int:
-        return self.ptr
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch):
-    def install(**kw) -> FakeCudnn:
-        lib = FakeCudnn(**kw)
-        monkeypatch.setattr(classic_pool, "library", lambda: lib)
-        return lib
-
-    return install
-
+from cudnn_lab.gpu import classic, classic_pool
+from cudnn_lab.gpu.plans import PLAN_SOURCES
+from cudnn_lab.specs import PoolSpec
 
 SPEC = PoolSpec(n=2, c=3, h=9, w=7, mode="avg_exclude_pad", window=(3, 2), stride=(2, 1), padding=(1, 0),
                 layout="NHWC", dtype="bf16")
 
 
-def test_build_sets_descriptors_from_the_spec(fake) -> None:
-    lib = fake()
-    op = classic_pool.ClassicPooling(SPEC).build_plan_at_index(0)
-    assert op.is_built
-    tensors = [c for c in lib.calls if c[0] == "tensor"]
-    # cudnnDataType_t CUDNN_DATA_BFLOAT16 = 9; dims N, C, H, W then the layout's strides
-    assert tensors[0] == ("tensor", 9, *SPEC.x_dims, *layout_strides(SPEC.x_dims, "NHWC"))
-    assert tensors[1] == ("tensor", 9, *SPEC.y_dims, *layout_strides(SPEC.y_dims, "NHWC"))
-    # CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING = 2, CUDNN_PROPAGATE_NAN = 1, window h, w, pad h, w, stride h, w
-    assert [c for c in lib.calls if c[0] == "pool"] == [("pool", 2, 1, 3, 2, 1, 0, 2, 1)]
-    assert op.get_workspace_size_plan_at_index(0) == 0
+def _libcudnn_loadable() -> bool:
+    try:
+        classic.library()
+    except UnsupportedGraphError:
+        return False
+    return True
 
 
-@pytest.mark.parametrize("mode,number", [("max", 0), ("avg", 1), ("avg_exclude_pad", 2)])
-@pytest.mark.parametrize("dtype,dt", [("fp32", 0), ("fp16", 2), ("bf16", 9)])
-def test_mode_and_dtype_numbers_are_cudnns(fake, mode: str, number: int, dtype: str, dt: int) -> None:
-    lib = fake()
-    classic_pool.ClassicPooling(SPEC.replace(mode=mode, dtype=dtype)).build_plan_at_index(0)
-    assert [c[1] for c in lib.calls if c[0] == "pool"] == [number]
-    assert {c[1] for c in lib.calls if c[0] == "tensor"} == {dt}
+# ------------------------------------------------------------------------------------------------ without a GPU
 
-
-def test_nchw_strides_reach_cudnn(fake) -> None:
-    lib = fake()
-    spec = SPEC.replace(layout="NCHW")
-    classic_pool.ClassicPooling(spec).build_plan_at_index(0)
-    assert lib.calls[0][-4:] == layout_strides(spec.x_dims, "NCHW")
-
-
-def test_execute_passes_handle_pointers_and_alpha_beta(fake) -> None:
-    lib = fake()
-    op = classic_pool.ClassicPooling(SPEC)
-    handle = types.SimpleNamespace(backend_handle=0xABC)
-    op.execute_plan_at_index({"X": FakeTensor(0x10), "Y": FakeTensor(0x20)}, None, index=0, handle=handle)
-    fwd = [c for c in lib.calls if c[0] == "forward"]
-    assert len(fwd) == 1
-    _, h, pool, alpha, x, xp, beta, y, yp = fwd[0]
-    assert (h, alpha, xp, beta, yp) == (0xABC, 1.0, 0x10, 0.0, 0x20)
-    assert x != y and pool not in (x, y)
-
-
-def test_failed_call_raises_plan_error_with_cudnns_words_and_frees_descriptors(fake) -> None:
-    lib = fake(fail="cudnnSetPooling2dDescriptor")
-    op = classic_pool.ClassicPooling(SPEC)
-    with pytest.raises(PlanError) as info:
-        op.build_plan_at_index(0)
+def test_without_libcudnn_the_search_says_where_it_looked() -> None:
+    if _libcudnn_loadable():
+        pytest.skip("libcudnn.so.9 is loadable here: this test is for machines without cuDNN")
+    classic.library.cache_clear()
+    with pytest.raises(UnsupportedGraphError) as info:
+        classic.library()
     msg = str(info.value)
-    assert "cudnnSetPooling2dDescriptor" in msg and "CUDNN_STATUS_BAD_PARAM" in msg and "window too large" in msg
-    assert not lib.live and not op.is_built
+    assert "libcudnn.so.9" in msg and "classic" in msg and "looked for" in msg
+    assert "dynamic loader" in msg  # the last place tried is named, with the loader's own words
+    assert isinstance(info.value, cl.CudnnLabError)
 
 
-def test_output_dims_disagreeing_with_the_spec_are_an_error(fake) -> None:
-    lib = fake(wrong_dims=True)
-    with pytest.raises(PlanError, match="output dims"):
-        classic_pool.ClassicPooling(SPEC).build_plan_at_index(0)
-    assert not lib.live
+def test_the_search_tries_the_mapped_library_the_wheel_then_the_loader() -> None:
+    tried = classic.candidates()
+    assert tried[-1] == ("the dynamic loader (LD_LIBRARY_PATH, ldconfig)", "libcudnn.so.9")
+    assert all(what and where for what, where in tried)
+    assert all(p.endswith("nvidia/cudnn/lib/libcudnn.so.9") for p in classic.wheel_libcudnn())
 
 
-def test_execute_without_a_handle_is_refused(fake) -> None:
-    fake()
+def test_the_mapped_library_is_read_from_the_process_maps(tmp_path) -> None:
+    maps = tmp_path / "maps"
+    maps.write_text("7f00-7f01 r-xp 0 08:01 1 /opt/x/libcudnn_ops.so.9\n"
+                    "7f02-7f03 r-xp 0 08:01 2 /opt/x/libcudnn.so.9.19.0\n"
+                    "7f04-7f05 r-xp 0 08:01 3 /usr/lib/libc.so.6\n")
+    assert classic.mapped_libcudnn(maps) == "/opt/x/libcudnn.so.9.19.0"
+    assert classic.mapped_libcudnn(tmp_path / "absent") is None
+
+
+@pytest.mark.parametrize("handle", [None, 0, True, "handle", 1.5])
+def test_a_call_without_a_handle_is_refused_before_cudnn_is_touched(handle) -> None:
     with pytest.raises(PlanError, match="handle"):
-        classic_pool.ClassicPooling(SPEC).execute_plan_at_index({"X": FakeTensor(1), "Y": FakeTensor(2)}, None)
+        classic_pool.ClassicPooling(SPEC).execute_plan_at_index({"X": None, "Y": None}, None, handle=handle)
 
 
-def test_only_plan_index_zero_exists(fake) -> None:
-    fake()
+def test_the_raw_handle_of_a_frontend_handle_is_its_backend_handle() -> None:
+    class Handle:  # what cudnn.Handle exposes
+        backend_handle = 0xBEEF
+
+    assert classic.backend_handle(Handle(), "call") == 0xBEEF
+    assert classic.backend_handle(0xABC, "call") == 0xABC
+
+
+def test_only_plan_index_zero_exists() -> None:
     with pytest.raises(PlanError, match="index 0"):
         classic_pool.ClassicPooling(SPEC).build_plan_at_index(1)
 
 
-def test_entries_give_one_classic_plan_row_that_builds(fake) -> None:
-    fake()
-    (entry,) = classic_pool.entries(SPEC)
-    assert isinstance(entry, PlanEntry)
-    assert (entry.name, entry.engine_id, entry.knobs, entry.ranks) == ("classic cudnnPoolingForward", -1, {}, {})
-    assert entry.status == "proposed"
-    assert entry.build()
-    assert entry.status == "built" and entry.workspace_bytes == 0 and entry.build_ms is not None
-
-
-def test_propose_routes_pool_specs_to_the_classic_path(fake) -> None:
-    fake()
-    entries = propose(SPEC, handle=None, modes=("A", "FALLBACK"), where="test GPU", cudnn_version="91900")
-    assert [e.name for e in entries] == [classic_pool.PLAN_NAME]
-
-
-def test_failed_build_is_recorded_not_raised(fake) -> None:
-    fake(fail="cudnnCreatePoolingDescriptor")
-    (entry,) = classic_pool.entries(SPEC)
-    assert not entry.build()
-    assert entry.status == "build_failed" and "CUDNN_STATUS_BAD_PARAM" in entry.error
-
-
-def test_session_call_runs_the_classic_plan(fake) -> None:
-    """runner.Session.call, unchanged, drives the classic entry: feed by tensor name, the handle's stream."""
-    import cudnn
-
-    from cudnn_lab.gpu.runner import Session
-
-    lib = fake()
-    (entry,) = classic_pool.entries(SPEC)
-    entry.build()
-    sess = types.SimpleNamespace(inputs={"X": FakeTensor(0x100)}, outputs={"Y": FakeTensor(0x200)},
-                                 workspace=FakeTensor(0), handle=cudnn.Handle(0xBEEF, None, 7),
-                                 stream=types.SimpleNamespace(cuda_stream=7))
-    call = Session.call(sess, entry)  # type: ignore[arg-type]
-    call()
-    call()
-    fwd = [c for c in lib.calls if c[0] == "forward"]
-    assert len(fwd) == 2 and fwd[0][1] == 0xBEEF and fwd[0][5] == 0x100 and fwd[0][8] == 0x200
+def test_pool_specs_are_routed_to_the_classic_source() -> None:
+    assert PLAN_SOURCES[SPEC] is classic_pool.classic_plans
 
 
 def test_classic_lab_draws_and_inspects_like_a_graph() -> None:
@@ -220,15 +86,72 @@ def test_classic_lab_draws_and_inspects_like_a_graph() -> None:
     assert "cudnnPoolingForward" in lab.to_dot().source
 
 
-def test_without_libcudnn_the_classic_path_says_so() -> None:
-    try:
-        ctypes.CDLL("libcudnn.so.9")
-    except OSError:
-        pass
+# ------------------------------------------------------------------------------------------------ on the GPU
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["max", "avg", "avg_exclude_pad"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_descriptors_build_with_cudnns_output_dims(mode: str, dtype: str, layout: str) -> None:
+    op = classic_pool.ClassicPooling(SPEC.replace(mode=mode, dtype=dtype, layout=layout))
+    assert op.build_plan_at_index(0) is op and op.is_built
+    assert op.get_workspace_size_plan_at_index(0) == 0
+    op.release()
+    op.release()  # twice is safe
+    assert not op.is_built
+
+
+@pytest.mark.gpu
+def test_the_library_is_the_frontends() -> None:
+    import cudnn
+
+    lib = classic.library()
+    assert int(lib.cudnnGetVersion()) == int(cudnn.backend_version())
+
+
+@pytest.mark.gpu
+def test_a_failed_call_raises_plan_error_with_cudnns_words() -> None:
+    lib = classic.library()
+    with pytest.raises(PlanError) as info:
+        classic.check(lib, 2000, "cudnnSomething")  # CUDNN_STATUS_BAD_PARAM in cuDNN 9
+    assert "cudnnSomething" in str(info.value) and "BAD_PARAM" in str(info.value)
+
+
+@pytest.mark.gpu
+def test_descriptors_cudnn_refuses_are_freed_and_named() -> None:
+    spec = SPEC.replace(mode="max")
+    object.__setattr__(spec, "window", 0)  # past the spec's checks, so that cuDNN itself refuses the window
+    op = classic_pool.ClassicPooling(spec)
+    with pytest.raises(PlanError, match="cudnnSetPooling2dDescriptor"):
+        op.build_plan_at_index(0)
+    assert not op.is_built
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["max", "avg", "avg_exclude_pad"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_the_classic_call_agrees_with_pytorch(mode: str, layout: str) -> None:
+    import cudnn
+    import torch
+
+    from cudnn_lab.reference import make_inputs, make_outputs
+
+    spec = SPEC.replace(mode=mode, layout=layout, dtype="fp32")
+    handle = cudnn.create_handle()
+    stream = torch.cuda.current_stream()
+    cudnn.set_stream(handle=handle, stream=stream.cuda_stream)
+    inputs, outputs = make_inputs(spec, device="cuda", seed=0), make_outputs(spec, device="cuda")
+    outputs["Y"].fill_(math.nan)
+    op = classic_pool.ClassicPooling(spec)
+    op.execute_plan_at_index({**inputs, **outputs}, None, index=0, handle=handle)
+    torch.cuda.synchronize()
+    x = inputs["X"]
+    (kh, kw), (sh, sw), (ph, pw) = (3, 2), (2, 1), (1, 0)
+    if mode == "max":
+        want = torch.nn.functional.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw))
     else:
-        pytest.skip("libcudnn.so.9 is loadable here: this test is for machines without cuDNN")
-    classic_pool.library.cache_clear()
-    with pytest.raises(UnsupportedGraphError) as info:
-        classic_pool.library()
-    assert "libcudnn.so.9" in str(info.value) and "cudnnPoolingForward" in str(info.value)
-    assert isinstance(info.value, cl.CudnnLabError)
+        want = torch.nn.functional.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw),
+                                              count_include_pad=mode == "avg")
+    got = outputs["Y"]
+    assert not got.isnan().any()
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

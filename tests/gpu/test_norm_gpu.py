@@ -15,7 +15,7 @@ pytestmark = pytest.mark.gpu
 
 ROWS = dict(rows=64, features=256)
 IMAGE = dict(n=4, c=16, h=8, w=8)
-QUICK = dict(roofline=False, time_cap_s=0.05)
+QUICK = dict(plans="heuristic", roofline=False, time_cap_s=0.05)
 
 # (kind, phase, dtype, layout): fp16 NHWC for each, plus a second dtype (bf16 for training, fp32 otherwise) that the
 # image kinds take in NCHW (batchnorm inference runs NHWC only).

@@ -11,7 +11,7 @@ from cudnn_lab.gpu.classic_pool import PLAN_NAME
 pytestmark = pytest.mark.gpu
 
 SMALL = dict(n=4, c=32, h=17, w=17)
-QUICK = dict(torch_baseline=False, roofline=False, time_cap_s=0.05)
+QUICK = dict(plans="heuristic", baselines=False, roofline=False, time_cap_s=0.05)
 
 
 def _assert_classic_plan_is_right(result: cl.RunResult) -> None:

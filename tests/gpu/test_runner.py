@@ -9,7 +9,8 @@ import cudnn_lab as cl
 pytestmark = pytest.mark.gpu
 
 SMALL = dict(n=4, c=32, h=16, w=16, k=64, r=3, s=3, padding=1)
-QUICK = dict(torch_baseline=False, roofline=False, time_cap_s=0.05)
+# The heuristics' pick only (RunOptions' default plan policy is "all").
+QUICK = dict(plans="heuristic", baselines=False, roofline=False, time_cap_s=0.05)
 
 
 def _assert_pick_is_right(result: cl.RunResult) -> None:
@@ -140,8 +141,8 @@ def test_problem_too_large_for_memory_is_refused_before_allocation() -> None:
     assert torch.cuda.memory_allocated() == before
 
 
-def test_bad_heuristic_mode_names_the_field() -> None:
-    with pytest.raises(cl.SpecError, match="heuristics"):
+def test_bad_heuristic_mode_names_the_option() -> None:
+    with pytest.raises(cl.OptionError, match="heuristics"):
         cl.run(cl.ConvSpec(**SMALL), heuristics=("Z",))
 
 
@@ -158,7 +159,36 @@ def test_unsupported_graph_says_why_in_one_sentence_and_keeps_backend_detail() -
 
 def test_repeated_run_reuses_built_plans_and_names_them_again() -> None:
     spec = cl.ConvSpec(**SMALL, layout="NHWC", dtype="fp16")
-    first = cl.run(spec, plans="all", **QUICK)
-    again = cl.run(spec, plans="all", **QUICK)
+    quick = {**QUICK, "plans": "all"}
+    first = cl.run(spec, **quick)
+    again = cl.run(spec, **quick)
     assert list(first.plans["plan"]) == list(again.plans["plan"])
     assert (again.plans["build_ms"] == first.plans["build_ms"]).all()
+
+
+def test_a_heuristic_run_after_an_all_plan_run_reports_only_its_own_plans() -> None:
+    """Plan statuses belong to one run: an 'all' run's ok plans do not show up in a later 'heuristic' run of the same
+    session (the cause of 51 rows where 10 were expected in a resumed H100 sweep, 2026-11-22)."""
+    spec = cl.ConvSpec(**SMALL, layout="NHWC", dtype="fp16")
+    everything = cl.run(spec, **{**QUICK, "plans": "all"})
+    assert len(everything.ok) > 1
+    pick_only = cl.run(spec, **QUICK)
+    assert len(pick_only.ok) == 1
+    tried = pick_only.plans[pick_only.plans["status"] != "not_built"]
+    assert set(tried["status"]) <= {"ok", "build_failed"}
+    assert pick_only.plans.loc[pick_only.plans["status"] == "not_built", "median_ms"].isna().all()
+
+
+def test_settings_are_the_run_options_and_the_proposed_count() -> None:
+    result = cl.run(cl.ConvSpec(**SMALL), cl.RunOptions(plans="heuristic", baselines=False, roofline=False,
+                                                        time_cap_s=0.05, seed=3))
+    assert cl.RunOptions.from_dict({k: v for k, v in result.settings.items() if k != "proposed"}) == \
+        cl.RunOptions(plans="heuristic", baselines=False, roofline=False, time_cap_s=0.05, seed=3)
+    assert result.settings["proposed"] >= len(result.ok) >= 1
+
+
+def test_device_index_past_the_visible_gpus_is_an_option_error() -> None:
+    import torch
+
+    with pytest.raises(cl.OptionError, match="device"):
+        cl.run(cl.ConvSpec(**SMALL), device=torch.cuda.device_count(), **QUICK)

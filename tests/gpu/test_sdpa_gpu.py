@@ -11,7 +11,7 @@ import cudnn_lab as cl
 pytestmark = pytest.mark.gpu
 
 SMALL = dict(batch=2, heads=4, seq_q=128, seq_kv=128)
-RUN = dict(torch_baseline=True, roofline=False, time_cap_s=0.05)
+RUN = dict(plans="heuristic", baselines=True, roofline=False, time_cap_s=0.05)
 REL_L2 = {"fp16": 2e-3, "bf16": 1e-2}
 
 

@@ -10,7 +10,7 @@ import torch
 
 import cudnn_lab as cl
 from cudnn_lab.graph import pool as gpool
-from cudnn_lab.graph.recipe import recipe_for
+from cudnn_lab.graph import recipe_for
 from cudnn_lab.graph.render import SafeDigraph
 from cudnn_lab.reference import make_inputs, reference_outputs
 from cudnn_lab.specs import PoolSpec

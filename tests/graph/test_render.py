@@ -209,3 +209,48 @@ def test_fallback_bundle_keeps_any_source() -> None:
     bundle = fallback_bundle("digraph { a -> b }")
     assert bundle["text/plain"].endswith("digraph { a -> b }")
     assert bundle["text/plain"].startswith(DOT_INSTALL_HINT)
+
+
+# --- to_svg: the one place `dot` runs -------------------------------------------------------------------------------
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="the graphviz 'dot' program is not installed")
+
+
+@needs_dot
+def test_to_svg_takes_a_graph_or_its_dot_text(conv_graph) -> None:
+    from cudnn_lab.graph import to_svg
+
+    dot = conv_graph.to_dot()
+    svg = to_svg(dot)
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>") and "<?xml" not in svg
+    assert to_svg(dot.source) == svg
+    for name in conv_graph.tensors:
+        assert html.escape(name) in svg  # every tensor drawn
+
+
+@needs_dot
+def test_to_svg_draws_pooling_classic_call() -> None:
+    from cudnn_lab.graph import drawing, to_svg
+
+    assert "cudnnPoolingForward" in to_svg(drawing(cl.PoolSpec(n=1, c=2, h=8, w=8)))
+
+
+@needs_dot
+@pytest.mark.parametrize("bad", ["digraph {", 42, None])
+def test_to_svg_refuses_what_is_not_dot(bad) -> None:
+    from cudnn_lab.errors import OptionError
+    from cudnn_lab.graph import to_svg
+
+    with pytest.raises(OptionError) as info:
+        to_svg(bad)
+    assert info.value.option == "dot" and len(str(info.value)) < 600
+
+
+def test_to_svg_without_dot_says_how_to_install_it(conv_graph, monkeypatch) -> None:
+    from cudnn_lab.errors import MissingDependencyError
+    from cudnn_lab.graph import to_svg
+
+    only_dot_missing(monkeypatch)
+    with pytest.raises(MissingDependencyError) as info:
+        to_svg(conv_graph.to_dot())
+    assert "apt-get install graphviz" in str(info.value)

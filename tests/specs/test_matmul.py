@@ -113,7 +113,8 @@ BAD = [
     (dict(transpose_b="yes"), "transpose_b", ["transpose_b='yes'"]),
     (dict(epilogue=("bias", "bias")), "epilogue", ["epilogue=('bias', 'bias')", "once"]),
     (dict(epilogue=("softmax",)), "epilogue", ["epilogue='softmax'"]),
-    (dict(batch=1024, m=4096, n=4096, k=8), "batch", ["batch=1024", str(MAX_ELEMENTS)]),
+    (dict(batch=1024, m=4096, n=4096, k=8), "m", ["m=4096", str(MAX_ELEMENTS)]),
+    (dict(batch=4096, m=512, n=4096, k=8), "batch", ["batch=4096", str(MAX_ELEMENTS)]),
 ]
 
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.gpu
 def test_run_button_fills_the_plan_table() -> None:
     lab = Lab(cl.ConvSpec(n=2, c=16, h=16, w=16, k=32, r=3, s=3, padding=1, layout="NHWC", dtype="fp16"))
     assert lab.gpu and not lab.run_button.disabled and lab.source.value == "Live GPU"
-    lab.controls.policy.value = "all plans"
+    lab.run_form.policy.value = "all"
     steps: list[int] = []
     lab.progress.observe(lambda ch: steps.append(ch["new"]), names="value")
     lab.run_button.click()
@@ -21,13 +21,16 @@ def test_run_button_fills_the_plan_table() -> None:
     result = lab.result
     assert result is not None and result.spec == lab.spec and len(result.ok) >= 1
     for plan in result.ok["plan"]:
-        assert plan in lab.plans_html.value
-    assert "µs" in lab.plans_html.value
+        assert plan in lab.results.plans_html.value
+    assert "µs" in lab.results.plans_html.value
     assert any(t.type == "bar" for t in lab.figures["latency"].data)
-    assert lab.selected == result.heuristic_pick["plan"]
+    from cudnn_lab.results import metrics
+
+    assert lab.selected == metrics.pick(result.plans)["plan"]
     assert steps and lab.progress.value == lab.progress.max
     assert not lab.run_button.disabled and not lab.busy
     assert lab.state()["recorded"] is None and lab.state()["source"] == "live"
+    assert result.settings.get("plans") == "all"
 
 
 def test_sweep_view_runs_a_four_point_sweep_live() -> None:

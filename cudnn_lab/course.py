@@ -1,0 +1,476 @@
+"""Named helpers for the course notebooks: the pandas wrangling a lesson needs, under names a student can read.
+
+Pure functions over results (a ``RunResult`` or a sweep frame) and over frontend graphs' ``inspect()`` output: they
+label, pick and reshape, and never run a GPU. ``check`` is the exercises' referee: it compares a student's answer
+with the data and says right or wrong, and why. ``recording_for`` finds the shipped recording of a spec (reading
+the recordings, nothing else).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Verdict", "verdict", "check", "say", "cudnn_version", "provenance", "recording_for", "plans_table",
+           "PLAN_TABLE_COLUMNS", "named_knobs", "ties", "band_shares", "inspect_diff", "best_per_point",
+           "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame"]
+
+# ------------------------------------------------------------------------------------------------ exercises
+
+RIGHT, WRONG, OPEN = "✔ right", "✘ not quite", "… not answered yet"
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """The outcome of one check: ``status`` is 'right', 'wrong' or 'open' (no answer given); ``text`` says why."""
+
+    status: str
+    text: str
+
+    def __bool__(self) -> bool:
+        return self.status == "right"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value)) and not isinstance(value, str)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _norm_text(value: Any) -> str:
+    return " ".join(str(value).split()).casefold()
+
+
+_YES, _NO = {"yes", "y", "true", "1"}, {"no", "n", "false", "0"}
+
+
+def _same(answer: Any, expected: Any, rel: float | None, tol: float | None) -> bool:
+    """Whether an answer matches: numbers within the tolerance, text case- and space-insensitive, sets in any order,
+    sequences and dicts element by element."""
+    if isinstance(expected, bool) or type(expected).__name__ == "bool_":
+        if isinstance(answer, str):
+            word = _norm_text(answer)
+            return (word in _YES) if bool(expected) else (word in _NO)
+        return (isinstance(answer, bool) or type(answer).__name__ == "bool_") and bool(answer) == bool(expected)
+    if _is_number(expected):
+        if not _is_number(answer):
+            return False
+        a, e = float(answer), float(expected)
+        if tol is not None:
+            return abs(a - e) <= tol
+        if rel is not None:
+            return abs(a - e) <= rel * abs(e)
+        return a == e if float(e).is_integer() else math.isclose(a, e, rel_tol=1e-6)
+    if isinstance(expected, str):
+        return isinstance(answer, str) and _norm_text(answer) == _norm_text(expected)
+    if isinstance(expected, (set, frozenset)):
+        if not isinstance(answer, (set, frozenset, list, tuple)):
+            return False
+        left = {_norm_text(a) if isinstance(a, str) else a for a in answer}
+        right = {_norm_text(e) if isinstance(e, str) else e for e in expected}
+        return left == right
+    if isinstance(expected, dict):
+        return isinstance(answer, dict) and set(answer) == set(expected) and all(
+            _same(answer[k], expected[k], rel, tol) for k in expected)
+    if isinstance(expected, (list, tuple)):
+        return isinstance(answer, (list, tuple)) and len(answer) == len(expected) and all(
+            _same(a, e, rel, tol) for a, e in zip(answer, expected))
+    return bool(answer == expected)
+
+
+def _shown(value: Any) -> str:
+    if _is_number(value) and not float(value).is_integer():
+        return f"{float(value):.3g}"
+    if _is_number(value):
+        return str(int(float(value)))
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(map(_shown, value))) + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(map(_shown, value))
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def verdict(answer: Any, expected: Any, why: str = "", *, rel: float | None = None, tol: float | None = None,
+            name: str = "answer") -> Verdict:
+    """Compare ``answer`` with ``expected`` (computed from the data) and say why. ``None`` or ``...`` as the
+    answer means "not answered yet" and shows nothing of the expected value.
+
+    Numbers match within ``tol`` (absolute) or ``rel`` (relative) when given, else exactly (floats to 1e-6);
+    text ignores case and spacing; a set matches in any order; a bool also accepts "yes"/"no".
+    """
+    if answer is None or answer is Ellipsis:
+        return Verdict("open", f"{OPEN}: put your prediction in `{name}` and run this cell again "
+                               "(a hint and the solution are below, folded).")
+    margin = f" (within ±{_shown(tol)})" if tol is not None else f" (within ±{rel:.0%})" if rel is not None else ""
+    reason = f" {why.strip()}" if why.strip() else ""
+    if _same(answer, expected, rel, tol):
+        return Verdict("right", f"{RIGHT}: {name} = {_shown(answer)}{margin}.{reason}")
+    return Verdict("wrong", f"{WRONG}: you said {_shown(answer)}; the data says {_shown(expected)}{margin}.{reason}")
+
+
+def check(answer: Any, expected: Any, why: str = "", *, rel: float | None = None, tol: float | None = None,
+          name: str = "answer") -> None:
+    """Print :func:`verdict`'s sentence: right or wrong, and why (returns None, so a cell shows it once)."""
+    print(verdict(answer, expected, why, rel=rel, tol=tol, name=name).text)
+
+
+def say(text: str) -> None:
+    """Show a sentence built from the data (an f-string) as Markdown in a notebook, as plain text elsewhere."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:  # pragma: no cover - IPython ships with Jupyter
+        print(text)
+        return
+    if get_ipython() is None:
+        print(text)
+    else:
+        display(Markdown(text))
+
+
+# ------------------------------------------------------------------------------------------------ provenance
+
+def cudnn_version(value: Any) -> str:
+    """cuDNN's version number as people write it: 91900 -> '9.19.0' (text passes through; None -> '?')."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "?"
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if number < 10000:  # cuDNN 8 numbered 8.9.7 as 8907
+        return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
+    return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+
+
+def _contexts(result: Any) -> list[dict[str, str]]:
+    """(gpu, driver, cudnn, date) of a RunResult, or of each GPU in a sweep frame."""
+    if hasattr(result, "device"):
+        dev = result.device or {}
+        return [{"gpu": str(dev.get("gpu") or "unknown GPU"), "driver": str(dev.get("driver") or "?"),
+                 "cudnn": cudnn_version(dev.get("cudnn_backend")), "date": str(result.created or "")[:10] or "?"}]
+    rows = []
+    if "gpu" in getattr(result, "columns", ()):
+        frame = result.dropna(subset=["gpu"])
+        for gpu, group in frame.groupby("gpu", sort=True):
+            first = group.iloc[0]
+            rows.append({"gpu": str(gpu), "driver": str(first.get("driver") or "?"),
+                         "cudnn": cudnn_version(first.get("cudnn")),
+                         "date": str(group["created"].min())[:10] if "created" in group else "?"})
+    return rows or [{"gpu": "unknown GPU", "driver": "?", "cudnn": "?", "date": "?"}]
+
+
+def _origin(result: Any) -> str | None:
+    for attr in ("origin", "source", "provenance"):
+        value = getattr(result, attr, None)
+        if isinstance(value, str):
+            text = value.casefold()
+            if "record" in text:
+                return "recorded"
+            if "live" in text or "measured" in text:
+                return "measured"
+    return None
+
+
+def provenance(result: Any, *, measured_here: bool | None = None) -> str:
+    """'RECORDED (NVIDIA H200, driver 580.159.04, cuDNN 9.19.0, 2026-11-21)' or 'MEASURED HERE (...)'.
+
+    ``measured_here`` says whether this session ran it (a notebook passes its ``live`` flag); left None, a result
+    that says where it came from is believed, and anything else is called RECORDED.
+    """
+    if measured_here is None:
+        measured_here = _origin(result) == "measured"
+    where = "; ".join(f"{c['gpu']}, driver {c['driver']}, cuDNN {c['cudnn']}, {c['date']}"
+                      for c in _contexts(result))
+    return f"{'MEASURED HERE' if measured_here else 'RECORDED'} ({where})"
+
+
+def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, bool]:
+    """The shipped single-run recording of ``spec``: (name, True) when one recorded exactly this problem, else the
+    closest recording of the same kind of problem (name, False), or (None, False) when there is none.
+
+    ``gpu`` keeps recordings whose GPU name contains it (e.g. "H200"). Closeness counts equal spec fields.
+    """
+    import cudnn_lab as cl
+
+    datasets = cl.recorded_datasets(kind="run")
+    if gpu:
+        datasets = datasets[datasets["gpu"].fillna("").str.contains(gpu, case=False, regex=False)]
+    want = spec.to_dict()
+    scored = []
+    for name, path in zip(datasets["name"], datasets["path"]):
+        try:
+            have = json.loads(Path(path).read_text(encoding="utf-8")).get("spec", {})
+        except (OSError, ValueError):
+            continue
+        if have.get("op") != want.get("op"):
+            continue
+        if have == want:
+            return name, True
+        scored.append((sum(have.get(k) == v for k, v in want.items()), name))
+    if not scored:
+        return None, False
+    return max(scored, key=lambda s: (s[0], s[1]))[1], False
+
+
+# ------------------------------------------------------------------------------------------------ plan tables
+
+#: Raw plan-table column -> (title, formatter) for :func:`plans_table`.
+PLAN_TABLE_COLUMNS: dict[str, tuple[str, Any]] = {
+    "plan": ("plan", str),
+    "engine_id": ("engine", lambda v: int(v)),
+    "knobs": ("knobs", None),  # named by :func:`named_knobs`
+    "heuristic_rank": ("heuristic rank", lambda v: int(v)),
+    "median_ms": ("median (us)", lambda v: round(float(v) * 1e3, 1)),
+    "iqr_ms": ("IQR (us)", lambda v: round(float(v) * 1e3, 2)),
+    "build_ms": ("build (ms)", lambda v: round(float(v), 1)),
+    "tflops": ("TFLOP/s", lambda v: round(float(v), 1)),
+    "gbps": ("GB/s", lambda v: round(float(v))),
+    "pct_of_ceiling": ("% of measured roof", lambda v: round(float(v))),
+    "rel_l2": ("rel L2 error", lambda v: float(f"{float(v):.3g}")),
+    "within_torch": ("share within PyTorch band", lambda v: round(float(v), 4)),
+    "within_cudnn": ("share within cuDNN band", lambda v: round(float(v), 4)),
+    "pass_torch": ("passes PyTorch band", bool),
+    "pass_cudnn": ("passes cuDNN band", bool),
+    "behavior_notes": ("behavior notes", str),
+    "workspace_bytes": ("workspace (bytes)", lambda v: int(v)),
+    "status": ("status", str),
+}
+DEFAULT_PLAN_COLUMNS = ("plan", "engine_id", "knobs", "heuristic_rank", "median_ms", "tflops", "rel_l2",
+                        "pass_torch", "pass_cudnn")
+
+
+def named_knobs(plan: Any, version: Any = None) -> dict[str, int]:
+    """A plan's knobs by name, from its plan name (``eng41_k2=7_k13=1``) or a plans-table row: ``{"TILE_SIZE": 7,
+    "TILEK": 1}``.
+
+    The numbers in a plan name are cuDNN *backend* knob types; :mod:`cudnn_lab.knobs` names them from the backend
+    enum of the cuDNN ``version`` (a number unknown there keeps its ``k<number>`` key: never guessed).
+    """
+    from . import knobs
+
+    name = plan.get("plan") if hasattr(plan, "get") else plan
+    return knobs.named(str(name or ""), version)
+
+
+def _knob_text(row: Any, version: Any = None) -> str:
+    from . import knobs
+
+    return knobs.safe_label(str(row.get("plan") or ""), version) or "(none)"
+
+
+def plans_table(result: Any, columns: tuple[str, ...] | list[str] | None = None, *, sort: str | None = "median_ms",
+                only_ran: bool = True, top: int | None = None) -> Any:
+    """The plan table with chosen columns, readable titles and rounded numbers (microseconds, 3 significant digits).
+
+    ``columns`` are raw column names (see ``PLAN_TABLE_COLUMNS``); extra columns of the frame pass through as they
+    are. Rows: plans that ran (``only_ran``), sorted by ``sort`` (fastest first), the first ``top`` of them.
+    """
+    import pandas as pd
+
+    frame = result.plans if hasattr(result, "plans") else result
+    if only_ran and "status" in frame.columns:
+        frame = frame[frame["status"] == "ok"]
+    if sort and sort in frame.columns:
+        frame = frame.sort_values(sort, kind="stable")
+    if top is not None:
+        frame = frame.head(top)
+    out = {}
+    for col in columns or DEFAULT_PLAN_COLUMNS:
+        if col == "knobs":
+            version = (getattr(result, "device", None) or {}).get("cudnn_backend")
+            out["knobs"] = [_knob_text(row, version) for _, row in frame.iterrows()]
+            continue
+        if col not in frame.columns:
+            continue
+        title, fmt = PLAN_TABLE_COLUMNS.get(col, (col, None))
+        values = frame[col]
+        out[title] = [None if _missing(v) else (fmt(v) if fmt else v) for v in values]
+    return pd.DataFrame(out, index=range(1, len(frame) + 1))
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def ties(frame: Any, column: str, *, rel: float = 1e-3, lowest: bool = True) -> Any:
+    """Rows whose ``column`` is within ``rel`` (relative) of the column's minimum (``lowest``) or maximum: the
+    plans that tie for most accurate, fastest, ... A single row means a clear winner."""
+    import pandas as pd
+
+    values = pd.to_numeric(frame[column], errors="coerce")
+    target = values.min() if lowest else values.max()
+    if pd.isna(target):
+        return frame.iloc[0:0]
+    return frame[(values - target).abs() <= rel * abs(target)]
+
+
+def band_shares(result: Any) -> Any:
+    """One row per (plan, band): the share of output elements inside the band and whether the plan passes it.
+
+    A plan passes a band when every element is inside it and no output is NaN or Inf, so a share below 1 is a fail:
+    the figure of these shares and the pass/fail columns of the plan table cannot disagree.
+    """
+    import pandas as pd
+
+    ran = result.ok if hasattr(result, "ok") else result
+    rows = []
+    for _, row in ran.iterrows():
+        for band, share, passed in (("PyTorch", "within_torch", "pass_torch"), ("cuDNN", "within_cudnn",
+                                                                                "pass_cudnn")):
+            if _missing(row.get(share)):
+                continue
+            rows.append({"plan": row["plan"], "engine": int(row["engine_id"]), "band": band,
+                         "share within": float(row[share]), "outside": 1.0 - float(row[share]),
+                         "passes": bool(row[passed]) if not _missing(row.get(passed)) else None,
+                         "rel L2": float(row["rel_l2"]) if not _missing(row.get("rel_l2")) else None,
+                         "median (us)": float(row["median_ms"]) * 1e3})
+    return pd.DataFrame(rows, columns=["plan", "engine", "band", "share within", "outside", "passes", "rel L2",
+                                       "median (us)"])
+
+
+# ------------------------------------------------------------------------------------------------ graphs
+
+def _inspected(graph: Any) -> dict[str, Any]:
+    return graph if isinstance(graph, dict) else graph.inspect()
+
+
+def inspect_diff(mine: Any, kit: Any) -> Any:
+    """Where two frontend graphs differ, from their ``inspect()``: one row per difference (what, name, yours, kit's).
+
+    Tensors are matched by name (dims, strides, dtype, virtual or not); operations by order (type, inputs, outputs,
+    parameters). uids are ignored. An empty frame means the graphs are the same.
+    """
+    import pandas as pd
+
+    a, b = _inspected(mine), _inspected(kit)
+    rows = []
+    ta, tb = a.get("tensors", {}), b.get("tensors", {})
+    for name in list(tb) + [n for n in ta if n not in tb]:
+        if name not in ta or name not in tb:
+            rows.append(("tensor", name, "present" if name in ta else "missing",
+                         "present" if name in tb else "missing"))
+            continue
+        for key in ("dim", "stride", "dtype", "is_virtual"):
+            if ta[name].get(key) != tb[name].get(key):
+                rows.append((f"tensor {key}", name, ta[name].get(key), tb[name].get(key)))
+    na, nb = a.get("nodes", []), b.get("nodes", [])
+    for i in range(max(len(na), len(nb))):
+        x = na[i] if i < len(na) else None
+        y = nb[i] if i < len(nb) else None
+        label = (y or x or {}).get("name", f"node {i}")
+        if x is None or y is None:
+            rows.append(("operation", label, "present" if x else "missing", "present" if y else "missing"))
+            continue
+        for key in ("type", "inputs", "outputs", "params"):
+            if x.get(key) != y.get(key):
+                rows.append((f"operation {key}", label, x.get(key), y.get(key)))
+    return pd.DataFrame(rows, columns=["what", "name", "yours", "kit's"])
+
+
+# ------------------------------------------------------------------------------------------------ sweeps, GPUs
+
+def best_per_point(frame: Any) -> Any:
+    """One row per sweep point that ran: its best plan (the sweep's ``is_best`` flag), with ``intensity`` (FLOP per
+    byte at minimal bytes) and ``us`` (the median in microseconds) added."""
+    ok = frame[(frame["status"] == "ok") & frame["median_ms"].notna()]
+    if "point_status" in ok.columns:
+        ok = ok[ok["point_status"] == "ok"]
+    flag = ok["is_best"].fillna(False).astype(bool) if "is_best" in ok.columns else None
+    best = (ok[flag] if flag is not None else ok.sort_values("median_ms")).drop_duplicates("point_id").copy()
+    best["intensity"] = best["flops"].astype("float64") / best["min_bytes"].astype("float64")
+    best["us"] = best["median_ms"].astype("float64") * 1e3
+    return best.reset_index(drop=True)
+
+
+def regret_per_point(frame: Any) -> Any:
+    """One row per sweep point that ran: the heuristic's pick with ``regret`` (pick's median over the best's),
+    ``best_plan`` and ``best_ms`` (the results layer's one definition of pick, best and regret)."""
+    from .results.metrics import sweep_regret
+
+    return sweep_regret(frame)
+
+
+def gpu_ratios(frame_a: Any, frame_b: Any) -> Any:
+    """The problems two sweeps both ran, side by side: one row per problem (by label) with each GPU's best time, the
+    speedup of B over A (time A / time B), the intensity and each GPU's measured ceilings."""
+    a, b = best_per_point(frame_a), best_per_point(frame_b)
+    keep = ["label", "op", "spec_dtype", "flops", "min_bytes", "intensity", "us", "tflops", "ceiling_tflops",
+            "ceiling_gbps", "gpu"]
+    a = a[[c for c in keep if c in a.columns]]
+    b = b[[c for c in keep if c in b.columns]]
+    both = a.merge(b[["label", "us", "tflops", "ceiling_tflops", "ceiling_gbps", "gpu"]], on="label",
+                   suffixes=("_a", "_b"))
+    both["speedup"] = both["us_a"] / both["us_b"]
+    return both.rename(columns={"spec_dtype": "dtype"}).sort_values("intensity").reset_index(drop=True)
+
+
+def waves(tiles: int, sms: int, per_sm: int = 1) -> dict[str, float]:
+    """Wave quantization: ``tiles`` thread blocks on ``sms`` multiprocessors holding ``per_sm`` each run in
+    ceil(tiles / (sms * per_sm)) waves; ``busy`` is the share of block slots the waves keep busy."""
+    slots = sms * per_sm
+    full = math.ceil(tiles / slots)
+    return {"tiles": tiles, "slots": slots, "waves": tiles / slots, "whole waves": full,
+            "busy": tiles / (full * slots)}
+
+
+def tile_shape(kernel: str) -> tuple[int, ...] | None:
+    """The tile a kernel's name announces (``..._tilesize128x128x64_...``, ``..._128x128x32_...``), or None; the
+    reading is :func:`cudnn_lab.kernel_names.read`'s."""
+    from .kernel_names import read
+
+    tile = read(kernel or "").tile
+    if not tile:
+        return None
+    return tuple(int(t) for t in re.findall(r"\d+", tile))
+
+
+def kernels_frame(result: Any) -> Any:
+    """One row per (plan, kernel) from a result whose plan table carries kernels (the ``kernels`` column: a JSON list
+    of {name, kind, count, us, total_us} per plan, measured with CUPTI), with the plain reading of each name; an
+    empty frame for a result made without kernels."""
+    import pandas as pd
+
+    from .kernel_names import read
+
+    plans = result.plans if hasattr(result, "plans") else result
+    columns = ["plan", "engine", "kernel", "kind", "reading", "count", "us", "total_us", "tile"]
+    if "kernels" not in plans.columns:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for _, row in plans.iterrows():
+        value = row["kernels"]
+        if not isinstance(value, (list, tuple)) and _missing(value):
+            continue
+        try:
+            items = json.loads(value) if isinstance(value, str) else list(value)
+        except ValueError:
+            continue
+        for item in items:
+            item = item if isinstance(item, dict) else {"name": str(item)}
+            name = str(item.get("name") or "?")
+            reading = read(name)
+            count = float(item.get("count", 1) or 1)
+            us = float(item["us"]) if _is_number(item.get("us")) else None
+            total = float(item["total_us"]) if _is_number(item.get("total_us")) else (
+                count * us if us is not None else None)
+            rows.append({"plan": row["plan"], "engine": int(row["engine_id"]), "kernel": reading.short,
+                         "kind": reading.kind, "reading": reading.summary, "count": count, "us": us,
+                         "total_us": total, "tile": tile_shape(name)})
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,142 @@
+"""What the newer classic-API families share (softmax, activations, tensor transforms, RNNs): entry points looked up
+across cuDNN's libraries, tensor descriptors, and the stand-in for a LabGraph that a classic "plan" lives in.
+
+cuDNN 9 exports its public API from ``libcudnn.so.9`` (a shim that loads the sub-libraries); on the GPU machines
+some classic symbols were found in the sub-libraries as well (``libcudnn_ops.so.9``, ``libcudnn_cnn.so.9``,
+``libcudnn_adv.so.9``, docs/FINDINGS.md). :func:`entry` takes a symbol from the shim the frontend loaded and, only
+where the shim lacks it, from the sub-library next to it, so a handle made by the frontend is used by the same copy
+of cuDNN throughout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import PlanError, UnsupportedGraphError
+from . import classic
+
+c_int, c_void_p, c_size_t = ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t
+#: Sub-libraries tried, in order, for a symbol the shim does not export.
+SUB_LIBRARIES = ("libcudnn_ops.so.9", "libcudnn_adv.so.9", "libcudnn_cnn.so.9")
+
+
+@functools.cache
+def libraries() -> tuple[ctypes.CDLL, ...]:
+    """The shim (``classic.library()``, version-checked against the frontend) and the sub-libraries beside it."""
+    main = classic.library()
+    out = [main]
+    path = getattr(main, "_name", "") or ""
+    folder = os.path.dirname(path) if os.path.isabs(path) else ""
+    for sub in SUB_LIBRARIES:
+        try:
+            out.append(ctypes.CDLL(os.path.join(folder, sub) if folder else sub))
+        except OSError:
+            continue
+    return tuple(out)
+
+
+@functools.cache
+def entry(name: str, argtypes: tuple[Any, ...], restype: Any = c_int) -> Any:
+    """The typed function ``name`` from the first of :func:`libraries` that exports it.
+
+    Raises :class:`UnsupportedGraphError` naming the symbol when none does (an older or partial cuDNN).
+    """
+    libs = libraries()
+    for lib in libs:
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            continue
+        fn.argtypes, fn.restype = list(argtypes), restype
+        return fn
+    where = ", ".join(getattr(lib, "_name", "?") for lib in libs)
+    raise UnsupportedGraphError(f"cuDNN's classic {name} is not in the cuDNN libraries found here ({where}); it is "
+                                "in cuDNN 9's libcudnn.so.9.", hint="")
+
+
+def check(status: int, call: str) -> None:
+    """PlanError with cuDNN's own words when ``status`` is not CUDNN_STATUS_SUCCESS."""
+    classic.check(classic.library(), status, call)
+
+
+_P = ctypes.POINTER
+
+
+def create(kind: str) -> c_void_p:
+    """A new descriptor of ``kind`` (``Tensor``, ``Activation``, ``RNN``, ``RNNData``, ``Dropout``)."""
+    desc = c_void_p()
+    check(entry(f"cudnnCreate{kind}Descriptor", (_P(c_void_p),))(ctypes.byref(desc)), f"cudnnCreate{kind}Descriptor")
+    return desc
+
+
+def destroy(kind: str, desc: c_void_p | None) -> None:
+    """Destroy a descriptor made by :func:`create` (None: nothing to do); never raises."""
+    if desc is not None and desc.value:
+        try:
+            entry(f"cudnnDestroy{kind}Descriptor", (c_void_p,))(desc)
+        except Exception:  # noqa: BLE001 - teardown (perhaps at interpreter exit) must not raise
+            pass
+
+
+def tensor_descriptor(data_type: int, dims: Sequence[int], strides: Sequence[int], what: str) -> c_void_p:
+    """A tensor descriptor with explicit dims and strides: 4-D through ``cudnnSetTensor4dDescriptorEx``, others
+    (3-D RNN states) through ``cudnnSetTensorNdDescriptor``."""
+    desc = create("Tensor")
+    try:
+        if len(dims) == 4:
+            fn = entry("cudnnSetTensor4dDescriptorEx", (c_void_p, c_int, *([c_int] * 8)))
+            check(fn(desc, data_type, *dims, *strides), f"cudnnSetTensor4dDescriptorEx({what})")
+        else:
+            arr = c_int * len(dims)
+            fn = entry("cudnnSetTensorNdDescriptor", (c_void_p, c_int, c_int, _P(c_int), _P(c_int)))
+            check(fn(desc, data_type, len(dims), arr(*dims), arr(*strides)), f"cudnnSetTensorNdDescriptor({what})")
+    except Exception:
+        destroy("Tensor", desc)
+        raise
+    return desc
+
+
+def tensor_dims(desc: c_void_p, what: str, max_dims: int = 8) -> tuple[int, ...]:
+    """The dims cuDNN reports for a tensor descriptor (``cudnnGetTensorNdDescriptor``)."""
+    fn = entry("cudnnGetTensorNdDescriptor", (c_void_p, c_int, _P(c_int), _P(c_int), _P(c_int), _P(c_int)))
+    dt, nb = c_int(), c_int()
+    dims, strides = (c_int * max_dims)(), (c_int * max_dims)()
+    check(fn(desc, max_dims, ctypes.byref(dt), ctypes.byref(nb), dims, strides), f"cudnnGetTensorNdDescriptor({what})")
+    return tuple(dims[i] for i in range(nb.value))
+
+
+def pointer(tensor: Any) -> int:
+    """A tensor's device address (0 for None)."""
+    return 0 if tensor is None else int(tensor.data_ptr())
+
+
+def one_plan(index: int, name: str) -> None:
+    """A classic call has one way to run: plan index 0."""
+    if index != 0:
+        raise PlanError(f"{name} has one plan (index 0), not {index}")
+
+
+class ClassicLab:
+    """What the runner uses of a :class:`~cudnn_lab.graph.LabGraph`, for a classic call: tensors by name (each its
+    own key), the executable (``pygraph``), ``inspect()`` and the drawing (from the graph layer)."""
+
+    def __init__(self, spec: Any, executable: Any, describe: Any = None, draw: Any = None) -> None:
+        self.spec = spec
+        self.tensors = {name: name for name in spec.tensor_shapes()}
+        self.pygraph = executable
+        self._describe, self._draw = describe, draw
+
+    def inspect(self) -> dict[str, Any]:
+        return self._describe(self.spec) if self._describe else {}
+
+    def to_dot(self) -> Any:
+        from ..graph import drawing
+
+        return self._draw(self.spec) if self._draw else drawing(self.spec)
+
+    def __repr__(self) -> str:
+        return f"ClassicLab({self.spec!r}, {type(self.pygraph).__name__})"

@@ -1,0 +1,199 @@
+"""Plan sources for the single-tensor classic ops: ``cudnnSoftmaxForward`` (SoftmaxSpec),
+``cudnnActivationForward`` (ActivationSpec) and ``cudnnTransformTensor`` (TransformSpec kind 'convert'); and the
+version gate of TransformSpec's graph kinds, which otherwise go to the frontend graph source.
+
+Each classic op is one plan row (engine id -1, no knobs, no workspace), built (descriptors made), checked against
+the float64 reference and timed like a frontend plan, on the frontend handle and its stream: y = 1 * op(x) + 0 * y.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from ..errors import UnsupportedGraphError
+from ..graph import activation as activation_graph
+from ..graph import softmax as softmax_graph
+from ..graph import transform as transform_graph
+from ..graph.classic_call import CLASSIC_DATA_TYPES
+from ..specs.activation import ActivationSpec
+from ..specs.softmax import SoftmaxSpec
+from ..specs.transform import TransformSpec
+from . import classic
+from .classic_lib import (ClassicLab, c_int, c_void_p, check, create, destroy, entry, one_plan, pointer,
+                          tensor_descriptor)
+from .plans import PLAN_SOURCES, PlanEntry
+
+ENGINE_ID = -1
+#: ``cudnnNanPropagation_t``: NaN in, NaN out, as PyTorch's activations do.
+CUDNN_PROPAGATE_NAN = 1
+_V = c_void_p
+
+
+class ClassicCall:
+    """One classic call as a one-plan "graph": x and y descriptors made by :meth:`build_plan_at_index`, released
+    by :meth:`release`. Subclasses name the call and add what else it needs (:meth:`_build_extra`, :meth:`_run`)."""
+
+    call = ""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        self._x: c_void_p | None = None
+        self._y: c_void_p | None = None
+        # alpha and beta are host floats for half, bfloat16 and float data (doubles only for double data).
+        self._alpha, self._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+
+    @property
+    def is_built(self) -> bool:
+        return self._y is not None
+
+    def build_plan_at_index(self, index: int = 0) -> ClassicCall:
+        one_plan(index, f"classic {self.call}")
+        if self.is_built:
+            return self
+        spec, strides, shapes = self.spec, self.spec.tensor_strides(), self.spec.tensor_shapes()
+        dtypes = spec.tensor_dtypes() if hasattr(spec, "tensor_dtypes") else {"X": spec.dtype, "Y": spec.dtype}
+        try:
+            self._x = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["X"]][1], shapes["X"], strides["X"], "X")
+            self._build_extra()
+            self._y = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["Y"]][1], shapes["Y"], strides["Y"], "Y")
+        except Exception:
+            self.release()
+            raise
+        return self
+
+    def _build_extra(self) -> None:
+        """Descriptors beyond x and y (an activation descriptor)."""
+
+    def get_workspace_size_plan_at_index(self, index: int = 0) -> int:
+        return 0  # none of these calls takes a workspace
+
+    def execute_plan_at_index(self, tensor_dict: dict[Any, Any], workspace: Any = None, index: int = 0,
+                              handle: Any = None) -> None:
+        """Run the call on ``handle``'s stream with ``tensor_dict['X']`` and ``['Y']`` (the spec's dims and strides)."""
+        raw = classic.backend_handle(handle, self.call)
+        if not self.is_built:
+            self.build_plan_at_index(index)
+        check(self._run(raw, pointer(tensor_dict["X"]), pointer(tensor_dict["Y"])), self.call)
+
+    def _run(self, handle: int, x: int, y: int) -> int:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Destroy the descriptors (safe to call twice)."""
+        destroy("Tensor", self._x)
+        destroy("Tensor", self._y)
+        self._x = self._y = None
+
+    def __del__(self) -> None:
+        self.release()
+
+
+class SoftmaxCall(ClassicCall):
+    """``cudnnSoftmaxForward(handle, algo, mode, &1, xDesc, x, &0, yDesc, y)``."""
+
+    call = softmax_graph.CLASSIC_CALL
+
+    def _run(self, handle: int, x: int, y: int) -> int:
+        fn = entry("cudnnSoftmaxForward", (_V, c_int, c_int, _V, _V, _V, _V, _V, _V))
+        spec = self.spec
+        return fn(handle, softmax_graph.CLASSIC_SOFTMAX_ALGOS[spec.algo][1],
+                  softmax_graph.CLASSIC_SOFTMAX_MODES[spec.mode][1], ctypes.byref(self._alpha), self._x, x,
+                  ctypes.byref(self._beta), self._y, y)
+
+
+class ActivationCall(ClassicCall):
+    """``cudnnActivationForward(handle, activationDesc, &1, xDesc, x, &0, yDesc, y)``; the descriptor says the mode
+    and coefficient (``cudnnSetActivationDescriptor``; swish's beta: ``cudnnSetActivationDescriptorSwishBeta``)."""
+
+    call = activation_graph.CLASSIC_CALL
+
+    def __init__(self, spec: ActivationSpec) -> None:
+        super().__init__(spec)
+        self._act: c_void_p | None = None
+
+    def _build_extra(self) -> None:
+        spec = self.spec
+        self._act = create("Activation")
+        # coef: clipped ReLU's ceiling, ELU's alpha; 0 for the rest (swish takes its beta below).
+        coef = spec.coef if spec.mode in ("clipped_relu", "elu") else 0.0
+        fn = entry("cudnnSetActivationDescriptor", (_V, c_int, c_int, ctypes.c_double))
+        check(fn(self._act, activation_graph.CLASSIC_ACTIVATION_MODES[spec.mode][1], CUDNN_PROPAGATE_NAN, coef),
+              "cudnnSetActivationDescriptor")
+        if spec.mode == "swish":
+            beta = entry("cudnnSetActivationDescriptorSwishBeta", (_V, ctypes.c_double))
+            check(beta(self._act, spec.coef), "cudnnSetActivationDescriptorSwishBeta")
+
+    def _run(self, handle: int, x: int, y: int) -> int:
+        fn = entry("cudnnActivationForward", (_V, _V, _V, _V, _V, _V, _V, _V))
+        return fn(handle, self._act, ctypes.byref(self._alpha), self._x, x, ctypes.byref(self._beta), self._y, y)
+
+    def release(self) -> None:
+        destroy("Activation", getattr(self, "_act", None))
+        self._act = None
+        super().release()
+
+
+class TransformCall(ClassicCall):
+    """``cudnnTransformTensor(handle, &1, xDesc, x, &0, yDesc, y)``: y's descriptor has x's dims in the output
+    layout's strides and the output dtype."""
+
+    call = transform_graph.CLASSIC_CALL
+
+    def _run(self, handle: int, x: int, y: int) -> int:
+        fn = entry("cudnnTransformTensor", (_V, _V, _V, _V, _V, _V, _V))
+        return fn(handle, ctypes.byref(self._alpha), self._x, x, ctypes.byref(self._beta), self._y, y)
+
+
+def _one_row(spec: Any, executable: ClassicCall, module: Any) -> list[PlanEntry]:
+    lab = ClassicLab(spec, executable, describe=module.describe, draw=module.to_dot)
+    return [PlanEntry(name=f"classic {executable.call}", engine_id=ENGINE_ID, knobs={}, graph=lab, index=0)]
+
+
+@PLAN_SOURCES.register(SoftmaxSpec)
+def softmax_plans(spec: SoftmaxSpec, handle: Any = None, modes: tuple[str, ...] = (), where: str = "",
+                  cudnn_version: str = "") -> list[PlanEntry]:
+    """A SoftmaxSpec's plan list: one row for ``cudnnSoftmaxForward`` (heuristic modes do not apply)."""
+    entry("cudnnSoftmaxForward", (_V, c_int, c_int, _V, _V, _V, _V, _V, _V))  # fail here when it is not reachable
+    return _one_row(spec, SoftmaxCall(spec), softmax_graph)
+
+
+@PLAN_SOURCES.register(ActivationSpec)
+def activation_plans(spec: ActivationSpec, handle: Any = None, modes: tuple[str, ...] = (), where: str = "",
+                     cudnn_version: str = "") -> list[PlanEntry]:
+    """An ActivationSpec's plan list: one row for ``cudnnActivationForward``."""
+    entry("cudnnActivationForward", (_V, _V, _V, _V, _V, _V, _V, _V))
+    return _one_row(spec, ActivationCall(spec), activation_graph)
+
+
+class NeedsNewerCudnnError(UnsupportedGraphError):
+    """A graph kind that the installed cuDNN does not run alone: names the version that does."""
+
+
+def check_graph_kind(spec: TransformSpec, backend: int, where: str = "", cudnn_version: str = "") -> None:
+    """NeedsNewerCudnnError when ``backend`` (``cudnn.backend_version()``, e.g. 91900) is below the version from
+    which cuDNN runs ``spec.kind`` as a graph of its own."""
+    need = transform_graph.needs(spec)
+    if need is None or backend >= need[0]:
+        return
+    have = f"{backend // 10000}.{backend // 100 % 100}.{backend % 100}"
+    raise NeedsNewerCudnnError(
+        f"A {spec.kind} graph on its own needs cuDNN {need[1]} or newer; this is cuDNN {have} ({need[2]}). The kit "
+        f"draws it (cl.drawing(spec)) and exports its script, and runs it where cuDNN {need[1]}+ is installed.",
+        device=where, cudnn_version=cudnn_version, hint="")
+
+
+@PLAN_SOURCES.register(TransformSpec)
+def transform_plans(spec: TransformSpec, handle: Any, modes: tuple[str, ...], where: str,
+                    cudnn_version: str) -> list[PlanEntry]:
+    """'convert': one row for ``cudnnTransformTensor``; a graph kind: the frontend graph's plans, from the cuDNN
+    version that runs it alone (NeedsNewerCudnnError before)."""
+    if spec.kind == "convert":
+        entry("cudnnTransformTensor", (_V, _V, _V, _V, _V, _V, _V))
+        return _one_row(spec, TransformCall(spec), transform_graph)
+    import cudnn
+
+    from .frontend import graph_plans
+
+    check_graph_kind(spec, int(cudnn.backend_version()), where, cudnn_version)
+    return graph_plans(spec, handle, modes, where, cudnn_version)

@@ -1,0 +1,324 @@
+"""The engine space of a graph: every engine cuDNN knows for it, its knob ranges, whether it runs here, and a
+budgeted sample of knob configurations beyond the heuristics' proposals.
+
+The full product of knob ranges is ~1e11 for a conv, so configurations are sampled: first each proposed plan's
+one-knob neighbourhood (its knobs one step up or down), then random draws over the runnable engines, up to a budget.
+Each sampled configuration is appended to one exploration graph with ``create_execution_plan``; the runner builds,
+checks and times it like any plan and marks it as not proposed. The records and the sampling are pure (tested
+without a GPU); listing engines and appending configurations need one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .. import knobs as knob_table
+from ..errors import PlanError
+from .pin import KnobRange, engine_count, engine_knobs, plan_error, status_of
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineInfo:
+    """One engine of the graph: whether it can run here (and why not), and its knobs with their ranges."""
+
+    engine_id: int
+    runnable: bool
+    reason: str = ""
+    knobs: tuple[KnobRange, ...] = ()
+
+    @property
+    def settable(self) -> tuple[KnobRange, ...]:
+        return tuple(k for k in self.knobs if k.settable)
+
+    @property
+    def unnamed(self) -> int:
+        """Knobs the frontend reports as NOT_SET: they keep the engine's default in sampled configurations."""
+        return sum(1 for k in self.knobs if not k.settable)
+
+    @property
+    def configs(self) -> int:
+        """Configurations over the settable knobs (the product of their range sizes)."""
+        return math.prod(k.size for k in self.settable) if self.runnable else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine_id": self.engine_id, "runnable": self.runnable, "reason": self.reason,
+                "knobs": [k.to_dict() for k in self.knobs], "configs": self.configs, "unnamed_knobs": self.unnamed}
+
+
+def list_engines(g: Any) -> list[EngineInfo]:
+    """Every engine of a prepared pygraph (after ``build_operation_graph``), runnable or not, with reasons."""
+    out = []
+    for engine_id in range(engine_count(g)):
+        try:
+            out.append(EngineInfo(engine_id, True, "", engine_knobs(g, engine_id)))
+        except PlanError as e:
+            out.append(EngineInfo(engine_id, False, status_of(str(e)) or str(e)[:200]))
+    return out
+
+
+def space_size(engines: Iterable[EngineInfo]) -> int:
+    """Configurations in the whole space (runnable engines, settable knobs)."""
+    return sum(e.configs for e in engines)
+
+
+# ---------------------------------------------------------------------------------------------------- sampling
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """One engine configuration to try: engine id, settable knob values by name, and why it was chosen."""
+
+    engine_id: int
+    knobs: tuple[tuple[str, int], ...]
+    origin: str  # "neighbour of <plan>" | "random"
+
+    @property
+    def values(self) -> dict[str, int]:
+        return dict(self.knobs)
+
+    @property
+    def key(self) -> tuple[int, tuple[tuple[str, int], ...]]:
+        return self.engine_id, self.knobs
+
+    def backend_knobs(self) -> dict[int, int]:
+        """The same settings by backend knob number (what ``pin.append_config`` takes)."""
+        return {knob_table.BY_NAME[n].number: v for n, v in self.knobs}
+
+
+def _config(engine_id: int, values: Mapping[str, int], origin: str) -> Config:
+    return Config(engine_id, tuple(sorted(values.items())), origin)
+
+
+def proposal_values(plan_name: str, engine: EngineInfo, version: Any = None) -> dict[str, int] | None:
+    """A proposed plan's settable knob values by name, from its plan name (None: not a plan of ``engine``)."""
+    parsed = knob_table.parse_plan_name(plan_name)
+    if parsed is None or parsed[0] != engine.engine_id:
+        return None
+    settable = {k.name for k in engine.settable}
+    return {k.name: k.value for k in knob_table.decode(parsed[1], version) if k.name in settable}
+
+
+def neighbours(engine: EngineInfo, values: Mapping[str, int]) -> list[dict[str, int]]:
+    """Configurations one knob step away from ``values`` (each settable knob one stride up and one down)."""
+    out = []
+    for k in engine.settable:
+        base = values.get(k.name, k.min)
+        for v in (base - k.step, base + k.step):
+            if k.allows(v):
+                out.append({**{x.name: values.get(x.name, x.min) for x in engine.settable}, k.name: v})
+    return out
+
+
+def random_config(engine: EngineInfo, rng: random.Random) -> dict[str, int]:
+    return {k.name: k.values()[rng.randrange(k.size)] for k in engine.settable if k.size}
+
+
+def sample_configs(engines: Sequence[EngineInfo], proposals: Sequence[str], budget: int, *, seed: int = 0,
+                   version: Any = None, neighbour_share: float = 0.6) -> list[Config]:
+    """Up to ``budget`` configurations not among the proposals: the proposals' neighbourhoods first (best-ranked
+    proposal first, at most ``neighbour_share`` of the budget), then random draws over the runnable engines.
+
+    ``proposals`` are plan names in heuristic order. Deterministic for a given seed.
+    """
+    if budget <= 0:
+        return []
+    rng = random.Random(seed)
+    by_id = {e.engine_id: e for e in engines if e.runnable}
+    taken: set[tuple[Any, ...]] = set()
+    for name in proposals:
+        parsed = knob_table.parse_plan_name(name)
+        if parsed and parsed[0] in by_id:
+            values = proposal_values(name, by_id[parsed[0]], version) or {}
+            taken.add(_config(parsed[0], values, "").key)
+    out: list[Config] = []
+
+    def add(engine_id: int, values: Mapping[str, int], origin: str) -> None:
+        c = _config(engine_id, values, origin)
+        if c.key not in taken and len(out) < budget:
+            taken.add(c.key)
+            out.append(c)
+
+    cap = max(1, int(budget * neighbour_share))
+    for name in proposals:
+        parsed = knob_table.parse_plan_name(name)
+        if not parsed or parsed[0] not in by_id:
+            continue
+        engine = by_id[parsed[0]]
+        for values in neighbours(engine, proposal_values(name, engine, version) or {}):
+            if len(out) >= cap:
+                break
+            add(engine.engine_id, values, f"neighbour of {name}")
+    pool = [e for e in by_id.values() if e.configs > 0]
+    misses = 0
+    while len(out) < budget and pool and misses < 20 * budget:
+        engine = pool[rng.randrange(len(pool))]
+        before = len(out)
+        add(engine.engine_id, random_config(engine, rng), "random")
+        misses += len(out) == before
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- exploring
+@dataclasses.dataclass
+class Candidate:
+    """A sampled configuration appended to the exploration graph (or refused), before it is built and timed."""
+
+    config: Config
+    name: str = ""
+    index: int | None = None
+    status: str = "proposed"  # proposed -> refused | duplicate | (runner: built/ok/...) | not_tried
+    error: str = ""
+    behavior_notes: tuple[str, ...] = ()
+
+    @property
+    def runtime_compiled(self) -> bool:
+        return "RUNTIME_COMPILATION" in self.behavior_notes
+
+
+class Explorer:
+    """One exploration graph of a spec: its engines, and sampled configurations appended to it."""
+
+    def __init__(self, spec: Any, handle: Any = None) -> None:
+        from .pin import prepared_graph
+
+        self.spec = spec
+        self.lab = prepared_graph(spec, handle)
+        self.engines = list_engines(self.lab.pygraph)
+
+    def append(self, configs: Iterable[Config], known: Iterable[str] = (), version: Any = None
+               ) -> list[Candidate]:
+        """Append each configuration (cheap: no build); a refused one is recorded, a duplicate of a known plan
+        name (a proposal, or an earlier sample) is marked and not built. Precompiled ones come first."""
+        from .pin import append_config
+
+        g = self.lab.pygraph
+        seen = set(known)
+        out = []
+        for config in configs:
+            cand = Candidate(config)
+            try:
+                cand.index, cand.name = append_config(self.lab, config.engine_id, config.backend_knobs(),
+                                                      version=version, check_ranges=False)
+            except PlanError as e:
+                cand.status, cand.error = "refused", str(e)[:300]
+                out.append(cand)
+                continue
+            if cand.name in seen:
+                cand.status = "duplicate"
+            seen.add(cand.name)
+            try:
+                cand.behavior_notes = tuple(str(getattr(n, "name", n)).rsplit(".", 1)[-1]
+                                            for n in g.get_behavior_notes_for_plan_at_index(cand.index))
+            except Exception:  # noqa: BLE001
+                pass
+            out.append(cand)
+        return sorted(out, key=lambda c: (c.status != "proposed", c.runtime_compiled))
+
+
+def explore(candidates: Sequence[Candidate], evaluate: Callable[[Candidate], None], *, time_budget_s: float,
+            progress: Progress | None = None) -> None:
+    """Build/check/time the appended candidates in order with ``evaluate`` until the time budget is spent; the rest
+    are marked ``not_tried``. ``evaluate`` records its outcome on the candidate (status, error)."""
+    todo = [c for c in candidates if c.status == "proposed"]
+    start = time.perf_counter()
+    for i, cand in enumerate(todo):
+        if time.perf_counter() - start > time_budget_s:
+            for rest in todo[i:]:
+                rest.status, rest.error = "not_tried", f"the exploration time budget ({time_budget_s:g} s) ran out"
+            break
+        if progress:
+            progress(i, len(todo), f"exploring {cand.name}")
+        try:
+            evaluate(cand)
+        except Exception as e:  # noqa: BLE001 - one configuration failing must not stop the others
+            cand.status, cand.error = "run_failed", " ".join(str(e).split())[:300]
+    if progress:
+        progress(len(todo), len(todo), "exploration done")
+
+
+# ---------------------------------------------------------------------------------------------------- the answer
+def beat_heuristics(rows: Any) -> dict[str, Any]:
+    """Did any configuration outside the proposals beat the heuristics' best, and by how much?
+
+    ``rows``: a plans frame or records with ``plan``, ``proposed``, ``median_ms`` and, where present, ``status`` and
+    ``pass_cudnn`` (only plans that ran and passed count). Returns best_proposed / best_other (plan, median_ms),
+    ``speedup`` (best proposed time / best other time; > 1 means a non-proposed plan was faster) and ``beaten``.
+    """
+    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
+
+    def ok(r: Mapping[str, Any]) -> bool:
+        m = r.get("median_ms")
+        if m is None or not isinstance(m, (int, float)) or m != m or m <= 0:
+            return False
+        if r.get("status") not in (None, "ok"):
+            return False
+        return r.get("pass_cudnn") is not False
+
+    prop = [r for r in records if ok(r) and bool(r.get("proposed", True))]
+    other = [r for r in records if ok(r) and not bool(r.get("proposed", True))]
+    best_p = min(prop, key=lambda r: r["median_ms"], default=None)
+    best_o = min(other, key=lambda r: r["median_ms"], default=None)
+    out: dict[str, Any] = {"explored": len(other), "best_proposed": None, "best_other": None, "speedup": None,
+                           "beaten": None}
+    if best_p is not None:
+        out["best_proposed"] = {"plan": best_p["plan"], "median_ms": float(best_p["median_ms"])}
+    if best_o is not None:
+        out["best_other"] = {"plan": best_o["plan"], "median_ms": float(best_o["median_ms"])}
+    if best_p is not None and best_o is not None:
+        out["speedup"] = float(best_p["median_ms"]) / float(best_o["median_ms"])
+        out["beaten"] = out["speedup"] > 1.0
+    return out
+
+
+def answer_text(summary: Mapping[str, Any]) -> str:
+    """One sentence for :func:`beat_heuristics`'s answer."""
+    if not summary.get("explored"):
+        return "No configuration outside the heuristics' proposals ran."
+    if summary.get("best_proposed") is None:
+        return "No proposed plan ran, so nothing to compare with."
+    p, o, s = summary["best_proposed"], summary["best_other"], summary["speedup"]
+    if summary["beaten"]:
+        return (f"Yes: {o['plan']} ({o['median_ms'] * 1e3:.1f} us), not proposed, beat the heuristics' best "
+                f"{p['plan']} ({p['median_ms'] * 1e3:.1f} us) by {100 * (s - 1):.1f}%.")
+    return (f"No: the best of {summary['explored']} explored configurations, {o['plan']} "
+            f"({o['median_ms'] * 1e3:.1f} us), is {100 * (1 / s - 1):.1f}% slower than the heuristics' best "
+            f"{p['plan']} ({p['median_ms'] * 1e3:.1f} us).")
+
+
+def knob_points(rows: Any, version: Any = None) -> list[dict[str, Any]]:
+    """Long-format points for a view of the engine space: one per (plan, knob) with the plan's engine, whether the
+    heuristics proposed it, its median and the knob's name and value (from the plan name). Plans without knobs give
+    one point with knob ``None``. Pure: for the Lab's 'latency by engine and knob value' plot."""
+    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
+    out = []
+    for r in records:
+        parsed = knob_table.parse_plan_name(str(r.get("plan", "")))
+        base = {"plan": r.get("plan"), "engine_id": r.get("engine_id", parsed[0] if parsed else None),
+                "proposed": bool(r.get("proposed", True)), "median_ms": r.get("median_ms"),
+                "status": r.get("status")}
+        decoded = knob_table.decode(parsed[1], version) if parsed else ()
+        if not decoded:
+            out.append({**base, "knob": None, "value": None})
+        for k in decoded:
+            out.append({**base, "knob": k.key, "value": k.value})
+    return out
+
+
+def check_budget(explore: Any, where: str = "run") -> int:
+    """The exploration budget as a non-negative int (an OptionError otherwise)."""
+    from ..errors import OptionError
+
+    if isinstance(explore, bool) or not isinstance(explore, int) or not 0 <= explore <= 100_000:
+        raise OptionError("explore", explore, "must be a whole number of configurations from 0 to 100000",
+                          where=where)
+    return explore
+
+
+__all__ = ["Candidate", "Config", "EngineInfo", "Explorer", "KnobRange", "answer_text", "beat_heuristics",
+           "check_budget", "explore", "knob_points", "list_engines", "neighbours", "plan_error", "sample_configs",
+           "space_size"]

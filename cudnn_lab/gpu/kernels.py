@@ -1,0 +1,219 @@
+"""Kernels per plan, measured with CUPTI (through ``torch.profiler``): which kernels, how many, each one's GPU time.
+
+All plans are profiled in ONE profiler session (starting CUPTI costs far more than a plan's executions): each plan's
+executions are preceded by a one-element ``fill_`` on the same stream, whose kernel (PyTorch's ``FillFunctor``, never
+launched by cuDNN) marks where the plan's kernels begin on the GPU timeline. Failures are recorded per plan, never
+raised. The plain reading of each name is in :mod:`cudnn_lab.kernel_names`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+#: Executions of each plan inside the profiler; per-execution numbers are averages over them.
+DEFAULT_RUNS = 5
+_MARK = "FillFunctor"
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelStat:
+    """One kernel (or memset/memcpy) of a plan: launches per execution and the mean GPU time of one launch."""
+
+    name: str
+    kind: str  # kernel | memset | memcpy
+    count: float
+    us: float
+
+    @property
+    def total_us(self) -> float:
+        return self.count * self.us
+
+    def to_dict(self) -> dict[str, Any]:
+        count: float | int = int(round(self.count)) if abs(self.count - round(self.count)) < 1e-9 else self.count
+        return {"name": self.name, "kind": self.kind, "count": count, "us": round(self.us, 4),
+                "total_us": round(self.total_us, 4)}
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanKernels:
+    """What one plan launches per execution (CUPTI), and the sum of their GPU time (``kernel_ms``)."""
+
+    kernels: tuple[KernelStat, ...] = ()
+    runs: int = 0
+    error: str = ""
+
+    @property
+    def kernel_ms(self) -> float | None:
+        """GPU time of all kernels (and memsets/copies) of one execution, in ms; None when nothing was measured."""
+        if self.error or not self.runs:
+            return None
+        return sum(k.total_us for k in self.kernels) / 1e3
+
+    @property
+    def kernel_count(self) -> float | None:
+        """Launches per execution (kernels, memsets and copies)."""
+        return None if self.error or not self.runs else sum(k.count for k in self.kernels)
+
+    def to_json(self) -> str:
+        """The ``kernels`` column: a JSON list of {name, kind, count, us, total_us}."""
+        return json.dumps([k.to_dict() for k in self.kernels])
+
+    @staticmethod
+    def from_json(text: Any) -> PlanKernels:
+        """Inverse of :meth:`to_json` (runs unknown: 1); an empty record for missing or unreadable text."""
+        try:
+            items = json.loads(text) if isinstance(text, str) else list(text or [])
+            stats = tuple(KernelStat(str(i["name"]), str(i.get("kind", "kernel")), float(i.get("count", 1)),
+                                     float(i.get("us", 0.0))) for i in items)
+        except (TypeError, ValueError, KeyError):
+            return PlanKernels(error="unreadable kernels record")
+        return PlanKernels(stats, runs=1 if stats else 0)
+
+
+def _kind(activity: str, name: str) -> str:
+    a, n = activity.lower(), name.lower()
+    if "memset" in a or n.startswith("memset"):
+        return "memset"
+    if "memcpy" in a or n.startswith("memcpy"):
+        return "memcpy"
+    return "kernel"
+
+
+def _device_events(prof: Any) -> list[tuple[int, int, str, str]]:
+    """(start_ns, end_ns, name, kind) of every GPU activity in the trace (kernels, memsets, copies)."""
+    import torch
+
+    demangle = getattr(torch._C, "_demangle", lambda s: s)
+    out: list[tuple[int, int, str, str]] = []
+    raw = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    if raw is not None and hasattr(raw, "events"):
+        for e in raw.events():
+            if e.device_type() != torch.autograd.DeviceType.CUDA:
+                continue
+            activity = e.activity_type() if hasattr(e, "activity_type") else ""
+            if "annotation" in activity or (hasattr(e, "is_user_annotation") and e.is_user_annotation()):
+                continue
+            name = e.name()
+            name = demangle(name) if name.startswith("_Z") else name
+            out.append((e.start_ns(), e.end_ns(), name, _kind(activity, name)))
+        return out
+    for e in prof.events():  # the FunctionEvent path of older torch
+        if getattr(e, "device_type", None) != torch.autograd.DeviceType.CUDA:
+            continue
+        activity = str(getattr(e, "activity_type", "") or "")
+        if "annotation" in activity or getattr(e, "is_user_annotation", False):
+            continue
+        start, end = int(e.time_range.start * 1e3), int(e.time_range.end * 1e3)
+        out.append((start, end, e.name, _kind(activity, e.name)))
+    return out
+
+
+def summarize(events: list[tuple[int, int, str, str]], runs: int) -> tuple[KernelStat, ...]:
+    """Kernels of one plan's segment, grouped by name in order of first launch, per execution."""
+    order: dict[tuple[str, str], list[int]] = {}
+    for start, end, name, kind in events:
+        order.setdefault((name, kind), []).append(max(0, end - start))
+    return tuple(KernelStat(name, kind, len(d) / runs, sum(d) / len(d) / 1e3) for (name, kind), d in order.items())
+
+
+def split_segments(events: list[tuple[int, int, str, str]], plans: int) -> list[list[tuple[int, int, str, str]]] | None:
+    """The GPU timeline cut at the marker kernels into one segment per plan (None when the markers do not add up)."""
+    ordered = sorted(events)
+    for mark in (_MARK, "at::native"):  # PyTorch's fill kernel; any PyTorch kernel if its name were to change
+        marks = [i for i, e in enumerate(ordered) if mark in e[2]]
+        if len(marks) == plans + 1:
+            return [ordered[a + 1:b] for a, b in zip(marks, marks[1:])]
+    return None
+
+
+def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs: int = DEFAULT_RUNS,
+                  warmup: int = 1, progress: Callable[[int, int, str], None] | None = None) -> dict[str, PlanKernels]:
+    """Kernels of every plan in ``calls`` (name -> zero-argument callable enqueueing one execution on ``stream``).
+
+    Returns name -> :class:`PlanKernels`; a plan that fails, or a profiler that cannot run, is recorded in
+    ``error``.
+    """
+    import torch
+
+    names = list(calls)
+    errors: dict[str, str] = {}
+    for i, name in enumerate(names):
+        if progress:
+            progress(i, len(names), f"kernels of {name}")
+        try:
+            with torch.cuda.stream(stream):
+                for _ in range(warmup):
+                    calls[name]()
+            stream.synchronize()
+        except Exception as e:  # noqa: BLE001 - one plan failing must not stop the others
+            errors[name] = "run failed: " + " ".join(str(e).split())[:240]
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        marker = torch.zeros(1, device=stream.device)
+        stream.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            with torch.cuda.stream(stream):
+                for i, name in enumerate(names):
+                    marker.fill_(float(i + 1))
+                    if name in errors:
+                        continue
+                    try:
+                        for _ in range(runs):
+                            calls[name]()
+                    except Exception as e:  # noqa: BLE001
+                        errors[name] = "run failed: " + " ".join(str(e).split())[:240]
+                marker.fill_(-1.0)
+            stream.synchronize()
+        events = _device_events(prof)
+    except Exception as e:  # noqa: BLE001 - no CUPTI (driver, permissions): say so on every plan
+        why = "CUPTI profiling failed: " + " ".join(str(e).split())[:240]
+        return {n: PlanKernels(error=errors.get(n, why)) for n in names}
+    segments = split_segments(events, len(names))
+    if segments is None:
+        why = "could not attribute kernels to plans (marker kernels missing from the CUPTI trace)"
+        return {n: PlanKernels(error=errors.get(n, why)) for n in names}
+    out = {}
+    for name, seg in zip(names, segments):
+        if name in errors:
+            out[name] = PlanKernels(error=errors[name])
+        elif not seg:
+            out[name] = PlanKernels(error="no GPU activity recorded for this plan")
+        else:
+            out[name] = PlanKernels(summarize(seg, runs), runs=runs)
+    return out
+
+
+def kernel_times(call: Callable[[], None], stream: Any, *, samples: int = 20) -> list[float]:
+    """CUPTI kernel time of ``samples`` executions of one plan, in ms each (the ``cupti`` timing mode's samples)."""
+    import torch
+
+    with torch.cuda.stream(stream):
+        call()
+    stream.synchronize()
+    from torch.profiler import ProfilerActivity, profile
+
+    marker = torch.zeros(1, device=stream.device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with torch.cuda.stream(stream):
+            for i in range(samples):
+                marker.fill_(float(i + 1))
+                call()
+            marker.fill_(-1.0)
+        stream.synchronize()
+    segments = split_segments(_device_events(prof), samples)
+    if segments is None:
+        raise RuntimeError("could not attribute kernels to executions (marker kernels missing from the trace)")
+    return [sum(end - start for start, end, _, _ in seg) / 1e6 for seg in segments]
+
+
+def timed_profile(calls: Mapping[str, Callable[[], None]], stream: Any,
+                  **kw: Any) -> tuple[dict[str, PlanKernels], float]:
+    """:func:`profile_plans` and the wall seconds it took (for the anatomy benchmark and the run's notes)."""
+    t0 = time.perf_counter()
+    out = profile_plans(calls, stream, **kw)
+    return out, time.perf_counter() - t0

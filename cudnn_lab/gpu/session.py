@@ -1,0 +1,115 @@
+"""A spec's plans, inputs and buffers on one GPU, kept so that a repeated run rebuilds nothing."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import NoGPUError, OptionError, ResourceError
+from ..specs import DTYPE_BYTES, Spec
+from .plans import PlanEntry, propose
+
+#: Sessions kept at once (each holds the spec's inputs, outputs and reference on the GPU).
+MAX_SESSIONS = 8
+
+
+@functools.cache
+def _handle(device: int) -> Any:
+    import cudnn
+    import torch
+
+    with torch.cuda.device(device):
+        return cudnn.create_handle()
+
+
+def require_gpu(device: int) -> None:
+    """NoGPUError without a usable CUDA GPU; OptionError for a device index past the visible GPUs."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise NoGPUError("no CUDA GPU is visible to PyTorch (torch.cuda.is_available() is False"
+                         + ("; this torch is a CPU build" if not torch.version.cuda else "") + ")")
+    if device >= torch.cuda.device_count():
+        raise OptionError("device", device, f"must be below the number of visible GPUs ({torch.cuda.device_count()})")
+
+
+def estimate_bytes(spec: Spec) -> int:
+    """GPU memory a run needs before workspaces: native tensors, their float64 copies and the reference."""
+    numel = sum(math.prod(d) for d in spec.tensor_shapes().values())
+    return numel * (DTYPE_BYTES[spec.dtype] + 2 * 8)
+
+
+def check_memory(need: int, device: int, what: str) -> None:
+    """ResourceError when ``need`` bytes would take more than 90% of the device's free memory."""
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(device)
+    if need > 0.9 * free:
+        raise ResourceError(need, free, what)
+
+
+class Session:
+    """Plans (built once), inputs, outputs, the float64 reference and a workspace of one spec on one GPU."""
+
+    def __init__(self, spec: Spec, modes: tuple[str, ...], device: int, seed: int, check: bool) -> None:
+        import cudnn
+        import torch
+
+        from ..reference import make_inputs, make_outputs, reference_outputs
+        from .device import device_info
+
+        self.spec, self.device = spec, device
+        info = device_info(device)
+        check_memory(estimate_bytes(spec), device, spec.label())
+        with torch.cuda.device(device):
+            self.handle = _handle(device)
+            self.stream = torch.cuda.Stream(device)
+            cudnn.set_stream(handle=self.handle, stream=self.stream.cuda_stream)
+            self.entries = propose(spec, self.handle, modes, info["gpu"], str(info["cudnn_backend"]))
+            with torch.cuda.stream(self.stream):
+                self.inputs = make_inputs(spec, device=f"cuda:{device}", seed=seed)
+                self.outputs = make_outputs(spec, device=f"cuda:{device}")
+                self.expected = reference_outputs(spec, self.inputs) if check else None
+            self.stream.synchronize()
+        self.workspace = torch.empty(1, dtype=torch.uint8, device=f"cuda:{device}")
+        self.graphs: dict[Any, Any] = {}  # captured CUDA graphs per plan, replayed by later runs
+
+    def ensure_workspace(self, size: int) -> None:
+        import torch
+
+        if size > self.workspace.numel():
+            check_memory(size, self.device, "the largest plan's workspace")
+            self.workspace = torch.empty(size, dtype=torch.uint8, device=f"cuda:{self.device}")
+            self.graphs.clear()  # captured graphs point at the old workspace
+
+    def call(self, entry: PlanEntry) -> Callable[[], None]:
+        """A zero-argument callable that executes ``entry``'s plan once on the session's stream."""
+        import cudnn
+
+        lab = entry.graph
+        feed = {lab.tensors[name]: t for name, t in {**self.inputs, **self.outputs}.items()}
+        g, ws, handle, index = lab.pygraph, self.workspace, self.handle, entry.index
+        cudnn.set_stream(handle=handle, stream=self.stream.cuda_stream)
+
+        def call() -> None:
+            g.execute_plan_at_index(feed, ws, index=index, handle=handle)
+
+        return call
+
+
+_SESSIONS: dict[tuple[Any, ...], Session] = {}
+
+
+def session(spec: Spec, modes: tuple[str, ...] = ("A", "FALLBACK"), *, device: int = 0, seed: int = 0,
+            check: bool = True) -> Session:
+    """The cached :class:`Session` for these arguments (made on first use; needs a GPU)."""
+    require_gpu(device)
+    key = (spec, tuple(modes), device, seed, check)
+    if key not in _SESSIONS:
+        made = Session(spec, tuple(modes), device, seed, check)
+        if len(_SESSIONS) >= MAX_SESSIONS:  # keep GPU memory bounded: drop the oldest session
+            _SESSIONS.pop(next(iter(_SESSIONS)))
+        _SESSIONS[key] = made
+    return _SESSIONS[key]

@@ -1,0 +1,47 @@
+"""Convolutions as recipes: one ``conv_fprop``, ``conv_dgrad`` or ``conv_wgrad`` call with the layout's strides, then
+the pointwise epilogue chain (forward only). Pure: no cudnn import here."""
+
+from __future__ import annotations
+
+from ..specs import ConvSpec
+from ..specs.base import pair
+from .epilogue import epilogue_code, with_epilogue
+from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .labgraph import frontend_drawing
+from .recipe import OpDecl, Recipe, TensorDecl, data_type
+
+#: The frontend's keywords for the two operands of each direction.
+_PORTS = {"fprop": ("image", "weight"), "dgrad": ("loss", "filter"), "wgrad": ("image", "loss")}
+
+
+@RECIPES.register(ConvSpec)
+def recipe(spec: ConvSpec) -> Recipe:
+    """The operands in the spec's layout, the convolution call, then the epilogue."""
+    shapes, strides = spec.tensor_shapes(), spec.tensor_strides()
+    ins, out = spec.io_names()
+    tensors = [TensorDecl(n, shapes[n], strides[n], spec.dtype, "input") for n in ins]
+    (ph, pw), (sh, sw), (dh, dw) = pair(spec.padding), pair(spec.stride), pair(spec.dilation)
+    params = (("padding", [ph, pw]), ("stride", [sh, sw]), ("dilation", [dh, dw]),
+              ("compute_data_type", data_type(spec.compute_dtype)))
+    method = f"conv_{spec.direction}"
+    main = OpDecl(method, method, tuple(zip(_PORTS[spec.direction], ins)), params, out)
+    return with_epilogue(spec, tensors, main)
+
+
+@REFERENCE_CODE.register(ConvSpec)
+def reference_code(spec: ConvSpec) -> list[str]:
+    """The script's float64 reference: ``conv2d`` or the gradient functions of ``torch.nn.grad``, then the epilogue."""
+    geo = (f"stride={list(pair(spec.stride))}, padding={list(pair(spec.padding))}, "
+           f"dilation={list(pair(spec.dilation))}, groups={spec.groups}")
+    if spec.direction == "fprop":
+        lines = [f"y = torch.nn.functional.conv2d(inputs['X'].double(), inputs['W'].double(), {geo})"]
+    elif spec.direction == "dgrad":
+        lines = [f"y = torch.nn.grad.conv2d_input({list(spec.x_dims)}, inputs['W'].double(), "
+                 f"inputs['DY'].double(), {geo})"]
+    else:
+        lines = [f"y = torch.nn.grad.conv2d_weight(inputs['X'].double(), {list(spec.w_dims)}, "
+                 f"inputs['DY'].double(), {geo})"]
+    return [*lines, *epilogue_code(spec.epilogue), "return y"]
+
+
+DRAWINGS.add(ConvSpec, frontend_drawing)

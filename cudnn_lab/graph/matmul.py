@@ -1,0 +1,30 @@
+"""Matrix multiplications as recipes: one ``matmul`` call (a transposed operand is column-major strides), then the
+pointwise epilogue chain. Pure: no cudnn import here."""
+
+from __future__ import annotations
+
+from ..specs import MatmulSpec
+from .epilogue import epilogue_code, with_epilogue
+from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .labgraph import frontend_drawing
+from .recipe import OpDecl, Recipe, TensorDecl, data_type
+
+
+@RECIPES.register(MatmulSpec)
+def recipe(spec: MatmulSpec) -> Recipe:
+    """A and B with their strides, the matmul call, then the epilogue."""
+    shapes, strides = spec.tensor_shapes(), spec.tensor_strides()
+    tensors = [TensorDecl(n, shapes[n], strides[n], spec.dtype, "input") for n in ("A", "B")]
+    main = OpDecl("matmul", "matmul", (("A", "A"), ("B", "B")),
+                  (("compute_data_type", data_type(spec.compute_dtype)),), "C")
+    return with_epilogue(spec, tensors, main)
+
+
+@REFERENCE_CODE.register(MatmulSpec)
+def reference_code(spec: MatmulSpec) -> list[str]:
+    """The script's float64 reference: ``torch.matmul`` (the transposes live in the inputs' strides), the epilogue."""
+    return ["y = torch.matmul(inputs['A'].double(), inputs['B'].double())", *epilogue_code(spec.epilogue),
+            "return y"]
+
+
+DRAWINGS.add(MatmulSpec, frontend_drawing)

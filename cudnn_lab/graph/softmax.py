@@ -1,0 +1,57 @@
+"""Softmax and the cuDNN graph API: no graph node (cuDNN fuses a softmax only inside SDPA), so ``build_graph``
+raises :class:`~.classic_call.ClassicOnlyError` and the drawing shows the classic ``cudnnSoftmaxForward`` that
+``cl.run`` times instead (``gpu/classic_ops.py``). Pure: no cudnn or torch import here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..specs.softmax import SoftmaxSpec
+from .classic_call import ClassicOnlyError, describe_call, draw_call
+from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .recipe import Recipe
+from .render import SafeDigraph
+
+CLASSIC_CALL = "cudnnSoftmaxForward"
+#: ``cudnnSoftmaxAlgorithm_t`` and ``cudnnSoftmaxMode_t`` (cuDNN 9 ``cudnn_ops.h``).
+CLASSIC_SOFTMAX_ALGOS: dict[str, tuple[str, int]] = {
+    "fast": ("CUDNN_SOFTMAX_FAST", 0), "accurate": ("CUDNN_SOFTMAX_ACCURATE", 1), "log": ("CUDNN_SOFTMAX_LOG", 2)}
+CLASSIC_SOFTMAX_MODES: dict[str, tuple[str, int]] = {
+    "instance": ("CUDNN_SOFTMAX_MODE_INSTANCE", 0), "channel": ("CUDNN_SOFTMAX_MODE_CHANNEL", 1)}
+
+NO_GRAPH_SUMMARY = (
+    "Softmax is not a node of the cuDNN graph API (cuDNN fuses a softmax only inside its SDPA node). cl.run() runs "
+    "this SoftmaxSpec through cuDNN's classic cudnnSoftmaxForward instead (one plan row, 'classic "
+    "cudnnSoftmaxForward'); cl.drawing(spec) draws it.")
+
+
+@RECIPES.register(SoftmaxSpec)
+def recipe(spec: SoftmaxSpec) -> Recipe:
+    """No recipe: the graph API holds no standalone softmax."""
+    raise ClassicOnlyError(spec, NO_GRAPH_SUMMARY)
+
+
+def classic_params(spec: SoftmaxSpec) -> dict[str, Any]:
+    """The call's arguments by name, as the kit passes them."""
+    return {"algo": CLASSIC_SOFTMAX_ALGOS[spec.algo][0], "mode": CLASSIC_SOFTMAX_MODES[spec.mode][0],
+            "alpha": 1.0, "beta": 0.0}
+
+
+def describe(spec: SoftmaxSpec) -> dict[str, Any]:
+    return describe_call(spec, CLASSIC_CALL, {"x": "X"}, {"y": "Y"}, classic_params(spec))
+
+
+@DRAWINGS.register(SoftmaxSpec)
+def to_dot(spec: SoftmaxSpec) -> SafeDigraph:
+    """X -> cudnnSoftmaxForward(algo, mode) -> Y with dims, strides, layout and dtype."""
+    return draw_call(spec, describe(spec), CLASSIC_CALL)
+
+
+@REFERENCE_CODE.register(SoftmaxSpec)
+def reference_code(spec: SoftmaxSpec) -> list[str]:
+    """Y in float64: (log_)softmax over the mode's dims (instance: c, h, w flattened)."""
+    fn = "log_softmax" if spec.algo == "log" else "softmax"
+    if spec.mode == "channel":
+        return [f"y = torch.{fn}(inputs['X'].double(), dim=1)", "return y"]
+    return ["x = inputs['X'].double()", f"y = torch.{fn}(x.flatten(1), dim=1).view_as(x)", "return y"]

@@ -1,0 +1,353 @@
+"""Plotly figures of one run: latency per plan, heuristic vs measured order, numerical error, roofline.
+
+Every function is pure: it reads a :class:`~cudnn_lab.results.RunResult` and returns a new ``plotly.graph_objects
+.Figure`` (it never shows it). Each figure's title names the problem (``spec.label()``), the GPU and the cuDNN
+version; hover text names the plan, its engine and knobs, its median and IQR. ``selected`` (a plan name) draws that
+plan with a thicker outline and larger marker in every figure. An engine keeps one colour across figures
+(:func:`~cudnn_lab.plots.style.engine_colors`). Plans that did not run (status other than ``ok``, or no median) are
+left out; a result where no plan ran gives a figure that says so instead of an exception. Pick, best, throughput
+and the roofs come from :mod:`cudnn_lab.results.metrics`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from ..results import metrics
+from ..results.metrics import is_finite
+from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLOR, cudnn_version, empty,
+                    engine_colors, fmt, outline, require_plan, require_run, sizes, us, verdict_of)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import plotly.graph_objects as go
+
+    from ..results import RunResult
+
+__all__ = ["latency_bar", "heuristic_vs_measured", "errors_per_plan", "error_histogram", "roofline"]
+
+
+def _ran(result: RunResult) -> pd.DataFrame:
+    """Plans that ran and were timed, fastest first (ties broken by the heuristic's order)."""
+    return metrics.timed(result.plans)
+
+
+def _pick_and_best(result: RunResult, ran: pd.DataFrame) -> tuple[str | None, str | None]:
+    """Names of the heuristic's pick and the best plan (metrics' rules), if they are among ``ran``."""
+    names = set(ran["plan"])
+    out = [row["plan"] if row is not None else None for row in (metrics.pick(result.plans), metrics.best(result.plans))]
+    return tuple(name if name in names else None for name in out)  # type: ignore[return-value]
+
+
+def _title(result: RunResult, what: str, extra: str = "") -> dict[str, Any]:
+    device = result.device or {}
+    sub = f"{device.get('gpu', 'unknown GPU')}, cuDNN {cudnn_version(device.get('cudnn_backend'))}"
+    if extra:
+        sub += f"; {extra}"
+    return {"text": f"{what}: {result.spec.label()}<br><sup>{sub}</sup>", "x": 0.0, "xanchor": "left"}
+
+
+def _hover(row: Any, *extra: str) -> str:
+    """Plan, engine, knobs, median and IQR (in us), then any extra lines."""
+    lines = [f"<b>{row['plan']}</b>", f"engine {fmt(row['engine_id'], '.0f')}", f"knobs {row['knobs'] or '{}'}",
+             f"median {us(row['median_ms'])}", f"IQR {us(row['iqr_ms'])}", *extra]
+    return "<br>".join(lines)
+
+
+def _engine_groups(frame: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
+    """Rows grouped by engine id in ascending order (so legends list engines in the colour order)."""
+    return [(eid, frame[frame["engine_id"] == eid]) for eid in sorted(frame["engine_id"].dropna().unique())]
+
+
+def _no_plan_text(result: RunResult) -> str:
+    n = len(result.plans)
+    return f"no plan ran ({n} proposed); see .plans['status'] and .plans['error']"
+
+
+def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
+    """One bar per plan that ran, sorted by median latency (us), with +-IQR/2 error bars, coloured by engine.
+
+    The heuristic's pick and the best plan (fastest within cuDNN's tolerance band) carry text annotations;
+    PyTorch's latency with ``cudnn.benchmark`` off and on (where measured) are dashed horizontal lines.
+    """
+    result = require_run(result, "latency_bar")
+    selected = require_plan(selected, "latency_bar")
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    ran = _ran(result)
+    n, n_ok = len(result.plans), len(ran)
+    fig.update_layout(title=_title(result, "Latency per plan", f"{n_ok} of {n} plans ran"),
+                      template="plotly_white", barmode="overlay", legend_title_text="engine")
+    if ran.empty:
+        return empty(fig, _no_plan_text(result))
+
+    colors = engine_colors(result.plans)
+    order = list(ran["plan"])
+    for eid, group in _engine_groups(ran):
+        fig.add_trace(go.Bar(
+            x=list(group["plan"]), y=list(group["median_ms"] * 1e3), name=f"engine {int(eid)}",
+            error_y={"type": "data", "symmetric": True, "visible": True,
+                     "array": [v * 1e3 / 2 if is_finite(v) else 0.0 for v in group["iqr_ms"]]},
+            marker={"color": colors[int(eid)], "line": outline(group["plan"], selected)},
+            hovertext=[_hover(row, f"timing {row['timing_mode'] or 'n/a'}, {fmt(row['samples'], '.0f')} samples")
+                       for _, row in group.iterrows()],
+            hoverinfo="text", customdata=list(group["plan"])))
+
+    top = float((ran["median_ms"] + ran["iqr_ms"].fillna(0) / 2).max() * 1e3)
+    labels = {"benchmark_off_ms": "PyTorch (cudnn.benchmark off)", "benchmark_on_ms": "PyTorch (cudnn.benchmark on)"}
+    for (key, label), pos in zip(labels.items(), ("top left", "top right")):
+        ms = (result.torch or {}).get(key)
+        if is_finite(ms):
+            fig.add_hline(y=float(ms) * 1e3, line_dash="dash", line_color="#444", line_width=1.5, name=label,
+                          annotation_text=f"{label}: {float(ms) * 1e3:.1f} us", annotation_position=pos)
+            top = max(top, float(ms) * 1e3)
+
+    low = float(ran["median_ms"].min() * 1e3)
+    log_y = low > 0 and top / low > 20  # slow fallback engines would flatten every other bar
+    pick, best = _pick_and_best(result, ran)
+    by_plan = ran.set_index("plan")
+    for name, text, ay in ((pick, "heuristic pick", -30), (best, "best", -55)):
+        if name is None:
+            continue
+        row = by_plan.loc[name]
+        y = float(row["median_ms"] + (row["iqr_ms"] if is_finite(row["iqr_ms"]) else 0.0) / 2) * 1e3
+        fig.add_annotation(x=name, y=math.log10(y) if log_y and y > 0 else y, text=text, showarrow=True,
+                           arrowhead=2, ax=0, ay=ay, font={"size": 12}, bgcolor="rgba(255,255,255,0.8)")
+
+    # Many plans: names go to the hover text (they would take the whole figure as tick labels).
+    many = len(order) > 16
+    fig.update_xaxes(title_text="plan, sorted by median latency" + (" (hover for names)" if many else ""),
+                     type="category", categoryorder="array", categoryarray=order, showticklabels=not many)
+    if log_y:
+        fig.update_yaxes(title_text="median latency per call (us, log)", type="log",
+                         range=[math.log10(low * 0.7), math.log10(top * 3)])
+    else:
+        fig.update_yaxes(title_text="median latency per call (us)", range=[0, top * 1.3 if top > 0 else 1])
+    return fig
+
+
+def heuristic_vs_measured(result: RunResult, selected: str | None = None) -> go.Figure:
+    """Heuristic rank (x) against measured rank by median (y, 1 = fastest) for the plans that ran.
+
+    Both ranks count only plans that ran, from 1, so a heuristic that orders plans exactly by speed puts every
+    point on the dashed diagonal; points above it ran slower than the heuristic expected.
+    """
+    result = require_run(result, "heuristic_vs_measured")
+    selected = require_plan(selected, "heuristic_vs_measured")
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    ran = _ran(result)
+    fig.update_layout(title=_title(result, "Heuristic order vs measured order", f"{len(ran)} plans ran"),
+                      template="plotly_white", legend_title_text="engine", legend_itemsizing="constant")
+    if ran.empty:
+        return empty(fig, _no_plan_text(result))
+
+    ran = ran.copy()
+    ran["measured"] = range(1, len(ran) + 1)  # metrics.timed sorts by median
+    ran["heuristic"] = ran["heuristic_rank"].astype("float64").rank(method="first", na_option="bottom")
+    ran["heuristic"] = ran["heuristic"].astype(int)
+    n = len(ran)
+    fig.add_trace(go.Scatter(x=[0.5, n + 0.5], y=[0.5, n + 0.5], mode="lines", name="heuristic = measured",
+                             line={"dash": "dash", "color": "#999"}, hoverinfo="skip"))
+    colors = engine_colors(result.plans)
+    for eid, group in _engine_groups(ran):
+        fig.add_trace(go.Scatter(
+            x=list(group["heuristic"]), y=list(group["measured"]), mode="markers", name=f"engine {int(eid)}",
+            marker={"color": colors[int(eid)], "size": sizes(group["plan"], selected),
+                    "line": outline(group["plan"], selected)},
+            hovertext=[_hover(row, f"heuristic rank {row['heuristic']} "
+                                   f"(proposed at {fmt(row['heuristic_rank'], '.0f')})",
+                              f"measured rank {row['measured']}") for _, row in group.iterrows()],
+            hoverinfo="text", customdata=list(group["plan"])))
+    fig.update_xaxes(title_text="heuristic rank among plans that ran (1 = pick)",
+                     range=[0.5, n + 0.5], dtick=max(1, n // 10))
+    fig.update_yaxes(title_text="measured rank (1 = fastest median)",
+                     range=[0.5, n + 0.5], dtick=max(1, n // 10))
+    return fig
+
+
+def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure:
+    """Relative L2 error of each plan that ran (log y), green where it passes cuDNN's band and red where not.
+
+    Dashed lines mark the rtol of both tolerance bands for the dtype (``numerics.TOLERANCES``). A rel L2 of 0
+    (exact) is drawn at the bottom as a downward triangle and an infinite one (NaN/Inf outputs) at the top as an
+    upward triangle; hover text gives the true value. Plans are in the latency chart's order.
+    """
+    result = require_run(result, "errors_per_plan")
+    selected = require_plan(selected, "errors_per_plan")
+    import plotly.graph_objects as go
+
+    from ..numerics import TOLERANCES, tolerance_bands
+
+    fig = go.Figure()
+    ran = _ran(result)
+    fig.update_layout(title=_title(result, "Error per plan vs float64 reference"), template="plotly_white",
+                      legend_title_text="cuDNN band", legend_itemsizing="constant")
+    checked = ran[ran["rel_l2"].notna()]
+    if checked.empty:
+        return empty(fig, _no_plan_text(result) if ran.empty else "numerics were not checked for any plan")
+
+    bands = tolerance_bands(result.spec.dtype, result.spec.op) if result.spec.dtype in TOLERANCES else {}
+    rtols = [b.rtol for b in bands.values()]
+    values = checked["rel_l2"].astype("float64")
+    finite_pos = values[values.map(lambda v: math.isfinite(v) and v > 0)]
+    low = min([*finite_pos, *rtols], default=1e-6) / 100
+    high = max([*finite_pos, *rtols, 1.0]) * 10
+
+    def shown(v: float) -> float:
+        return low if v <= 0 else (high if not math.isfinite(v) else v)
+
+    def symbol(v: float) -> str:
+        return "triangle-down" if v <= 0 else ("triangle-up" if not math.isfinite(v) else "circle")
+
+    verdicts = checked["pass_cudnn"].astype(object).map(verdict_of)
+    for verdict, color in (("pass", PASS_COLOR), ("fail", FAIL_COLOR), ("unknown", UNKNOWN_COLOR)):
+        group = checked[verdicts == verdict]
+        if group.empty:
+            continue
+        rel = list(group["rel_l2"].astype("float64"))
+        fig.add_trace(go.Scatter(
+            x=list(group["plan"]), y=[shown(v) for v in rel], mode="markers", name=verdict,
+            marker={"color": color, "symbol": [symbol(v) for v in rel], "size": sizes(group["plan"], selected),
+                    "line": outline(group["plan"], selected)},
+            hovertext=[_hover(row, f"rel L2 {row['rel_l2']:.3g}", f"max abs {fmt(row['max_abs'], '.3g')}",
+                              f"NaN {fmt(row['nan_count'], '.0f')}, Inf {fmt(row['inf_count'], '.0f')}",
+                              f"cuDNN band: {verdict}, PyTorch band: {verdict_of(row['pass_torch'])}")
+                       for _, row in group.iterrows()],
+            hoverinfo="text", customdata=list(group["plan"])))
+
+    names = {"torch": "PyTorch band", "cudnn": "cuDNN band"}
+    for (key, band), pos in zip(bands.items(), ("left", "right")):
+        label = f"{names.get(key, key)} rtol {band.rtol:.3g}"
+        fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=band.rtol, y1=band.rtol,
+                      line={"dash": "dash", "color": "#555" if key == "torch" else "#1f77b4", "width": 1.5},
+                      name=label)
+        # Annotations on a log axis take log10 of the value (shapes take the value itself).
+        fig.add_annotation(xref="x domain", x=0 if pos == "left" else 1, xanchor=pos, yref="y",
+                           y=math.log10(band.rtol), yanchor="bottom", text=label, showarrow=False,
+                           font={"size": 11})
+
+    many = len(ran) > 16
+    fig.update_xaxes(title_text="plan, sorted by median latency" + (" (hover for names)" if many else ""),
+                     type="category", categoryorder="array", categoryarray=list(ran["plan"]),
+                     showticklabels=not many)
+    fig.update_yaxes(title_text="relative L2 error ||out - ref|| / ||ref|| (no unit)", type="log",
+                     range=[math.log10(low) - 0.3, math.log10(high) + 0.3])
+    return fig
+
+
+def error_histogram(result: RunResult, plan: str | None = None) -> go.Figure:
+    """Histogram of one plan's element-wise log10 |out - ref| (``result.histograms[plan]``), default the pick.
+
+    A plan without a histogram (not checked, not run, unknown name) gives a figure that says so.
+    """
+    result = require_run(result, "error_histogram")
+    plan = require_plan(plan, "error_histogram", "plan")
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    if plan is None:
+        plan = _pick_and_best(result, _ran(result))[0]
+    fig.update_layout(title=_title(result, f"Absolute error of {plan}" if plan else "Absolute error"),
+                      template="plotly_white", showlegend=False)
+    hist = (getattr(result, "histograms", None) or {}).get(plan) if plan else None
+    edges = [float(e) for e in (hist or {}).get("edges", [])]
+    counts = [float(c) for c in (hist or {}).get("counts", [])]
+    if not hist or len(edges) != len(counts) + 1 or not counts:
+        return empty(fig, f"no error histogram for plan {plan!r}" if plan else "no plan ran, so no histogram")
+
+    rows = result.plans[result.plans["plan"] == plan]
+    row = rows.iloc[0] if not rows.empty else None
+    color = UNKNOWN_COLOR
+    if row is not None and is_finite(row["engine_id"]):
+        color = engine_colors(result.plans).get(int(row["engine_id"]), UNKNOWN_COLOR)
+    head = _hover(row) if row is not None else f"<b>{plan}</b>"
+    # Non-finite edges (if a producer used them) get a finite stand-in one typical bin width away.
+    step = next((b - a for a, b in zip(edges, edges[1:]) if math.isfinite(a) and math.isfinite(b)), 1.0)
+    fixed = list(edges)
+    for i, e in enumerate(fixed):
+        if not math.isfinite(e):
+            fixed[i] = (fixed[i + 1] - step) if e < 0 and i + 1 < len(fixed) else fixed[i - 1] + step
+    centers = [(a + b) / 2 for a, b in zip(fixed, fixed[1:])]
+    widths = [b - a for a, b in zip(fixed, fixed[1:])]
+    fig.add_trace(go.Bar(
+        x=centers, y=counts, width=widths, marker={"color": color, "line": {"width": LINE_WIDTH,
+                                                                            "color": LINE_COLOR}},
+        hovertext=[f"{head}<br>|error| in [1e{a:g}, 1e{b:g}): {int(c)} elements"
+                   for a, b, c in zip(edges, edges[1:], counts)],
+        hoverinfo="text", name=plan))
+    fig.update_xaxes(title_text="log10 of absolute error |out - ref| (output units; -3 = 1e-3)",
+                     tickvals=fixed, ticktext=[f"1e{e:g}" for e in edges])
+    fig.update_yaxes(title_text="elements (count)")
+    return fig
+
+
+def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
+    """Log-log roofline: each plan that ran at (FLOP/byte, TFLOP/s) under the measured compute and memory roofs.
+
+    Arithmetic intensity is the spec's FLOP count over its minimal bytes, so every plan shares one x and differs
+    in height. Without measured ceilings (``result.ceilings`` empty) only the points are drawn, with a note.
+    """
+    result = require_run(result, "roofline")
+    selected = require_plan(selected, "roofline")
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    spec = result.spec
+    ran = _ran(result)
+    fig.update_layout(title=_title(result, "Roofline"), template="plotly_white", legend_itemsizing="constant")
+    intensity = metrics.intensity(spec.flops(), spec.min_bytes()) or 1.0
+    ceilings = result.ceilings or {}
+    peak, bw = ceilings.get("tflops"), ceilings.get("gbps")
+    peak = float(peak) if is_finite(peak) and float(peak) > 0 else None
+    bw = float(bw) if is_finite(bw) and float(bw) > 0 else None
+    ridge = metrics.ridge(peak, bw)
+    xs = [intensity] + ([ridge] if ridge else [])
+    x_lo, x_hi = min(xs) / 20, max(xs) * 20
+
+    if bw:
+        x_end = ridge if ridge else x_hi
+        fig.add_trace(go.Scatter(x=[x_lo, x_end], y=[metrics.roof(x_lo, None, bw), metrics.roof(x_end, None, bw)],
+                                 mode="lines", name=f"memory roof ({bw:.0f} GB/s, measured)", line={"color": "#555", "width": 2},
+                                 hovertemplate="memory roof: %{y:.3g} TFLOP/s at %{x:.3g} FLOP/byte<extra></extra>"))
+    if peak:
+        x_start = ridge if ridge else x_lo
+        fig.add_trace(go.Scatter(x=[x_start, x_hi], y=[peak, peak], mode="lines",
+                                 name=f"compute roof ({peak:.1f} TFLOP/s, measured)",
+                                 line={"color": "#222", "width": 2},
+                                 hovertemplate="compute roof: %{y:.3g} TFLOP/s<extra></extra>"))
+    if not (peak or bw):
+        fig.add_annotation(text="ceilings not measured", xref="paper", yref="paper", x=0.02, y=0.98,
+                           showarrow=False, xanchor="left", yanchor="top", font={"size": 13})
+
+    if ran.empty:
+        fig.add_annotation(text=_no_plan_text(result), xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
+    colors = engine_colors(result.plans)
+    for eid, group in _engine_groups(ran):
+        tflops = [float(t) if is_finite(t) else metrics.tflops(spec.flops(), m)
+                  for t, m in zip(group["tflops"], group["median_ms"])]
+        fig.add_trace(go.Scatter(
+            x=[intensity] * len(group), y=tflops, mode="markers", name=f"engine {int(eid)}",
+            marker={"color": colors[int(eid)], "size": sizes(group["plan"], selected),
+                    "line": outline(group["plan"], selected)},
+            hovertext=[_hover(row, f"{t:.3g} TFLOP/s, {fmt(row['gbps'], '.3g', ' GB/s')}",
+                              f"{fmt(row['pct_of_ceiling'], '.1f', '% of roof')}")
+                       for t, (_, row) in zip(tflops, group.iterrows())],
+            hoverinfo="text", customdata=list(group["plan"])))
+    for key, label in (("benchmark_off_ms", "PyTorch (cudnn.benchmark off)"),
+                       ("benchmark_on_ms", "PyTorch (cudnn.benchmark on)")):
+        ms = (result.torch or {}).get(key)
+        if is_finite(ms) and float(ms) > 0:
+            t = metrics.tflops(spec.flops(), ms)
+            fig.add_trace(go.Scatter(x=[intensity], y=[t], mode="markers", name=label,
+                                     marker={"symbol": "diamond-open", "size": 12, "color": "#444"},
+                                     hovertext=[f"<b>{label}</b><br>{float(ms) * 1e3:.1f} us, {t:.3g} TFLOP/s"],
+                                     hoverinfo="text"))
+
+    fig.update_xaxes(title_text="arithmetic intensity (FLOP/byte)", type="log",
+                     range=[math.log10(x_lo), math.log10(x_hi)])
+    fig.update_yaxes(title_text="throughput (TFLOP/s)", type="log")
+    return fig

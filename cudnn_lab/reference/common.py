@@ -1,0 +1,140 @@
+"""What every op family's PyTorch reference shares: dtypes, seeded inputs in the graph's strides, NaN-poisoned
+outputs, input checks, and the guards that keep a CPU reference from running for hours or exhausting memory.
+
+torch is imported inside the functions that need it, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ResourceError, SpecError
+from ..specs import Spec
+from ..specs.base import DTYPE_BYTES
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+#: Above this many FLOPs a float64 reference on the CPU would take too long for an interactive session.
+CPU_FLOP_LIMIT = 2e10
+#: The share of the host's available memory a CPU reference may take; a larger problem is refused up front.
+HOST_MEMORY_SHARE = 0.25
+#: Bytes per element a float64 reference on the CPU holds about: a float64 copy of every input and output, plus
+#: as much again for temporaries (3 x 8 bytes); the inputs and outputs in their own dtype come on top.
+REFERENCE_BYTES_PER_ELEMENT = 24
+
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """The torch dtype of a kit dtype name."""
+    import torch
+
+    return getattr(torch, TORCH_DTYPES[name])
+
+
+def uniform(name: str, dims: Sequence[int], strides: Sequence[int], dtype: str, seed: int,
+            lo: float = -1.0, hi: float = 1.0) -> torch.Tensor:
+    """A CPU tensor of uniform values in [lo, hi), with ``strides``, from a generator seeded by ``seed`` and the
+    tensor's name, so values are reproducible on every device and do not depend on what else the graph holds."""
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed((seed * 1_000_003 + zlib.crc32(name.encode())) % 2**63)
+    flat = torch.rand(math.prod(dims), generator=gen, dtype=torch.float32) * (hi - lo) + lo
+    # A strided layout (NHWC, BSHD, a transposed matrix) is a contiguous buffer seen through its strides.
+    return flat.to(torch_dtype(dtype)).as_strided(tuple(dims), tuple(strides))
+
+
+def empty(dims: Sequence[int], strides: Sequence[int], dtype: str, device: Any) -> torch.Tensor:
+    """An uninitialized tensor with the graph's dims, strides and dtype on ``device``."""
+    import torch
+
+    return torch.empty_strided(tuple(dims), tuple(strides), dtype=torch_dtype(dtype), device=torch.device(device))
+
+
+def poisoned(spec: Spec, names: Iterable[str], device: Any) -> dict[str, torch.Tensor]:
+    """The named tensors with the spec's dims, strides and dtypes, NaN-filled so an element never written shows."""
+    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), tensor_dtypes(spec)
+    return {n: empty(shapes[n], strides[n], dtypes[n], device).fill_(math.nan) for n in names}
+
+
+def tensor_dtypes(spec: Spec) -> dict[str, str]:
+    """Each tensor's dtype: the spec's own rule where it has one (SDPA's Stats, a norm's statistics), else its dtype."""
+    rule = getattr(spec, "tensor_dtypes", None)
+    return rule() if rule is not None else {n: spec.dtype for n in spec.tensor_shapes()}
+
+
+def check_inputs(spec: Spec, inputs: Mapping[str, torch.Tensor], names: Sequence[str],
+                 host: frozenset[str] | set[str] = frozenset()) -> torch.device:
+    """Every input in ``names`` is there with its logical shape, all (but ``host`` scalars) on one device: that
+    device is returned."""
+    if not isinstance(inputs, Mapping):
+        raise SpecError("inputs", type(inputs).__name__, "must be a dict of tensors: pass make_inputs(spec)")
+    missing = [n for n in names if n not in inputs]
+    if missing:
+        raise SpecError("inputs", sorted(map(str, inputs)), f"lacks {', '.join(missing)}: pass make_inputs(spec)")
+    shapes = spec.tensor_shapes()
+    for n in names:
+        if tuple(getattr(inputs[n], "shape", ())) != tuple(shapes[n]):
+            raise SpecError(f"inputs[{n!r}]", list(getattr(inputs[n], "shape", ())),
+                            f"must have shape {list(shapes[n])}")
+    devices = {inputs[n].device for n in names if n not in host}
+    if len(devices) > 1:
+        raise SpecError("inputs", sorted(map(str, devices)), "must all be on one device"
+                        + (" (host scalars such as epsilon excepted)" if host else ""))
+    return devices.pop()
+
+
+def available_host_memory() -> int | None:
+    """Bytes of host memory available now (``MemAvailable`` in /proc/meminfo, else the free pages), None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_host_memory(needed: int, what: str, *, share: float = HOST_MEMORY_SHARE) -> None:
+    """Refuse (ResourceError, before anything is allocated) work needing more than ``share`` of available host
+    memory; the message names the estimate."""
+    free = available_host_memory()
+    if free is not None and needed > share * free:
+        raise ResourceError(needed, int(share * free), f"{what} (estimated)",
+                            memory=f"host memory (the CPU reference may use {share:.0%} of what is available)")
+
+
+def host_bytes(spec: Spec, names: Iterable[str], extra_per_element: int = 0) -> int:
+    """Bytes of the named tensors in their own dtypes, plus ``extra_per_element`` bytes per element."""
+    shapes, dtypes = spec.tensor_shapes(), tensor_dtypes(spec)
+    return sum(math.prod(shapes[n]) * (DTYPE_BYTES[dtypes[n]] + extra_per_element) for n in names)
+
+
+def check_cpu_work(spec: Spec, device: torch.device, field: str, *, flop_limit: float = CPU_FLOP_LIMIT,
+                   what: str = "FLOPs") -> None:
+    """On the CPU: refuse a reference of more than ``flop_limit`` FLOPs (SpecError naming ``field``, the size to
+    shrink first) or one that would not fit in host memory (ResourceError)."""
+    if device.type != "cpu":
+        return
+    if spec.flops() > flop_limit:
+        raise SpecError(field, getattr(spec, field), f"makes {spec.flops():.3g} {what}, more than the CPU limit of "
+                        f"{flop_limit:.3g}: the PyTorch reference on the CPU would take too long; shrink the sizes "
+                        f"({field} first) or use a GPU", spec=type(spec).__name__)
+    needed = host_bytes(spec, spec.tensor_shapes(), REFERENCE_BYTES_PER_ELEMENT)
+    check_host_memory(needed, f"the float64 reference of {spec.label()}")
+
+
+def expect(spec: Any, cls: type, what: str) -> Any:
+    """``spec`` if it is a ``cls``; a SpecError naming the family otherwise (a family's functions called directly)."""
+    if not isinstance(spec, cls):
+        raise SpecError("spec", type(spec).__name__, f"must be a {cls.__name__} for the {what} reference")
+    return spec

@@ -1,0 +1,31 @@
+"""The PyTorch side of matrix multiplications (:class:`~cudnn_lab.specs.MatmulSpec`): ``torch.matmul`` (a transposed
+operand is a column-major tensor already), then the epilogue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..specs import MatmulSpec
+from . import epilogue
+from .families import REFERENCES, Reference
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+
+def compute(spec: MatmulSpec, t: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    """A @ B (and the epilogue) on tensors ``t`` in their own dtype."""
+    import torch
+
+    return epilogue.apply_epilogue(spec, torch.matmul(t["A"], t["B"]), t)
+
+
+def make_inputs(spec: MatmulSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
+    return epilogue.make_inputs(spec, spec.k, device=device, seed=seed)
+
+
+reference_outputs, torch_op = epilogue.functions(compute, "batch")
+
+REFERENCES.add(MatmulSpec, Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, reference_outputs,
+                                     torch_op))

@@ -1,0 +1,156 @@
+"""Float data to FP8 and back, with the error quantization alone causes, so a user sees it apart from the kernel's.
+
+``quantize`` multiplies by the scale, clips to the format's max (a saturating cast, as Transformer Engine and
+PyTorch's float8 training do: a plain cast would turn e5m2 overflow into inf) and rounds to nearest-even.
+``dequantize`` gives the float64 values the FP8 tensor stands for; references are computed from those, so they see
+the same inputs the kernel sees. torch is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SpecError
+from ..specs.fp8 import check_scale, descale_of, fp8_format, recommended_scale
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = ["Quantized", "QuantError", "torch_fp8_dtype", "amax", "auto_scale", "quantize", "dequantize",
+           "quantization_error"]
+
+
+def torch_fp8_dtype(dtype: str) -> torch.dtype:
+    """torch's dtype for a kit FP8 dtype name ('fp8_e4m3' -> torch.float8_e4m3fn)."""
+    import torch
+
+    return getattr(torch, fp8_format(dtype).torch_name)
+
+
+def amax(x: torch.Tensor) -> float:
+    """Largest finite magnitude in ``x`` (0.0 for an empty tensor); NaN and inf are left out."""
+    import torch
+
+    if x.numel() == 0:
+        return 0.0
+    a = x.detach().abs()
+    a = torch.where(torch.isfinite(a), a, torch.zeros((), dtype=a.dtype, device=a.device))
+    return float(a.max())
+
+
+def auto_scale(x: torch.Tensor, dtype: str, margin: int = 0) -> float:
+    """The power-of-two scale a spec's ``scale=None`` means: max / amax(x) rounded down (see specs.fp8)."""
+    return recommended_scale(amax(x), dtype, margin)
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantized:
+    """An FP8 tensor with the scale it was made with and what quantizing did to it."""
+
+    data: Any  # torch.Tensor of an FP8 dtype, with the input's shape and strides
+    dtype: str
+    scale: float
+    amax: float
+    #: elements whose |x * scale| exceeded the format's max and were clipped to it
+    saturated: int
+    #: nonzero elements that became 0 (below half the smallest subnormal after scaling)
+    flushed: int
+
+    @property
+    def descale(self) -> float:
+        """1 / scale: the factor cuDNN multiplies back in (fed as a float tensor)."""
+        return descale_of(self.scale)
+
+
+def quantize(x: torch.Tensor, dtype: str, scale: float | None = None, *, margin: int = 0) -> Quantized:
+    """``x`` (any float dtype, device and strides) as FP8 ``dtype`` with ``scale`` (None: ``auto_scale``).
+
+    The product x * scale is formed in float64 for float64 input and in float32 otherwise, clipped to
+    [-max, max] and rounded to nearest-even; NaN stays NaN. The result keeps ``x``'s strides, so a column-major
+    operand stays column-major.
+    """
+    import torch
+
+    fmt = fp8_format(dtype)
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise SpecError("x", type(x).__name__ if not isinstance(x, torch.Tensor) else str(x.dtype),
+                        "must be a floating-point torch tensor to quantize")
+    a = amax(x)
+    s = auto_scale(x, dtype, margin) if scale is None else check_scale("quantize", "scale", scale)
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    scaled = x.detach().to(work) * s
+    over = scaled.abs() > fmt.max  # NaN compares False: NaN is not counted as saturated
+    clipped = scaled.clamp(-fmt.max, fmt.max)
+    out = torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=torch_fp8_dtype(dtype), device=x.device)
+    out.copy_(clipped)
+    flushed = (out.to(work) == 0) & (scaled != 0)
+    return Quantized(data=out, dtype=dtype, scale=s, amax=a, saturated=int(over.sum()), flushed=int(flushed.sum()))
+
+
+def dequantize(q: Quantized | torch.Tensor, descale: float | None = None) -> torch.Tensor:
+    """The float64 values an FP8 tensor stands for: q * descale (``descale`` defaults to the Quantized's own)."""
+    import torch
+
+    if isinstance(q, Quantized):
+        d = q.descale if descale is None else descale
+        data = q.data
+    else:
+        if descale is None:
+            raise SpecError("descale", None, "must be given when dequantizing a bare tensor (1 / its scale)")
+        d, data = descale, q
+    if not (isinstance(d, (int, float)) and not isinstance(d, bool) and math.isfinite(d) and d > 0):
+        raise SpecError("descale", d, "must be a positive finite number (1 / the quantization scale)")
+    return data.to(torch.float64) * float(d)
+
+
+@dataclasses.dataclass(frozen=True)
+class QuantError:
+    """How far the FP8 values are from the float data they came from (float64 arithmetic)."""
+
+    dtype: str
+    scale: float
+    amax: float
+    rel_l2: float
+    max_abs: float
+    #: largest |error| / |x| over elements with |x * scale| at or above the format's smallest normal
+    max_rel_normal: float
+    saturated: int
+    flushed: int
+    numel: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def summary(self) -> str:
+        """One line: the error and what clipped or vanished."""
+        parts = [f"{self.dtype} scale {self.scale:g} (amax {self.amax:.4g}): rel L2 {self.rel_l2:.2e}, "
+                 f"max abs {self.max_abs:.2e}, max rel {self.max_rel_normal:.2e} (normal range)"]
+        if self.saturated:
+            parts.append(f"{self.saturated} of {self.numel} clipped to +-{fp8_format(self.dtype).max:g}")
+        if self.flushed:
+            parts.append(f"{self.flushed} of {self.numel} flushed to 0")
+        return "; ".join(parts)
+
+
+def quantization_error(x: torch.Tensor, q: Quantized) -> QuantError:
+    """Error of ``dequantize(q)`` against the float data ``x`` it was made from."""
+    import torch
+
+    if tuple(x.shape) != tuple(q.data.shape):
+        raise SpecError("x", list(x.shape), f"must have the quantized tensor's shape {list(q.data.shape)}")
+    fmt = fp8_format(q.dtype)
+    e = x.detach().to(torch.float64)
+    d = dequantize(q).to(e.device)
+    diff = (d - e).abs()
+    finite = torch.isfinite(e)
+    diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype, device=diff.device))
+    ref = torch.linalg.vector_norm(torch.where(finite, e, torch.zeros_like(e)))
+    err = torch.linalg.vector_norm(diff)
+    rel_l2 = float(err / ref) if float(ref) > 0 else (0.0 if float(err) == 0 else math.inf)
+    normal = finite & (e.abs() * q.scale >= fmt.min_normal)
+    max_rel = float((diff[normal] / e[normal].abs()).max()) if bool(normal.any()) else 0.0
+    return QuantError(dtype=q.dtype, scale=q.scale, amax=q.amax, rel_l2=rel_l2,
+                      max_abs=float(diff.max()) if diff.numel() else 0.0, max_rel_normal=max_rel,
+                      saturated=q.saturated, flushed=q.flushed, numel=e.numel())

@@ -1,0 +1,27 @@
+"""Results: run records as frames with a documented schema, the derived metrics, the recorded datasets, the sweep
+store, and the one loading layer every file the kit reads goes through.
+
+| module | holds |
+| --- | --- |
+| run | RunResult, PLAN_COLUMNS, plans_frame, the result JSON schema |
+| metrics | pick, best, regret, throughput, ridge and roof: the only definitions |
+| datasets | recorded_datasets, load_results, RECORDED_DIR, SWEEPS_DIR |
+| store | Store: the append-only sweep store |
+| loading | path, bytes and schema checks of every file read (results, sweeps, specs, sweep JSON, Lab state) |
+| paths | output and input paths checked before the work |
+"""
+
+from __future__ import annotations
+
+from . import metrics
+from .datasets import DATASET_COLUMNS, RECORDED_DIR, SWEEPS_DIR, load_results, recorded_datasets
+from .loading import (read_json, read_parquet, read_result_file, read_spec_file, read_state_file, read_sweep_file,
+                      read_sweep_frame)
+from .paths import check_input_path, check_output_path, check_store_path
+from .run import PLAN_COLUMNS, RECORD_KEYS, SCHEMA_VERSION, RunResult, plans_frame
+from .store import Store, StoreWarning
+
+__all__ = ["RunResult", "plans_frame", "PLAN_COLUMNS", "RECORD_KEYS", "SCHEMA_VERSION", "recorded_datasets",
+           "load_results", "RECORDED_DIR", "SWEEPS_DIR", "DATASET_COLUMNS", "Store", "StoreWarning", "metrics",
+           "read_json", "read_parquet", "read_result_file", "read_spec_file", "read_state_file", "read_sweep_file",
+           "read_sweep_frame", "check_input_path", "check_output_path", "check_store_path"]

@@ -1,0 +1,99 @@
+"""Results recorded on real GPUs and shipped with the kit, and :func:`load_results` for those and any saved file.
+
+Single runs are JSON files (``RunResult.save``) in ``RECORDED_DIR``; sweeps are Parquet files in ``SWEEPS_DIR``.
+Every file goes through the loading layer, so a damaged one is named in a DataError, never a raw traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError, OptionError, PathError
+from .loading import check_sweep_frame, parquet_problem, read_result_file, read_sweep_frame, spec_from_data
+from .paths import as_path
+from .run import RunResult
+from .store import Store
+
+__all__ = ["RECORDED_DIR", "SWEEPS_DIR", "DATASET_COLUMNS", "DATASET_KINDS", "recorded_datasets", "load_results"]
+
+_DATA = Path(__file__).resolve().parent.parent / "data"
+#: Results recorded on real GPUs and shipped with the package, for use without a GPU.
+RECORDED_DIR = _DATA / "recorded"
+SWEEPS_DIR = _DATA / "sweeps"
+DATASET_COLUMNS = ["name", "kind", "gpu", "driver", "cuda", "cudnn", "date", "label", "path"]
+DATASET_KINDS = ("run", "sweep")
+_SWEEP_META = ["gpu", "driver", "cuda", "cudnn", "created", "point_id"]
+
+
+def _run_row(path: Path) -> dict[str, Any]:
+    data = read_result_file(path)
+    dev = data["device"]
+    return {"name": path.stem, "kind": "run", "gpu": dev.get("gpu"), "driver": dev.get("driver"),
+            "cuda": dev.get("cuda"), "cudnn": dev.get("cudnn_backend"), "date": data.get("created", "")[:10],
+            "label": spec_from_data(data["spec"], path).label(), "path": str(path)}
+
+
+def _sweep_row(path: Path) -> dict[str, Any]:
+    frame = read_sweep_frame(path)
+    meta = frame[[c for c in _SWEEP_META if c in frame.columns]]
+    ok = meta.dropna(subset=["gpu"]) if "gpu" in meta.columns else meta.iloc[0:0]
+    first = ok.iloc[0] if len(ok) else (meta.iloc[0] if len(meta) else {})
+    get = first.get if hasattr(first, "get") else (lambda _k: None)
+    return {"name": path.stem, "kind": "sweep", "gpu": get("gpu"), "driver": get("driver"), "cuda": get("cuda"),
+            "cudnn": get("cudnn"), "date": str(get("created") or "")[:10],
+            "label": f"sweep of {meta['point_id'].nunique()} points", "path": str(path)}
+
+
+def recorded_datasets(kind: str | None = None) -> Any:
+    """The recordings shipped with the kit: name, kind ('run' or 'sweep'), gpu, driver, cuda, cudnn, date, label."""
+    import pandas as pd
+
+    if kind is not None and kind not in DATASET_KINDS:
+        raise OptionError("kind", kind, "must be 'run', 'sweep' or None")
+    rows = []
+    if kind in (None, "run"):
+        rows += [_run_row(p) for p in sorted(RECORDED_DIR.glob("*.json"))]
+    if kind in (None, "sweep"):
+        rows += [_sweep_row(p) for p in sorted(SWEEPS_DIR.glob("*.parquet"))]
+    return pd.DataFrame(rows, columns=DATASET_COLUMNS)
+
+
+def _names() -> str:
+    return ", ".join(sorted([p.stem for p in RECORDED_DIR.glob("*.json")]
+                            + [p.stem for p in SWEEPS_DIR.glob("*.parquet")])) or "none shipped"
+
+
+def load_results(name_or_path: str | Path) -> Any:
+    """Load a recording by its name in :func:`recorded_datasets`, or a file: a RunResult (.json) or a sweep frame
+    (.parquet file or store folder). PathError / DataError / OptionError name what is wrong."""
+    if isinstance(name_or_path, (str, os.PathLike)) and not str(os.fspath(name_or_path)).strip():
+        raise OptionError("name_or_path", name_or_path, f"must name a recorded dataset ({_names()}) or a file")
+    path = as_path(name_or_path, what="name_or_path")
+    if not path.exists() and not path.suffix and len(path.parts) == 1:
+        for candidate in (RECORDED_DIR / f"{path.name}.json", SWEEPS_DIR / f"{path.name}.parquet"):
+            if candidate.is_file():
+                path = candidate
+                break
+        else:
+            raise OptionError("name_or_path", str(name_or_path),
+                              f"is neither a recorded dataset ({_names()}) nor an existing file")
+    if not path.exists():
+        raise PathError(path, "does not exist", hint=f"recorded datasets are {_names()}")
+    if path.is_dir():
+        store = Store(path)
+        if not store.parts():
+            raise DataError(path, "is a folder but not a sweep store (no point-*.parquet files in it)")
+        frame = store.read()
+        if frame.empty:
+            raise DataError(path, "holds no readable point (every part file is damaged)")
+        return check_sweep_frame(frame, path)
+    if path.suffix.lower() == ".json":
+        return RunResult.load(path)
+    if path.suffix.lower() == ".parquet":
+        return read_sweep_frame(path)
+    problem = parquet_problem(path)
+    if problem is None:
+        return read_sweep_frame(path)
+    raise DataError(path, "is neither a result JSON (.json) nor a sweep (.parquet file or store folder)")

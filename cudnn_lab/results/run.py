@@ -1,0 +1,221 @@
+"""Run results as tidy pandas frames with a fixed schema, saved and loaded as JSON (never pickle).
+
+``RunResult.plans`` has one row per engine configuration; its columns (``PLAN_COLUMNS``) are:
+
+| column | meaning |
+| --- | --- |
+| plan | the plan's name as cuDNN gives it (engine id and knobs, e.g. ``eng4_k24=27``) |
+| engine_id, knobs | the engine and its knob settings (JSON text); together they pin the plan across versions |
+| heuristic_rank | position in the order the chosen heuristic modes proposed plans (0 = the heuristic's pick) |
+| rank_A, rank_B, rank_FALLBACK | the plan's index in each mode's own list (missing where a mode did not propose it) |
+| behavior_notes | cuDNN's behavior notes (e.g. RUNTIME_COMPILATION), comma separated |
+| workspace_bytes | scratch memory the plan needs |
+| build_ms | time to build (finalize, compile) the plan, apart from run time |
+| status | ok, build_failed, run_failed or not_built (heuristic-choice policy builds only the pick) |
+| error | the reason a plan failed, one line |
+| timing_mode, calls_per_sample | cuda_graph (replay of captured calls) or events; calls per timed sample |
+| median_ms, iqr_ms, min_ms, samples, capped | latency per call; capped is True when the time cap stopped sampling |
+| host_ms | host time to enqueue one call (launch overhead, apart from GPU time) |
+| tflops, gbps | throughput from the spec's FLOP count and minimal bytes at the median |
+| pct_of_ceiling | share of the measured roofline bound at this plan's arithmetic intensity |
+| rel_l2, max_abs, max_rel | error against the float64 PyTorch reference |
+| nan_count, inf_count | non-finite outputs (outputs are NaN-poisoned before the checked run) |
+| within_torch, within_cudnn | share of elements within torch.testing's and cuDNN's tolerance bands |
+| pass_torch, pass_cudnn | every element within the band and no NaN/Inf |
+
+Saved as JSON (``RunResult.save``): an object with ``schema`` (1), ``spec`` (``Spec.to_dict``), ``plans`` (one object
+per row, the columns above), ``device``, ``torch``, ``ceilings`` (objects of scalars), ``settings`` (``RunOptions``
+plus what the run recorded), and optionally ``warnings`` (texts), ``created`` (ISO time) and ``histograms`` (plan ->
+{"edges", "counts"}). ``loading.check_result`` checks the type of every field on load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import CudnnLabError, DataError, OptionError
+from ..specs import Spec
+from . import metrics
+from .loading import (BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, SCHEMA_VERSION, TEXT_COLUMNS, check_result,
+                      read_result_file, spec_from_data)
+from .paths import check_output_path, write_text
+
+__all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "plans_frame"]
+
+PLAN_COLUMNS: tuple[str, ...] = (
+    "plan", "engine_id", "knobs", "heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "behavior_notes",
+    "workspace_bytes", "build_ms", "status", "error", "timing_mode", "calls_per_sample", "median_ms", "iqr_ms",
+    "min_ms", "samples", "capped", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs", "max_rel",
+    "nan_count", "inf_count", "within_torch", "within_cudnn", "pass_torch", "pass_cudnn",
+)
+#: What the GPU layer hands :meth:`RunResult.from_records`: key -> type (plans: a list of row dicts).
+RECORD_KEYS: dict[str, type] = {"plans": list, "device": dict, "torch": dict, "ceilings": dict, "settings": dict,
+                                "warnings": list, "histograms": dict, "created": str}
+
+
+def plans_frame(rows: list[dict[str, Any]]) -> Any:
+    """Rows -> DataFrame with exactly PLAN_COLUMNS, in order (missing values as NA)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    # One dtype per column whatever the rows hold, so a column that no row filled (a key left out, or None in every
+    # row, as after a JSON round trip) has the same dtype either way.
+    for col in INT_COLUMNS:
+        frame[col] = frame[col].astype("Int64")
+    for col in FLOAT_COLUMNS:
+        frame[col] = frame[col].astype("float64")
+    for col in BOOL_COLUMNS:
+        frame[col] = frame[col].astype("boolean")
+    for col in TEXT_COLUMNS:
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+    return frame
+
+
+def _with_throughput(spec: Spec, rows: list[dict[str, Any]], ceilings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows with tflops, gbps and pct_of_ceiling filled from the median where the GPU layer left them out."""
+    at = metrics.intensity(spec.flops(), spec.min_bytes())
+    out = []
+    for row in rows:
+        row = dict(row)
+        ms = row.get("median_ms")
+        if row.get("tflops") is None:
+            row["tflops"] = metrics.tflops(spec.flops(), ms)
+        if row.get("gbps") is None:
+            row["gbps"] = metrics.gbps(spec.min_bytes(), ms)
+        if row.get("pct_of_ceiling") is None:
+            row["pct_of_ceiling"] = metrics.pct_of_roof(row["tflops"], at, ceilings.get("tflops"),
+                                                        ceilings.get("gbps"))
+        out.append(row)
+    return out
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What one ``cl.run`` measured: every plan, PyTorch's latency, the device and the ceilings used."""
+
+    spec: Spec
+    plans: Any  # pandas.DataFrame with PLAN_COLUMNS
+    device: dict[str, Any]
+    torch: dict[str, Any]
+    ceilings: dict[str, Any]
+    settings: dict[str, Any]
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    created: str = ""
+    #: plan -> {"edges": log10 |error| bin edges, "counts": elements per bin} for plans that were checked
+    histograms: dict[str, dict[str, list[float]]] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_records(cls, spec: Spec, records: dict[str, Any]) -> RunResult:
+        """A result from the GPU layer's plain records: {"plans": [row dicts], "device", "torch", "ceilings",
+        "settings", "warnings", "histograms", "created"}; throughput columns the rows lack are derived here."""
+        if not isinstance(spec, Spec):
+            raise OptionError("spec", spec, "must be a cudnn_lab spec")
+        if not isinstance(records, dict):
+            raise OptionError("records", records, f"must be a dict with keys {', '.join(RECORD_KEYS)}")
+        for key, kind in RECORD_KEYS.items():
+            value = records.get(key)
+            if key in ("plans", "device", "settings") and value is None:
+                raise OptionError(f"records[{key!r}]", value, "is missing")
+            if value is not None and not isinstance(value, kind):
+                raise OptionError(f"records[{key!r}]", value, f"must be a {kind.__name__}")
+        ceilings = dict(records.get("ceilings") or {})
+        return cls(spec=spec, plans=plans_frame(_with_throughput(spec, records["plans"], ceilings)),
+                   device=dict(records["device"]), torch=dict(records.get("torch") or {}), ceilings=ceilings,
+                   settings=dict(records["settings"]), warnings=list(records.get("warnings") or []),
+                   created=records.get("created") or "", histograms=dict(records.get("histograms") or {}))
+
+    @property
+    def ok(self) -> Any:
+        """Plans that ran."""
+        return metrics.ran(self.plans)
+
+    @property
+    def heuristic_pick(self) -> Any:
+        """The plan the heuristics would run: the first proposed plan that built and ran (a Series)."""
+        row = metrics.pick(self.plans)
+        if row is None:
+            raise CudnnLabError("No plan ran, so there is no heuristic pick; see .plans['error'].")
+        return row
+
+    @property
+    def best(self) -> Any:
+        """The fastest plan among those that pass cuDNN's tolerance band (the fastest plan if none passes)."""
+        row = metrics.best(self.plans)
+        if row is None:
+            raise CudnnLabError("No plan ran, so there is no best plan; see .plans['error'].")
+        return row
+
+    @property
+    def regret(self) -> float:
+        """Heuristic pick's median time over the best plan's (1.0 = the heuristic chose the fastest)."""
+        value = metrics.regret(self.plans)
+        if value is None:
+            raise CudnnLabError("No plan ran with a median time, so there is no regret; see .plans['error'].")
+        return value
+
+    @property
+    def torch_ms(self) -> float | None:
+        """PyTorch's latency for the same op (cudnn.benchmark off)."""
+        return self.torch.get("benchmark_off_ms")
+
+    def summary(self) -> str:
+        """A few lines for a terminal or a log."""
+        lines = [f"{self.spec.label()} on {self.device.get('gpu')} (cuDNN {self.device.get('cudnn_backend')})"]
+        n_ok, n = len(self.ok), len(self.plans)
+        lines.append(f"plans: {n} proposed, {n_ok} ran")
+        regret = metrics.regret(self.plans)
+        if regret is not None:
+            h, b = self.heuristic_pick, self.best
+            lines.append(f"heuristic pick {h['plan']}: {h['median_ms'] * 1e3:.1f} us; best {b['plan']}: "
+                         f"{b['median_ms'] * 1e3:.1f} us; regret {regret:.2f}x")
+        if metrics.is_finite(self.torch_ms):
+            on = self.torch.get("benchmark_on_ms")
+            lines.append(f"PyTorch: {self.torch_ms * 1e3:.1f} us (cudnn.benchmark off), "
+                         f"{(on if metrics.is_finite(on) else float('nan')) * 1e3:.1f} us (on)")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the spec, the plan table as records, and the context of the run."""
+        frame = self.plans.astype(object).where(self.plans.notna(), None)
+        return {"schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
+                "device": self.device, "torch": self.torch, "ceilings": self.ceilings, "settings": self.settings,
+                "warnings": list(self.warnings), "created": self.created, "histograms": self.histograms}
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: Any = "result dict") -> RunResult:
+        """Inverse of :meth:`to_dict`, every field checked (DataError naming ``source`` and the field)."""
+        data = check_result(data, source)
+        return cls(spec=spec_from_data(data["spec"], source), plans=plans_frame(data["plans"]),
+                   device=data["device"], torch=data["torch"], ceilings=data["ceilings"], settings=data["settings"],
+                   warnings=list(data.get("warnings", [])), created=data.get("created", ""),
+                   histograms=dict(data.get("histograms", {})))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result as JSON (the path is checked first; PathError says where a failed write went)."""
+        path = check_output_path(path, what="result JSON")
+        try:
+            text = json.dumps(self.to_dict(), indent=1, default=_json_default)
+        except (TypeError, ValueError) as e:
+            raise DataError(path, f"this result cannot be written as JSON ({e})") from None
+        return write_text(path, text, what="result JSON")
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunResult:
+        """A result saved by :meth:`save`; PathError / DataError naming the file for anything wrong with it."""
+        data = read_result_file(path)
+        return cls.from_dict(data, source=Path(path))
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(self.summary())}</pre>" + self.plans.to_html(max_rows=60, na_rep="")
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")

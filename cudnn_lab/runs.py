@@ -1,0 +1,73 @@
+"""``cl.run(spec)``: check the arguments, run the spec's plans on the GPU, return a :class:`RunResult`.
+
+The one entry point of a single run: options are validated here (before any GPU is asked for), the GPU layer returns
+plain records (``gpu.runner.run_records``) and the results layer makes them a ``RunResult``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .errors import OptionError
+from .options import RunOptions
+from .specs import Spec
+
+__all__ = ["run", "check_progress", "check_spec"]
+
+#: ``progress(done, total, message)`` of one run.
+Progress = Callable[[int, int, str], None]
+
+
+def check_spec(spec: Any, *, where: str = "run") -> Spec:
+    """``spec`` if it is a cudnn_lab spec, else the kit's error naming the argument."""
+    if not isinstance(spec, Spec):
+        raise OptionError("spec", spec, "must be a cudnn_lab spec such as ConvSpec, MatmulSpec or SdpaSpec "
+                          "(build one with cl.ConvSpec(...) or cl.spec_from_dict(...))", where=where)
+    return spec
+
+
+def check_progress(progress: Any, *, where: str = "run") -> Any:
+    """``progress`` if it is None or a callable; False means None. Anything else (``True`` too) is refused."""
+    if progress is None or progress is False:
+        return None
+    if not callable(progress):
+        raise OptionError("progress", progress, "must be a function called with the progress, None or False",
+                          where=where)
+    return progress
+
+
+def check_runnable(options: RunOptions) -> RunOptions:
+    """Options that this version's GPU layer cannot honour yet, refused before the GPU is asked for."""
+    from .gpu.timing import SUPPORTED_MODES
+
+    if options.timing not in SUPPORTED_MODES:
+        raise OptionError("timing", options.timing, f"is not measured by this version yet; use one of "
+                          f"{', '.join(SUPPORTED_MODES)}")
+    return options
+
+
+def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progress: Progress | None = None,
+        **overrides: Any) -> Any:
+    """Run ``spec`` on the GPU: every plan the heuristics propose (``plans='all'``) or only their pick.
+
+    ``options`` is a :class:`~cudnn_lab.options.RunOptions`, a dict of its fields or None (the defaults); keyword
+    overrides on top (``cl.run(spec, plans="heuristic", time_cap_s=0.1)``) are validated the same way. Each plan
+    that runs is checked against a float64 PyTorch reference (outputs NaN-poisoned first) and timed (CUDA-graph
+    replay by default where capture works). ``progress(done, total, message)`` hears of each step.
+
+    Raises OptionError for a bad option (before the GPU is touched), NoGPUError without a GPU.
+    """
+    spec = check_spec(spec)
+    opts = check_runnable(RunOptions.coerce(options, **overrides))
+    progress = check_progress(progress)
+    from .gpu import run_records
+
+    return _result(spec, run_records(spec, opts, progress))
+
+
+def _result(spec: Spec, records: dict[str, Any]) -> Any:
+    """The results layer's RunResult of a run's records."""
+    from .results import RunResult
+
+    return RunResult.from_records(spec, records)

@@ -1,0 +1,192 @@
+"""Fusion beyond epilogues: graphs where cuDNN fuses work before a convolution or a reduction after it.
+
+- :class:`ConvGenstatsSpec`: y = conv_fprop(x, w), and in the same graph ``genstats``: the per-channel SUM and
+  SQ_SUM of y that batch-norm training needs (H100, cuDNN 9.19: 10 plans).
+- :class:`ConvPrologueSpec`: y = conv_fprop(relu(x * scale + bias), w), the BN-ReLU-conv of ResNet training with
+  the batch norm folded into a per-channel scale and bias applied as x is loaded (H100, 9.19: 3 plans), optionally
+  with ``genstats`` of y too (the frontend's "SBRCS" sample: scale-bias-relu-conv-genstats).
+
+cuDNN runs these with its runtime-fusion engines, which take channels-last (NHWC) fp16/bf16 tensors whose channel
+counts are multiples of 8 (16-byte vectors); the pointwise ops compute in float32. Pure: no torch or cudnn here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ..errors import SpecError
+from .base import DTYPE_BYTES, Spec, check_bool, check_choice
+from .conv import ConvSpec
+from .layout import layout_strides
+
+#: The data types cuDNN's runtime-fusion conv engines take (fp32 data has no tensor-core fusion engine).
+FUSION_DTYPES: tuple[str, ...] = ("fp16", "bf16")
+#: Channel counts must be multiples of this (16 bytes of fp16/bf16): the fusion engines load 16-byte vectors.
+CHANNEL_MULTIPLE = 8
+#: The prologue's scale and bias: float32 or the data's own type (both measured to run on 9.19).
+PARAM_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
+_CONV_FIELDS = ("n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation")
+
+
+@dataclasses.dataclass(frozen=True)
+class _ConvFusionSpec(Spec):
+    """Base (no ``op``): a forward conv x [n, c, h, w] (*) w [k, c, r, s] -> y [n, k, p, q], all NHWC."""
+
+    field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "dtype")
+
+    n: int = 32
+    c: int = 64
+    h: int = 56
+    w: int = 56
+    k: int = 64
+    r: int = 3
+    s: int = 3
+    padding: int | tuple[int, int] = 1
+    stride: int | tuple[int, int] = 1
+    dilation: int | tuple[int, int] = 1
+    dtype: str = "fp16"
+
+    layout: ClassVar[str] = "NHWC"
+
+    def _check_conv(self) -> None:
+        name = type(self).__name__
+        self._set("dtype", check_choice(name, "dtype", self.dtype, FUSION_DTYPES))
+        try:
+            conv = ConvSpec(**{f: getattr(self, f) for f in _CONV_FIELDS}, layout="NHWC", dtype=self.dtype)
+        except SpecError as e:
+            raise SpecError(e.field, e.value, e.allowed, spec=name) from None
+        for f in _CONV_FIELDS:
+            self._set(f, getattr(conv, f))
+        for f in ("c", "k"):
+            if getattr(self, f) % CHANNEL_MULTIPLE:
+                raise SpecError(f, getattr(self, f), f"must be a multiple of {CHANNEL_MULTIPLE}: cuDNN's runtime-"
+                                f"fusion engines (the ones that run this pattern, 9.19) load {self.dtype} channels "
+                                "in 16-byte vectors", spec=name)
+
+    @property
+    def conv(self) -> ConvSpec:
+        """The convolution alone (no fusion): the same geometry as a :class:`ConvSpec`."""
+        return ConvSpec(**{f: getattr(self, f) for f in _CONV_FIELDS}, layout="NHWC", dtype=self.dtype)
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"dtype": FUSION_DTYPES}
+
+    @classmethod
+    def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+        return {f: lim for f, lim in ConvSpec.field_limits(values).items() if f in _CONV_FIELDS}
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        return {"c": f"mult. of {CHANNEL_MULTIPLE}", "k": f"mult. of {CHANNEL_MULTIPLE}"}
+
+    def _conv_shapes(self) -> dict[str, tuple[int, ...]]:
+        conv = self.conv
+        return {"X": conv.x_dims, "W": conv.w_dims, "Y": conv.y_dims}
+
+    def _stats_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {"SUM": (1, self.k, 1, 1), "SQ_SUM": (1, self.k, 1, 1)}
+
+    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
+        return {n: layout_strides(d, "NHWC") for n, d in self.tensor_shapes().items()}
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        """Data in ``dtype``; the statistics in float32."""
+        return {n: "fp32" if n in ("SUM", "SQ_SUM") else self.dtype for n in self.tensor_shapes()}
+
+    def flops(self) -> int:
+        """The convolution's FLOPs (the fused pointwise work and the reductions are not counted)."""
+        return self.conv.flops()
+
+    def min_bytes(self) -> int:
+        shapes, dtypes = self.tensor_shapes(), self.tensor_dtypes()
+        return sum(math.prod(shapes[n]) * DTYPE_BYTES[dtypes[n]] for n in shapes)
+
+    def _conv_label(self) -> str:
+        pad = self.padding if isinstance(self.padding, int) else "x".join(map(str, self.padding))
+        return (f"NHWC {self.dtype} n{self.n} c{self.c} {self.h}x{self.w} k{self.k} {self.r}x{self.s} pad{pad} "
+                f"str{self.stride}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvGenstatsSpec(_ConvFusionSpec):
+    """y = conv_fprop(x, w) and, fused, SUM[k] = sum of y over n, p, q and SQ_SUM[k] = sum of y^2 (float32,
+    [1, k, 1, 1]): the statistics a batch norm after this conv needs, without reading y again."""
+
+    op: ClassVar[str] = "conv_genstats"
+    title: ClassVar[str] = "conv + BN statistics"
+    description: ClassVar[str] = ("fusion: ConvGenstatsSpec (conv_fprop + genstats: per-channel sum and sum of "
+                                  "squares of y, for batch norm)")
+
+    def __post_init__(self) -> None:
+        self._check_conv()
+        self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y": ("n", "k", "h", "w"),
+                             "SUM": ("k",), "SQ_SUM": ("k",)})
+
+    def input_names(self) -> tuple[str, ...]:
+        return ("X", "W")
+
+    def output_names(self) -> tuple[str, ...]:
+        return ("Y", "SUM", "SQ_SUM")
+
+    def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {**self._conv_shapes(), **self._stats_shapes()}
+
+    def label(self) -> str:
+        return f"conv+genstats {self._conv_label()}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvPrologueSpec(_ConvFusionSpec):
+    """y = conv_fprop(relu(x * scale + bias), w) with per-input-channel ``scale`` and ``bias`` [1, c, 1, 1] in
+    ``param_dtype`` (a folded batch norm, then ReLU, applied as the conv loads x); ``genstats`` adds y's SUM and
+    SQ_SUM as in :class:`ConvGenstatsSpec`."""
+
+    op: ClassVar[str] = "conv_prologue"
+    title: ClassVar[str] = "BN-ReLU-conv prologue"
+    description: ClassVar[str] = ("fusion: ConvPrologueSpec (relu(x*scale+bias) -> conv_fprop, the BN-ReLU-conv "
+                                  "of ResNet training; optional genstats)")
+    field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "dtype", "param_dtype", "genstats")
+
+    param_dtype: str = "fp32"
+    genstats: bool = False
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        self._check_conv()
+        self._set("param_dtype", check_choice(name, "param_dtype", self.param_dtype, PARAM_DTYPES))
+        if self.param_dtype not in ("fp32", self.dtype):
+            raise SpecError("param_dtype", self.param_dtype, f"must be fp32 or the data's dtype ({self.dtype})",
+                            spec=name)
+        self._set("genstats", check_bool(name, "genstats", self.genstats))
+        self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y": ("n", "k", "h", "w"),
+                             "scale": ("c",), "bias": ("c",), "SUM": ("k",), "SQ_SUM": ("k",)})
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"dtype": FUSION_DTYPES, "param_dtype": PARAM_DTYPES}
+
+    def input_names(self) -> tuple[str, ...]:
+        return ("X", "scale", "bias", "W")
+
+    def output_names(self) -> tuple[str, ...]:
+        return ("Y", "SUM", "SQ_SUM") if self.genstats else ("Y",)
+
+    def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        conv = self._conv_shapes()
+        params = {"scale": (1, self.c, 1, 1), "bias": (1, self.c, 1, 1)}
+        return {"X": conv["X"], **params, "W": conv["W"], "Y": conv["Y"],
+                **(self._stats_shapes() if self.genstats else {})}
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        out = super().tensor_dtypes()
+        out.update(scale=self.param_dtype, bias=self.param_dtype)
+        return out
+
+    def label(self) -> str:
+        stats = "+genstats" if self.genstats else ""
+        return f"scale+bias+relu->conv{stats} {self._conv_label()} params {self.param_dtype}"
+

@@ -1,0 +1,92 @@
+"""One point of a sweep: its stable id, and its rows (the plan table plus the spec, device and baseline columns).
+
+:func:`run_point` is what an executor runs (picklable: a spec dict, an options dict and an id in, a frame out).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from typing import Any
+
+from ..errors import CudnnLabError, SpecError, shorten
+from ..specs import Spec, spec_from_dict
+from .grid import cell
+
+__all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "point_id", "invalid_id", "run_point", "invalid_row",
+           "id_settings"]
+
+#: Columns a sweep adds to the plan table's (results.PLAN_COLUMNS).
+POINT_COLUMNS = ("point_id", "op", "label", "spec", "is_pick", "is_best", "point_status", "point_error", "flops",
+                 "min_bytes", "torch_off_ms", "torch_on_ms", "gpu", "driver", "cuda", "cudnn", "cudnn_frontend",
+                 "sm_count", "ceiling_tflops", "ceiling_gbps", "created")
+#: Run options that do not change a point's numbers, left out of its id: the device index (the GPU's name is in the
+#: id; a worker of GPUExecutor sees its GPU as device 0).
+ID_SETTINGS_EXCLUDED = ("device",)
+
+
+def id_settings(options: dict[str, Any]) -> dict[str, Any]:
+    """The run options that go into a point's id."""
+    return {k: v for k, v in options.items() if k not in ID_SETTINGS_EXCLUDED}
+
+
+def point_id(spec: Spec, settings: dict[str, Any], device_key: str) -> str:
+    """A stable id for one point: the spec, the run settings that change the numbers, and the GPU's name."""
+    blob = json.dumps({"spec": spec.to_dict(), "settings": settings, "device": device_key}, sort_keys=True)
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def invalid_id(error: SpecError) -> str:
+    """The id of a point the spec refused (its base spec and axis values)."""
+    blob = json.dumps(getattr(error, "point", {"error": str(error)}), sort_keys=True, default=shorten)
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def invalid_row(error: SpecError) -> Any:
+    """The one row recording a point the spec refused."""
+    import pandas as pd
+
+    return pd.DataFrame([{"point_id": invalid_id(error), "point_status": "invalid", "point_error": str(error)[:500],
+                          "created": now()}])
+
+
+def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> Any:
+    """Run one point and return its rows (a DataFrame); a failure becomes one row saying why. Picklable.
+
+    With plan policy 'heuristic' the point has one row, the heuristics' pick (or, if none ran, the plans tried);
+    with 'all', one row per plan tried.
+    """
+    import pandas as pd
+
+    from ..runs import run
+
+    spec = spec_from_dict(spec_dict)
+    base = {"point_id": pid, "op": spec.op, "label": spec.label(), "spec": spec.to_json(), "flops": spec.flops(),
+            "min_bytes": spec.min_bytes(), **{f"spec_{k}": cell(v) for k, v in spec.to_dict().items() if k != "op"}}
+    try:
+        result = run(spec, options)
+    except CudnnLabError as e:
+        return pd.DataFrame([{**base, "point_status": "failed", "point_error": str(e).split("\n")[0][:500],
+                              "created": now()}])
+    frame = result.plans[result.plans["status"] != "not_built"].copy()
+    pick = result.heuristic_pick["plan"] if len(result.ok) else None
+    best = result.best["plan"] if len(result.ok) else None
+    if result.settings.get("plans") == "heuristic" and pick is not None:
+        frame = frame[frame["plan"] == pick]
+    dev, ceil = result.device, result.ceilings
+    extra = {**base, "point_status": "ok", "point_error": "",
+             "torch_off_ms": result.torch.get("benchmark_off_ms"), "torch_on_ms": result.torch.get("benchmark_on_ms"),
+             "gpu": dev.get("gpu"), "driver": dev.get("driver"), "cuda": dev.get("cuda"),
+             "cudnn": dev.get("cudnn_backend"), "cudnn_frontend": dev.get("cudnn_frontend"),
+             "sm_count": dev.get("sm_count"), "ceiling_tflops": ceil.get("tflops"),
+             "ceiling_gbps": ceil.get("gbps"), "created": result.created}
+    for key, value in extra.items():
+        frame[key] = value
+    frame["is_pick"] = frame["plan"] == pick
+    frame["is_best"] = frame["plan"] == best
+    return frame.reset_index(drop=True)

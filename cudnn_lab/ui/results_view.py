@@ -1,0 +1,138 @@
+"""The views of one result: the plan table and its plan choice, the result's label, the heuristics sentence and
+the figures (latency, heuristics, errors, histogram, roofline) with the selected plan highlighted everywhere.
+
+The pick and the best plan are :mod:`cudnn_lab.results.metrics`' (one definition); the figures are
+:mod:`cudnn_lab.plots`'; the table is :mod:`.tables`'. This part only puts them in their panes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import OptionError
+from ..specs import Spec
+from .figures import FigureHost
+from .status import StatusLog
+from .tables import heuristic_summary, plan_table_html, result_label
+
+__all__ = ["RESULT_FIGURES", "ResultView", "pick_name"]
+
+#: The figures of one result, by pane name.
+RESULT_FIGURES: tuple[str, ...] = ("latency", "heuristics", "errors", "histogram", "roofline")
+_EMPTY = "No results yet: Run on a GPU, or load a recorded result (source: Recorded)."
+
+
+def pick_name(result: Any) -> str | None:
+    """The heuristic's pick of a result (a plan name), or None when no plan ran."""
+    from ..results import metrics
+
+    row = metrics.pick(result.plans)
+    return None if row is None else str(row["plan"])
+
+
+def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], Any]]:
+    from .. import plots
+
+    shown = selected if selected is not None else pick_name(result)
+    return {
+        "latency": lambda: plots.latency_bar(result, selected=selected),
+        "heuristics": lambda: plots.heuristic_vs_measured(result, selected=selected),
+        "errors": lambda: plots.errors_per_plan(result, selected=selected),
+        "histogram": lambda: plots.error_histogram(result, shown),
+        "roofline": lambda: plots.roofline(result, selected=selected),
+    }
+
+
+class ResultView:
+    """The result shown (``result``), where it came from (``source_text``) and the plan highlighted (``selected``)."""
+
+    def __init__(self, W: Any, figures: FigureHost, log: StatusLog) -> None:
+        self._figures = figures
+        self._log = log
+        self._silent = False
+        self.result: Any = None
+        self.selected: str | None = None
+        self.source_text = ""
+        self.info = W.HTML("").add_class("cl-result-info")
+        self.plan_select = W.Dropdown(options=[], value=None, description="plan",
+                                      style={"description_width": "40px"}, layout=W.Layout(width="360px"))
+        self.plans_html = W.HTML(plan_table_html(None)).add_class("cl-plans-table")
+        self.heuristics_html = W.HTML("").add_class("cl-heuristic-summary")
+        self.plans_box = W.VBox([self.plan_select, self.plans_html]).add_class("cl-plans")
+        pane = figures.pane
+        #: The views of the tabs, by title.
+        self.views: dict[str, Any] = {
+            "Plans": self.plans_box,
+            "Latency": W.VBox([pane("latency")]).add_class("cl-latency"),
+            "Heuristics": W.VBox([self.heuristics_html, pane("heuristics")]).add_class("cl-heuristics"),
+            "Numerics": W.VBox([pane("errors"), pane("histogram")]).add_class("cl-numerics"),
+            "Roofline": W.VBox([pane("roofline")]).add_class("cl-roofline"),
+        }
+        self.plan_select.observe(lambda ch: log.guard(self._on_plan_select, ch), names="value")
+        self.draw()
+
+    def show(self, result: Any, source_text: str, spec: Spec) -> None:
+        """Show ``result`` in every view, its pick selected; ``spec`` is the problem the controls show now."""
+        self.result, self.source_text = result, source_text
+        plans = result.plans.sort_values("heuristic_rank", kind="stable", na_position="last")
+        options = [(name if status == "ok" else f"{name} ({status})", name)
+                   for name, status in zip(plans["plan"], plans["status"])]
+        self._silent = True
+        try:
+            self.plan_select.options = options
+            self.plan_select.value = None
+        finally:
+            self._silent = False
+        self.selected = None
+        self.select(pick_name(result))
+        self.label(spec)
+        for note in getattr(result, "warnings", []) or []:
+            self._log.note(str(note))
+
+    def select(self, plan: str | None) -> None:
+        """Highlight ``plan`` in the table and every figure (None: no highlight)."""
+        if plan is not None:
+            known = [] if self.result is None else list(self.result.plans["plan"])
+            if plan not in known:
+                raise OptionError("selected", plan, "is not a plan of the result shown" if known else
+                                  "no result is shown yet")
+        self.selected = plan
+        self._silent = True
+        try:
+            self.plan_select.value = plan
+        finally:
+            self._silent = False
+        self.plans_html.value = plan_table_html(self.result, plan)
+        self.draw()
+
+    def label(self, spec: Spec) -> None:
+        """The result's label (GPU, driver, cuDNN, date, source), and a note when the controls have moved on."""
+        if self.result is None:
+            self.info.value = ""
+            return
+        text = html.escape(result_label(self.result, self.source_text))
+        if self.result.spec != spec:
+            text += (f"<br><span class='cl-stale'>These results are for {html.escape(self.result.spec.label())}; "
+                     "the controls have changed since (Run to measure them).</span>")
+        self.info.value = f"<span class='cl-result-info'>{text}</span>"
+
+    def draw(self) -> None:
+        """Draw every figure again from the result and the selected plan."""
+        if self.result is None:
+            self.heuristics_html.value = ""
+            for key in RESULT_FIGURES:
+                self._figures.show_text(key, _EMPTY)
+            return
+        self.heuristics_html.value = f"<p class='cl-label'>{heuristic_summary(self.result)}</p>"
+        for key, make in _figure_makers(self.result, self.selected).items():
+            try:
+                self._figures.show(key, make())
+            except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
+                self._log.report(e)
+                self._figures.show_text(key, f"could not draw this figure: {type(e).__name__}")
+
+    def _on_plan_select(self, change: dict[str, Any]) -> None:
+        if not self._silent:
+            self.select(change["new"])

@@ -1,0 +1,83 @@
+"""The run-options form: heuristic modes, plan policy and timing, producing a :class:`~cudnn_lab.options.RunOptions`.
+
+The choices and their tooltips are :mod:`cudnn_lab.options`' own (``HEURISTIC_MODES``, ``PLAN_POLICIES``,
+``TIMING_MODES`` and their ``*_HELP``); the one choice added here, "cold L2", is ``RunOptions(timing="events",
+cold_l2=True)``. Options the form does not show (time cap, samples, seed, ...) are kept from the options set last.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ..options import (HEURISTIC_HELP, HEURISTIC_MODES, PLAN_POLICIES, PLAN_POLICY_HELP, TIMING_HELP, TIMING_MODES,
+                       RunOptions)
+from .style import row
+
+__all__ = ["COLD_L2", "RunForm", "call_with_options", "plan_policy_buttons"]
+
+#: The timing choice that flushes L2 before each timed call: (timing, cold_l2).
+COLD_L2 = ("events", True)
+_COLD_L2_HELP = "CUDA events with L2 flushed before every timed call (data comes from memory, not cache)"
+#: Button labels of the plan policies (presentation; a policy without one shows its name).
+_POLICY_LABELS = {"all": "all plans", "heuristic": "heuristic choice"}
+#: Button labels of the timing modes, short enough for one line (the tooltips say what each is).
+_TIMING_LABELS = {"cuda_graph": "graph"}
+
+
+def plan_policy_buttons(W: Any, value: str) -> Any:
+    """Toggle buttons over ``PLAN_POLICIES`` (values are the policies, tooltips their help)."""
+    return W.ToggleButtons(options=[(_POLICY_LABELS.get(p, p), p) for p in PLAN_POLICIES], value=value,
+                           tooltips=[PLAN_POLICY_HELP.get(p, p) for p in PLAN_POLICIES],
+                           style={"button_width": "136px"})
+
+
+class RunForm:
+    """Run-option widgets; :attr:`options` is the ``RunOptions`` they say, :meth:`set_options` shows one."""
+
+    def __init__(self, options: RunOptions | None = None) -> None:
+        import ipywidgets as W
+
+        self._base = RunOptions.coerce(options)
+        self.heuristics = {m: W.Checkbox(value=False, description=m, indent=False, tooltip=HEURISTIC_HELP.get(m, m),
+                                         layout=W.Layout(width="auto", margin="0 12px 0 0"))
+                           for m in HEURISTIC_MODES}
+        self.policy = plan_policy_buttons(W, self._base.plans)
+        choices = [(_TIMING_LABELS.get(m, m), (m, False)) for m in TIMING_MODES] + [("cold L2", COLD_L2)]
+        self.timing = W.ToggleButtons(options=choices, value=(self._base.timing, False),
+                                      tooltips=[TIMING_HELP.get(m, m) for m in TIMING_MODES] + [_COLD_L2_HELP],
+                                      style={"button_width": "58px"}).add_class("cl-compact")
+        self.box = W.VBox([row(W, "heuristics", W.HBox(list(self.heuristics.values()))),
+                           row(W, "plans", self.policy), row(W, "timing", self.timing)]).add_class("cl-run-options")
+        self.set_options(self._base)
+
+    @property
+    def options(self) -> RunOptions:
+        """The options the widgets say (OptionError naming ``heuristics`` when no mode is ticked)."""
+        timing, cold = self.timing.value
+        return self._base.replace(heuristics=tuple(m for m, cb in self.heuristics.items() if cb.value),
+                                  plans=self.policy.value, timing=timing, cold_l2=cold)
+
+    def set_options(self, options: Any) -> None:
+        """Show ``options`` (a RunOptions, a dict as ``RunOptions.to_dict`` writes, or None for the defaults)."""
+        options = RunOptions.coerce(options)
+        self._base = options
+        for m, cb in self.heuristics.items():
+            cb.value = m in options.heuristics
+        self.policy.value = options.plans
+        self.timing.value = COLD_L2 if options.cold_l2 else (options.timing, False)
+
+
+def call_with_options(fn: Callable[..., Any], *args: Any, options: RunOptions, **kwargs: Any) -> Any:
+    """``fn(*args, options=options, **kwargs)`` (``cl.run``, ``cl.sweep``); TRANSITIONAL: where ``fn`` does not
+    take ``options=`` yet, the options it takes by keyword are passed instead."""
+    params = inspect.signature(fn).parameters
+    if "options" in params:
+        return fn(*args, options=options, **kwargs)
+    aliases = {"baselines": "torch_baseline"}
+    for name, value in options.to_dict().items():
+        key = name if name in params else aliases.get(name, name)
+        if key in params and key not in kwargs:
+            kwargs[key] = tuple(value) if isinstance(value, list) else value
+    return fn(*args, **kwargs)

@@ -1,0 +1,97 @@
+"""The Lab's status line, its Log view and its busy state: where every callback's errors and warnings go.
+
+:meth:`StatusLog.guard` runs a widget callback inside the Log's ``Output`` widget: an exception or a warning never
+escapes into the notebook; it is written to the Log view and summarized in the status line. :class:`Busy` is the
+one busy flag the Lab's parts share, so every button is disabled while any of them works.
+"""
+
+from __future__ import annotations
+
+import html
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import CudnnLabError
+
+__all__ = ["Busy", "StatusLog"]
+
+
+class StatusLog:
+    """The status line (``status``, an HTML widget) and the Log view (``log``, an ``Output``); ``messages`` keeps
+    every error and warning reported, newest last."""
+
+    def __init__(self, W: Any) -> None:
+        self.log = W.Output(layout=W.Layout(max_height="500px", overflow="auto")).add_class("cl-log")
+        self.status = W.HTML("").add_class("cl-status")
+        self.messages: list[str] = []
+
+    def guard(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call ``fn(*args)`` inside the Log's Output; exceptions and warnings go to the Log and the status line."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with self.log:  # prints inside callbacks show in the Log view
+                try:
+                    return fn(*args)
+                except Exception as e:  # noqa: BLE001 - the notebook must never see a callback's exception
+                    self.report(e)
+                    return None
+                finally:
+                    for w in caught:
+                        self.warn(f"{w.category.__name__}: {w.message}")
+
+    def report(self, error: BaseException) -> None:
+        """An error: one line in the status, the detail (the kit's message, or a traceback) in the Log."""
+        short = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        self.messages.append(short)
+        detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        if isinstance(error, CudnnLabError):  # the kit's own errors say what to do: no traceback needed
+            detail = f"{type(error).__name__}: {error}\n"
+        self.log.append_stderr(detail)
+        self.status.value = f"<span class='cl-status-error'>{html.escape(short)} (details in the Log tab)</span>"
+
+    def warn(self, text: str) -> None:
+        """A warning: kept in ``messages`` and written to the Log."""
+        self.messages.append(text)
+        self.log.append_stderr(f"warning: {text}\n")
+
+    def note(self, text: str) -> None:
+        """A note (not a warning) written to the Log only."""
+        self.log.append_stdout(f"note: {text}\n")
+
+    def say(self, text: str) -> None:
+        """Plain text in the status line."""
+        self.status.value = f"<span class='cl-status-text'>{html.escape(text)}</span>"
+
+    def say_html(self, markup: str) -> None:
+        """Markup made by the caller (a link) in the status line."""
+        self.status.value = f"<span class='cl-status-text'>{markup}</span>"
+
+
+class Busy:
+    """One busy flag shared by the Lab's parts: ``with busy.working(): ...``; listeners re-enable their buttons."""
+
+    def __init__(self) -> None:
+        self.busy = False
+        self._listeners: list[Callable[[bool], None]] = []
+
+    def subscribe(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(busy)`` at every change (and once now)."""
+        self._listeners.append(listener)
+        listener(self.busy)
+
+    def set(self, busy: bool) -> None:
+        self.busy = bool(busy)
+        for listener in self._listeners:
+            listener(self.busy)
+
+    @contextmanager
+    def working(self) -> Iterator[None]:
+        """Busy for the block's duration, whatever it raises."""
+        self.set(True)
+        try:
+            yield
+        finally:
+            self.set(False)

@@ -1,0 +1,89 @@
+"""The Lab's look, in one place: its CSS, the labelled rows every form lays out, and the red mark of a bad value."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+__all__ = ["CSS", "INVALID_BORDER", "cell", "clear_invalid", "mark_invalid", "row", "section"]
+
+INVALID_BORDER = "2px solid #dc2626"
+
+CSS = """
+<style>
+.cl-lab { font-family: var(--jp-ui-font-family, sans-serif); }
+.cl-lab .cl-title { font-size: 15px; font-weight: 600; margin: 0 0 4px 0; }
+.cl-lab .cl-section { font-size: 12px; font-weight: 600; color: #374151; margin: 8px 0 2px 0;
+  border-bottom: 1px solid #e5e7eb; }
+.cl-lab .cl-label { font-size: 13px; }
+.cl-lab .cl-hint { color: #6b7280; font-size: 11px; white-space: nowrap; }
+.cl-lab .cl-error { color: #b91c1c; font-size: 11px; line-height: 1.3; }
+.cl-lab .cl-invalid input, .cl-lab .cl-invalid select { border-color: #dc2626 !important;
+  background: #fef2f2 !important; }
+.cl-lab .cl-status-text { font-size: 12px; color: #374151; }
+.cl-lab .cl-status-error { font-size: 12px; color: #b91c1c; }
+.cl-lab .cl-result-info { font-size: 12px; color: #1f2937; }
+.cl-lab .cl-stale { color: #b45309; }
+.cl-lab .cl-table-wrap { max-height: 620px; overflow: auto; }
+.cl-lab .cl-plan-table { border-collapse: collapse; font-size: 12px; line-height: 1.35; }
+.cl-lab .cl-plan-table th { text-align: left; border-bottom: 2px solid #9ca3af; padding: 3px 8px;
+  position: sticky; top: 0; background: white; }
+.cl-lab .cl-plan-table td { border-bottom: 1px solid #e5e7eb; padding: 2px 8px; white-space: nowrap;
+  font-variant-numeric: tabular-nums; vertical-align: top; }
+.cl-lab .cl-plan-table tr.cl-selected { background: #fef3c7; }
+.cl-lab .cl-plan-table tr.cl-failed { color: #9ca3af; }
+.cl-lab .cl-plan-table td.cl-col-plan { font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
+.cl-lab .cl-plan-table td.cl-col-knobs, .cl-lab .cl-plan-table td.cl-col-notes { white-space: normal;
+  font-size: 11px; color: #4b5563; max-width: 200px; }
+.cl-lab .cl-plan-table td.cl-col-knobs { min-width: 220px; max-width: 320px; }
+.cl-lab .cl-plan-table td.cl-col-error { white-space: normal; min-width: 64px; max-width: 260px; }
+.cl-lab .cl-plan-table td.cl-col-median, .cl-lab .cl-plan-table td.cl-col-iqr,
+.cl-lab .cl-plan-table td.cl-col-workspace { text-align: right; }
+.cl-lab .cl-code-text { max-height: 600px; overflow: auto; font-size: 12px; background: #f9fafb;
+  border: 1px solid #e5e7eb; padding: 8px; margin: 0; white-space: pre; line-height: 1.4; }
+.cl-lab .cl-graph-svg { overflow: auto; }
+.cl-lab .cl-empty { color: #6b7280; font-style: italic; }
+.cl-lab .cl-not-offered-text { font-size: 11px; white-space: normal; }
+.cl-lab .cl-op .widget-toggle-button, .cl-lab .cl-compact .widget-toggle-button { padding-left: 2px;
+  padding-right: 2px; }
+.cl-lab .cl-code-note { font-size: 13px; line-height: 1.45; max-width: 820px; }
+</style>
+"""
+
+
+def _label(W: Any, text: str, width: str) -> Any:
+    return W.HTML(f"<span class='cl-label'>{html.escape(text)}</span>", layout=W.Layout(width=width, min_width=width))
+
+
+def row(W: Any, label: str, widget: Any, *rest: Any) -> Any:
+    """One labelled line: a fixed-width label, the control, then anything after it (a hint)."""
+    return W.HBox([_label(W, label, "80px"), widget, *rest], layout=W.Layout(align_items="center", margin="1px 0"))
+
+
+def cell(W: Any, label: str, widget: Any, hint: Any, first: bool) -> Any:
+    """Half a line: label, control and hint, for two short fields side by side."""
+    return W.HBox([_label(W, label, "80px" if first else "60px"), widget, hint],
+                  layout=W.Layout(width="204px" if first else "auto", align_items="center"))
+
+
+def section(W: Any, title: str) -> Any:
+    """A section title of the panel."""
+    return W.HTML(f"<div class='cl-section'>{html.escape(title)}</div>")
+
+
+def mark_invalid(widget: Any, message: Any, text: str) -> None:
+    """Mark a control red (class ``cl-invalid`` and a red border) and show ``text`` in its message widget."""
+    if widget is not None:
+        widget.add_class("cl-invalid")
+        widget.layout.border = INVALID_BORDER
+    message.value = f"<span class='cl-error'>{html.escape(text)}</span>"
+    message.layout.display = "flex"
+
+
+def clear_invalid(widget: Any, message: Any) -> None:
+    """Undo :func:`mark_invalid`."""
+    if widget is not None:
+        if "cl-invalid" in widget._dom_classes:
+            widget.remove_class("cl-invalid")
+        widget.layout.border = None
+    message.value, message.layout.display = "", "none"

@@ -1,0 +1,180 @@
+"""The Sweep view's pure part: its axes checked as a whole (each axis parsed by the sweeps layer, every value tried
+against the spec with the other axis, the panel's point budget) and the axes its figure draws (the spec fields of
+a sweep frame)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import SpecError
+from ..specs import Spec
+from .fields import spec_class
+
+__all__ = ["DEFAULT_AXES", "MAX_POINTS", "NONE", "default_axes", "frame_of_op", "parse_values", "plot_fields",
+           "sweep_fields", "validate_axes"]
+
+#: Most points the panel sweeps at once (a larger grid: ``cl.sweep`` from code, with a store that resumes).
+MAX_POINTS = 64
+#: The first axis (and second, if any) proposed for each operation (a suggestion; any field can be chosen).
+DEFAULT_AXES: dict[str, tuple[str, str]] = {"conv": ("n", "layout"), "matmul": ("m", "dtype"),
+                                            "sdpa": ("seq_q", "causal"), "norm": ("rows", "dtype"),
+                                            "pool": ("n", "layout")}
+NONE = ""
+
+
+# ------------------------------------------------------------------------------------------------ pure helpers
+
+def sweep_fields(op: str) -> tuple[str, ...]:
+    """The fields of operation ``op`` a sweep can vary (the sweeps layer's :func:`cudnn_lab.sweeps.sweep_fields`)."""
+    from ..sweeps import sweep_fields as fields
+
+    return tuple(fields(spec_class(op)))
+
+
+def parse_values(op: str, field: str, text: str) -> list[Any]:
+    """Typed values of a comma-separated text for ``field`` of ``op`` (:func:`cudnn_lab.sweeps.parse_axis`;
+    SpecError naming the field)."""
+    from ..sweeps import parse_axis
+
+    return list(parse_axis(spec_class(op), field, text))
+
+
+def _combo_error(spec: Spec, field: str, value: Any, others: list[tuple[str, Any]]) -> SpecError | None:
+    """None if ``spec`` with ``field=value`` is valid with some value of the other axis, else the first error."""
+    first: SpecError | None = None
+    for other in others or [(None, None)]:
+        changes = {field: value}
+        if other[0] is not None:
+            changes[other[0]] = other[1]
+        try:
+            spec.replace(**changes)
+            return None
+        except SpecError as e:
+            first = first or e
+        except (TypeError, ValueError) as e:  # a value the spec's own checks do not expect
+            first = first or SpecError(field, value, str(e))
+    return first
+
+
+def validate_axes(spec: Spec, axes: list[tuple[str, str]]) -> tuple[dict[str, list[Any]] | None, dict[int, str],
+                                                                    int]:
+    """Check the sweep's axes: ``[(field, text), ...]`` (an axis with field ``''`` or no values is unused).
+
+    Returns ``(over, errors, invalid)``: ``over`` the ``cl.sweep`` argument (None when any axis is wrong), the
+    message of each wrong axis by its index, and how many points of the grid the spec refuses (they are recorded
+    as invalid, not run). A value is wrong when it does not parse or when the spec refuses it with every value of
+    the other axis; then its axis is marked with the SpecError's message.
+    """
+    op = spec.op
+    errors: dict[int, str] = {}
+    parsed: dict[int, tuple[str, list[Any]]] = {}
+    for i, (field, text) in enumerate(axes):
+        if not field or (i > 0 and not str(text or "").strip()) or (
+                not str(text or "").strip() and any(str(t or "").strip() for _, t in axes)):
+            continue  # no field, or no values while another axis has some (or a later axis): unused
+        if any(field == f and str(t or "").strip() for j, (f, t) in enumerate(axes) if j < i):
+            errors[i] = f"{field}: is already swept by axis {[f for f, _ in axes].index(field) + 1}; choose another"
+            continue
+        try:
+            parsed[i] = (field, parse_values(op, field, text))
+        except SpecError as e:
+            errors[i] = f"{e.field}={e.value!r}: {e.allowed}"
+    if not parsed and not errors:
+        errors[0] = "choose a field to sweep"
+    for i, (field, values) in parsed.items():
+        if i in errors:
+            continue
+        others = [(f, v) for j, (f, vs) in parsed.items() if j != i for v in vs]
+        for value in values:
+            e = _combo_error(spec, field, value, others)
+            if e is not None:
+                why = e.allowed if e.field == field else f"{e.field}={e.value!r}: {e.allowed}"
+                errors[i] = f"{field}={value!r}: {why}"
+                break
+    total = math.prod(len(v) for _, v in parsed.values()) if parsed else 0
+    if not errors and total > MAX_POINTS:
+        last = max(parsed)
+        errors[last] = (f"{total} points is more than the panel sweeps ({MAX_POINTS}); use fewer values, or "
+                        "cl.sweep(spec, over, store=...) from code")
+    if errors:
+        return None, errors, 0
+    over = {field: values for _, (field, values) in sorted(parsed.items())}
+    from ..sweeps import grid
+
+    invalid = sum(isinstance(p, SpecError) for p in grid(spec, over))
+    return over, {}, invalid
+
+
+def _ok_rows(frame: Any) -> Any:
+    if "point_status" in frame.columns:
+        return frame[frame["point_status"] == "ok"]
+    return frame
+
+
+def plot_fields(frame: Any) -> tuple[list[str], list[str]]:
+    """The spec fields of a sweep frame (columns ``spec_<field>``) that hold values in points that ran.
+
+    Returns ``(varying, constant)``: those whose value changes from point to point (what x and colour are chosen
+    from), and those with one value.
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame) or frame.empty:
+        return [], []
+    rows = _ok_rows(frame)
+    key = "point_id" if "point_id" in rows.columns else None
+    points = rows.drop_duplicates(subset=[key]) if key else rows
+    varying, constant = [], []
+    for col in points.columns:
+        if not str(col).startswith("spec_") or col == "spec_epilogue":
+            continue
+        values = points[col].dropna()
+        if values.empty:
+            continue
+        n = values.astype(str).nunique()
+        (varying if n > 1 else constant).append(col[len("spec_"):])
+    return varying, constant
+
+
+def _distinct(frame: Any, field: str) -> int:
+    col = f"spec_{field}"
+    return int(frame[col].dropna().astype(str).nunique()) if col in frame.columns else 0
+
+
+def _numeric_field(frame: Any, field: str) -> bool:
+    import pandas as pd
+
+    col = f"spec_{field}"
+    return col in frame.columns and pd.api.types.is_numeric_dtype(frame[col]) and not \
+        pd.api.types.is_bool_dtype(frame[col])
+
+
+def default_axes(frame: Any, x: str | None = None, color: str | None = None) -> tuple[str | None, str | None]:
+    """x and colour for a sweep frame: the ones asked for where the frame has them, else the numeric field with the
+    most distinct values on x and the non-numeric (or else numeric) field with the fewest on colour."""
+    varying, constant = plot_fields(frame)
+    fields = varying or constant
+    if not fields:
+        return None, None
+    rows = _ok_rows(frame)
+    if x not in fields:
+        numeric = [f for f in varying if _numeric_field(rows, f)]
+        x = max(numeric or fields, key=lambda f: _distinct(rows, f))
+    if color is not None and color != NONE and color in varying and color != x:
+        return x, color
+    if color == NONE:
+        return x, None
+    rest = [f for f in varying if f != x]
+    if not rest:
+        return x, None
+    words = [f for f in rest if not _numeric_field(rows, f)]
+    return x, min(words or rest, key=lambda f: _distinct(rows, f))
+
+
+def frame_of_op(frame: Any, op: str) -> Any:
+    if not op or frame is None or "op" not in frame.columns:
+        return frame
+    return frame[frame["op"] == op]
+
+

@@ -1,0 +1,149 @@
+"""Plan anatomy without a GPU: knob-range checks, engine-space sampling, the 'did anything beat the heuristics'
+answer, note-filter messages read per plan, and kernel records (the GPU parts are in test_anatomy_gpu.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_lab.errors import OptionError, PlanError
+from cudnn_lab.gpu.engine_space import (EngineInfo, answer_text, beat_heuristics, check_budget, knob_points,
+                                        neighbours, sample_configs, space_size)
+from cudnn_lab.gpu.kernels import KernelStat, PlanKernels, split_segments, summarize
+from cudnn_lab.gpu.notes import NotesResult, classify
+from cudnn_lab.gpu.pin import KnobRange, check_config, status_of
+
+# Engine 62's knobs as get_knobs_for_engine reported them for an NHWC fp16 3x3 conv on an H100 (GPU_FACTS).
+E62 = EngineInfo(62, True, "", (KnobRange("TILE_SIZE", 0, 23), KnobRange("TILEK", 0, 3), KnobRange("IDX_MODE", 0, 1),
+                                KnobRange("WORKSPACE", 0, 1), KnobRange("TILE_CGA_M", 1, 8),
+                                KnobRange("TILE_CGA_N", 1, 8)))
+E7 = EngineInfo(7, True, "", (KnobRange("KERNEL_CFG", 0, 40, 2), KnobRange("NOT_SET", 0, 3)))
+E90 = EngineInfo(90, False, "NOT_SUPPORTED_ARCH_MISMATCH")
+PROPOSED = "eng62_k2=0_k13=1_k18=0_k25=1_k27=8_k28=1"
+
+
+def test_knob_values_outside_the_engine_range_name_engine_knob_and_range():
+    check_config(62, E62.knobs, {"TILE_SIZE": 23, "TILEK": 0})
+    with pytest.raises(PlanError) as err:
+        check_config(62, E62.knobs, {"TILE_SIZE": 24})
+    assert "engine 62" in str(err.value) and "TILE_SIZE=24" in str(err.value) and "0..23" in str(err.value)
+    assert (err.value.engine_id, err.value.knob, err.value.allowed) == (62, "TILE_SIZE", "0..23")
+    with pytest.raises(PlanError, match="steps of 2"):
+        check_config(7, E7.knobs, {"KERNEL_CFG": 3})
+    with pytest.raises(PlanError, match="engine 62 has no knob STAGES; its knobs are: TILE_SIZE 0..23"):
+        check_config(62, E62.knobs, {"STAGES": 1})
+
+
+def test_backend_status_names_are_read_from_messages():
+    assert status_of("get_knobs_for_engine failed: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH (3007)") == \
+        "NOT_SUPPORTED_ARCH_MISMATCH"
+    assert status_of("nothing here") == ""
+
+
+def test_engine_records_count_settable_configurations():
+    assert E62.configs == 24 * 4 * 2 * 2 * 8 * 8
+    assert E7.configs == 21 and E7.unnamed == 1 and E90.configs == 0
+    assert space_size([E62, E7, E90]) == E62.configs + 21
+
+
+def test_neighbourhood_moves_one_knob_one_step():
+    base = {"TILE_SIZE": 0, "TILEK": 1, "IDX_MODE": 0, "WORKSPACE": 1, "TILE_CGA_M": 8, "TILE_CGA_N": 1}
+    nbrs = neighbours(E62, base)
+    assert all(sum(n[k] != base[k] for k in base) == 1 for n in nbrs)
+    assert any(n["TILE_SIZE"] == 1 for n in nbrs) and any(n["TILE_CGA_M"] == 7 for n in nbrs)
+    assert not any(n["TILE_SIZE"] == -1 or n["TILE_CGA_M"] == 9 for n in nbrs)  # ranges hold
+    assert len(nbrs) == 1 + 2 + 1 + 1 + 1 + 1
+
+
+def test_sample_excludes_proposals_neighbours_first_then_random_within_budget():
+    configs = sample_configs([E62, E7, E90], [PROPOSED], budget=40, seed=3, version=91900)
+    assert len(configs) == 40 and len({c.key for c in configs}) == 40
+    proposed_values = (62, tuple(sorted({"TILE_SIZE": 0, "TILEK": 1, "IDX_MODE": 0, "WORKSPACE": 1,
+                                         "TILE_CGA_M": 8, "TILE_CGA_N": 1}.items())))
+    assert proposed_values not in {c.key for c in configs}
+    assert configs[0].origin == f"neighbour of {PROPOSED}"
+    assert any(c.origin == "random" for c in configs)
+    assert all(c.engine_id != 90 for c in configs)  # never an engine that cannot run here
+    assert all(k.allows(c.values[k.name]) for c in configs for k in
+               {62: E62, 7: E7}[c.engine_id].settable)
+    assert all("NOT_SET" not in c.values for c in configs)
+    assert configs == sample_configs([E62, E7, E90], [PROPOSED], budget=40, seed=3, version=91900)
+    assert sample_configs([E62], [PROPOSED], budget=0) == []
+    assert configs[0].backend_knobs().keys() <= {2, 13, 18, 25, 27, 28}
+
+
+def test_sampling_stops_when_the_space_is_exhausted():
+    tiny = EngineInfo(1, True, "", (KnobRange("KERNEL_CFG", 0, 2),))
+    configs = sample_configs([tiny], ["eng1_k24=0"], budget=50)
+    assert sorted(c.values["KERNEL_CFG"] for c in configs) == [1, 2]
+
+
+def test_did_anything_beat_the_heuristics_and_by_how_much():
+    rows = [{"plan": "eng1", "proposed": True, "median_ms": 0.050, "status": "ok", "pass_cudnn": True},
+            {"plan": "eng2", "proposed": True, "median_ms": 0.060, "status": "ok", "pass_cudnn": True},
+            {"plan": "eng3_x", "proposed": False, "median_ms": 0.040, "status": "ok", "pass_cudnn": True},
+            {"plan": "eng4_fast_but_wrong", "proposed": False, "median_ms": 0.010, "status": "ok",
+             "pass_cudnn": False},
+            {"plan": "eng5", "proposed": False, "median_ms": None, "status": "build_failed"}]
+    answer = beat_heuristics(rows)
+    assert answer["beaten"] is True and answer["best_other"]["plan"] == "eng3_x"
+    assert answer["speedup"] == pytest.approx(1.25) and answer["explored"] == 1
+    assert answer_text(answer).startswith("Yes: eng3_x") and "25.0%" in answer_text(answer)
+    slower = beat_heuristics(rows[:2] + [{**rows[2], "median_ms": 0.055}])
+    assert slower["beaten"] is False and answer_text(slower).startswith("No:")
+    assert beat_heuristics(rows[:2])["beaten"] is None
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "10", 10**9])
+def test_exploration_budget_is_checked(bad):
+    with pytest.raises(OptionError, match="explore"):
+        check_budget(bad)
+    assert check_budget(200) == 200
+
+
+def test_note_filter_failure_message_is_read_plan_by_plan():
+    message = ("[cudnn_frontend] Error: No execution plans support the graph.\n"
+               "Plan at index 0: [cudnn_frontend] Error: Skipping plan since workspace violation. Requires 0\n"
+               "Plan at index 1: Deselecting execution plan\n"
+               "Plan at index 2: [cudnn_frontend] Error: Skipping plan since shared memory violation. Requires 9\n"
+               "Plan at index 3: Deselecting execution plan")
+    assert classify(message) == {0: True, 1: False, 2: None, 3: False}
+    assert classify("No execution plans support the graph.") == {}
+    result = NotesResult(notes={"eng1": ("TENSOR_CORE",), "eng2": ()}, unknown={"eng3": ("FFT",)})
+    assert result.of("eng1") == "TENSOR_CORE" and result.of("eng2") == "" and result.of("eng3") == "?"
+
+
+def test_kernel_timeline_is_cut_at_markers_and_summarised_per_execution():
+    fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(...)"
+    t = "void cudnn::engines_precompiled::nchwToNhwcKernel<__half>(...)"
+    x = "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroup"
+    ev = [(0, 1, fill, "kernel")]
+    clock = 10
+    for _ in range(2):  # plan A: two runs of transpose, transpose, gemm
+        for name, dur in ((t, 3000), (t, 4000), (x, 18000)):
+            ev.append((clock, clock + dur, name, "kernel"))
+            clock += dur + 100
+    ev.append((clock, clock + 1, fill, "kernel"))
+    ev.append((clock + 10, clock + 2010, "Memset (Device)", "memset"))
+    ev.append((clock + 3000, clock + 3001, fill, "kernel"))
+    segs = split_segments(list(reversed(ev)), 2)
+    assert [len(s) for s in segs] == [6, 1]
+    stats = summarize(segs[0], runs=2)
+    assert [(s.name, s.count) for s in stats] == [(t, 2.0), (x, 1.0)]
+    assert stats[0].us == pytest.approx(3.5) and stats[1].us == pytest.approx(18.0)
+    pk = PlanKernels(stats, runs=2)
+    assert pk.kernel_ms == pytest.approx(0.025) and pk.kernel_count == 3
+    back = PlanKernels.from_json(pk.to_json())
+    assert back.kernels[0].name == t and back.kernel_ms == pytest.approx(0.025)
+    assert split_segments(ev[:-1], 2) is None  # a missing marker: no attribution rather than a wrong one
+    assert PlanKernels(error="x").kernel_ms is None
+    assert KernelStat("k", "kernel", 2, 1.5).to_dict()["count"] == 2
+
+
+def test_engine_space_points_name_each_knob_of_each_plan():
+    rows = [{"plan": PROPOSED, "engine_id": 62, "proposed": True, "median_ms": 0.05, "status": "ok"},
+            {"plan": "eng8", "engine_id": 8, "proposed": False, "median_ms": 0.2, "status": "ok"}]
+    pts = knob_points(rows, 91900)
+    assert len(pts) == 6 + 1
+    assert {(p["knob"], p["value"]) for p in pts if p["plan"] == PROPOSED} >= {("TILE_SIZE", 0), ("TILE_CGA_M", 8)}
+    assert [p for p in pts if p["plan"] == "eng8"][0]["knob"] is None
+    assert all(p["proposed"] is (p["plan"] == PROPOSED) for p in pts)

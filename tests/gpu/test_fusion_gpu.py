@@ -1,0 +1,48 @@
+"""cl.run on a real GPU for fusion beyond epilogues: conv_fprop + genstats, and the scale-bias-relu prologue before
+conv_fprop (with and without genstats): plans proposed (H100, 9.19: 10 and 3), every output checked."""
+
+from __future__ import annotations
+
+import pytest
+
+import cudnn_lab as cl
+import cudnn_lab.graph.fusion  # noqa: F401 - registers the fusion recipes (also done by cudnn_lab.graph)
+from cudnn_lab.specs.fusion import ConvGenstatsSpec, ConvPrologueSpec
+
+pytestmark = pytest.mark.gpu
+
+SMALL = dict(n=8, c=64, h=28, w=28, k=64)
+QUICK = dict(plans="all", baselines=False, roofline=False, time_cap_s=0.05)
+
+
+def _assert_a_plan_is_right(result: cl.RunResult) -> None:
+    print(result.plans[["plan", "status", "median_ms", "rel_l2", "error"]].to_string())
+    ok = result.ok
+    assert len(ok) >= 1, result.plans
+    best = result.best
+    assert best["nan_count"] == 0, best.to_dict()  # Y, SUM and SQ_SUM all written
+    assert bool(best["pass_cudnn"]), best.to_dict()
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_conv_genstats(dtype: str) -> None:
+    _assert_a_plan_is_right(cl.run(ConvGenstatsSpec(**SMALL, dtype=dtype), **QUICK))
+
+
+@pytest.mark.parametrize("param_dtype", ["fp32", "fp16"])
+@pytest.mark.parametrize("genstats", [False, True])
+def test_scale_bias_relu_prologue(param_dtype: str, genstats: bool) -> None:
+    spec = ConvPrologueSpec(**SMALL, dtype="fp16", param_dtype=param_dtype, genstats=genstats)
+    _assert_a_plan_is_right(cl.run(spec, **QUICK))
+
+
+def test_prologue_strided_1x1() -> None:
+    spec = ConvPrologueSpec(n=8, c=64, h=28, w=28, k=128, r=1, s=1, padding=0, stride=2)
+    _assert_a_plan_is_right(cl.run(spec, **QUICK))
+
+
+def test_against_pytorch() -> None:
+    result = cl.run(ConvPrologueSpec(n=32, c=128, h=28, w=28, k=128), plans="all", time_cap_s=0.2)
+    print(result.summary())
+    assert result.torch.get("benchmark_off_ms", 0) > 0, result.torch
+    _assert_a_plan_is_right(result)

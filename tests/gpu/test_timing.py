@@ -1,0 +1,109 @@
+"""gpu/timing.py: quartiles and the options it takes (no GPU), and the Timer on a real torch op (GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_lab.options import TIMING_MODES, RunOptions
+from cudnn_lab.gpu.timing import SUPPORTED_MODES, TimingOptions, TimingResult, quartiles
+
+
+def test_quartiles_are_inclusive_like_torch_benchmark() -> None:
+    assert quartiles([1.0, 2.0, 3.0, 4.0, 5.0]) == (2.0, 3.0, 4.0)
+    assert quartiles([7.0]) == (7.0, 7.0, 7.0)
+    q1, med, q3 = quartiles([4.0, 1.0, 3.0, 2.0])
+    assert q1 <= med <= q3 and med == 2.5
+
+
+def test_timing_options_come_from_run_options() -> None:
+    t = TimingOptions.from_options(RunOptions(warmup=5, min_samples=7, max_samples=9, rel_iqr_target=0.2,
+                                              time_cap_s=1.5, timing="events"))
+    assert (t.mode, t.warmup, t.min_samples, t.max_samples, t.rel_iqr_target, t.time_cap_s) == \
+        ("events", 5, 7, 9, 0.2, 1.5)
+
+
+def test_cold_l2_with_auto_timing_means_events() -> None:
+    t = TimingOptions.from_options(RunOptions(cold_l2=True))
+    assert t.mode == "events" and t.cold_l2
+
+
+def test_the_timer_implements_every_run_option_mode_but_cupti() -> None:
+    assert set(SUPPORTED_MODES) == set(TIMING_MODES) - {"cupti"}
+
+
+def test_rel_iqr_of_a_result() -> None:
+    r = TimingResult(median_ms=2.0, iqr_ms=0.5, q1_ms=1.8, q3_ms=2.3, min_ms=1.5, samples=10, mode="events",
+                     calls_per_sample=1, capped=False, host_ms=None, cold_l2=False)
+    assert r.rel_iqr == 0.25 and r.to_dict()["median_ms"] == 2.0
+
+
+# ------------------------------------------------------------------------------------------------ on the GPU
+
+@pytest.fixture
+def op():
+    import torch
+
+    stream = torch.cuda.Stream()
+    a = torch.randn(1024, 1024, device="cuda")
+    b = torch.empty_like(a)
+
+    def fn() -> None:
+        torch.mul(a, 2.0, out=b)
+
+    return stream, fn
+
+
+def _sane(r: TimingResult, opts: TimingOptions) -> None:
+    assert r.min_ms <= r.q1_ms <= r.median_ms <= r.q3_ms
+    assert r.min_ms <= r.median_ms <= r.q3_ms
+    assert r.iqr_ms == pytest.approx(r.q3_ms - r.q1_ms)
+    assert opts.min_samples <= r.samples <= opts.max_samples + 4  # samples come in batches of 5
+    assert r.median_ms > 0 and r.host_ms is not None and r.host_ms > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode,expected", [("auto", "cuda_graph"), ("cuda_graph", "cuda_graph"),
+                                           ("events", "events")])
+def test_timer_on_a_torch_op(op, mode: str, expected: str) -> None:
+    from cudnn_lab.gpu.timing import Timer
+
+    stream, fn = op
+    opts = TimingOptions(mode=mode, time_cap_s=0.2)
+    r = Timer(stream, opts).time(fn)
+    _sane(r, opts)
+    assert r.mode == expected and not r.cold_l2
+    assert (r.calls_per_sample >= 1) if expected == "cuda_graph" else r.calls_per_sample == 1
+
+
+@pytest.mark.gpu
+def test_cold_l2_times_with_events(op) -> None:
+    from cudnn_lab.gpu.timing import Timer
+
+    stream, fn = op
+    opts = TimingOptions.from_options(RunOptions(cold_l2=True, time_cap_s=0.2))
+    r = Timer(stream, opts).time(fn)
+    _sane(r, opts)
+    assert r.mode == "events" and r.cold_l2
+
+
+@pytest.mark.gpu
+def test_an_unreachable_spread_target_stops_at_max_samples_and_says_capped(op) -> None:
+    from cudnn_lab.gpu.timing import Timer
+
+    stream, fn = op
+    opts = TimingOptions(mode="events", min_samples=5, max_samples=10, rel_iqr_target=1e-9, time_cap_s=60.0)
+    r = Timer(stream, opts).time(fn)
+    assert r.capped and r.samples == 10
+
+
+@pytest.mark.gpu
+def test_a_captured_graph_is_replayed_by_key(op) -> None:
+    from cudnn_lab.gpu.timing import Timer
+
+    stream, fn = op
+    cache: dict = {}
+    timer = Timer(stream, TimingOptions(mode="cuda_graph", time_cap_s=0.1), graph_cache=cache)
+    first = timer.time(fn, key="mul")
+    graph = cache["mul"]
+    again = timer.time(fn, key="mul")
+    assert cache["mul"] is graph and again.calls_per_sample == first.calls_per_sample

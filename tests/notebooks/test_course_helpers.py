@@ -1,0 +1,204 @@
+"""The course's named helpers (``cudnn_lab.course``) on the recordings shipped with the kit and real frontend graphs."""
+
+from __future__ import annotations
+
+import pytest
+
+import cudnn_lab as cl
+from cudnn_lab import course
+
+
+@pytest.fixture(scope="module")
+def conv() -> cl.RunResult:
+    return cl.load_results("h200_conv_nhwc_fp16_bias_relu")
+
+
+@pytest.fixture(scope="module")
+def fp32_matmul() -> cl.RunResult:
+    return cl.load_results("h200_matmul_fp32_bias")
+
+
+# ------------------------------------------------------------------------------------------------ check
+
+@pytest.mark.parametrize(("answer", "expected", "kw", "status"), [
+    (None, 3, {}, "open"),
+    (..., 3, {}, "open"),
+    (3, 3, {}, "right"),
+    (2, 3, {}, "wrong"),
+    (3.1, 3.0, {"rel": 0.05}, "right"),
+    (3.3, 3.0, {"rel": 0.05}, "wrong"),
+    (0.45, 0.5, {"tol": 0.1}, "right"),
+    ((18, 1, 6, 2), (18, 1, 6, 2), {}, "right"),
+    ([18, 1, 6, 2], (18, 1, 6, 2), {}, "right"),
+    ((18, 1, 6), (18, 1, 6, 2), {}, "wrong"),
+    (" same ", "Same", {}, "right"),
+    ({"b", "a"}, {"a", "b"}, {}, "right"),
+    (["A", "b"], {"a", "b"}, {}, "right"),
+    ({"a"}, {"a", "b"}, {}, "wrong"),
+    ("yes", True, {}, "right"),
+    (False, True, {}, "wrong"),
+    (1, True, {}, "wrong"),
+    ((4, {"KERNEL_CFG": 47}), (4, {"KERNEL_CFG": 47}), {}, "right"),
+    ((4, {"KERNEL_CFG": 46}), (4, {"KERNEL_CFG": 47}), {}, "wrong"),
+    ("3", 3, {}, "wrong"),
+])
+def test_verdict_compares_like_a_teacher(answer: object, expected: object, kw: dict, status: str) -> None:
+    assert course.verdict(answer, expected, **kw).status == status
+
+
+def test_verdict_says_why_and_hides_the_answer_until_one_is_given(capsys: pytest.CaptureFixture[str]) -> None:
+    opened = course.verdict(None, 42, "because", name="answer_1")
+    assert opened.text.startswith(course.OPEN) and "42" not in opened.text and "answer_1" in opened.text
+    wrong = course.verdict(41, 42, "because of the data")
+    assert wrong.text.startswith(course.WRONG) and "42" in wrong.text and "because of the data" in wrong.text
+    assert not wrong and course.verdict(42, 42)
+    course.check(42, 42, "fine")
+    assert capsys.readouterr().out.startswith(course.RIGHT)
+
+
+# ------------------------------------------------------------------------------------------------ provenance
+
+def test_provenance_of_a_recording_names_gpu_driver_cudnn_and_date(conv: cl.RunResult) -> None:
+    assert course.provenance(conv) == "RECORDED (NVIDIA H200, driver 580.159.04, cuDNN 9.19.0, 2026-11-21)"
+    assert course.provenance(conv, measured_here=True).startswith("MEASURED HERE (NVIDIA H200, ")
+
+
+def test_provenance_of_two_sweeps_names_both_gpus() -> None:
+    import pandas as pd
+
+    both = pd.concat([cl.load_results("h100_standard"), cl.load_results("h200_standard")])
+    text = course.provenance(both)
+    assert text.startswith("RECORDED (NVIDIA H100") and "; NVIDIA H200, driver" in text and "cuDNN 9.19.0" in text
+
+
+@pytest.mark.parametrize(("value", "text"), [(91900, "9.19.0"), ("91900", "9.19.0"), (90501, "9.5.1"),
+                                             (8907, "8.9.7"), (None, "?"), ("9.22.0", "9.22.0")])
+def test_cudnn_version_as_people_write_it(value: object, text: str) -> None:
+    assert course.cudnn_version(value) == text
+
+
+def test_recording_for_finds_the_exact_problem_or_says_it_is_another(conv: cl.RunResult) -> None:
+    assert course.recording_for(conv.spec) == ("h200_conv_nhwc_fp16_bias_relu", True)
+    nchw = conv.spec.replace(layout="NCHW")
+    assert course.recording_for(nchw) == ("h200_conv_nchw_fp16_bias_relu", True)
+    name, exact = course.recording_for(conv.spec.replace(n=2, c=8, h=8, w=8, k=16))
+    assert (name, exact) == ("h200_conv_nhwc_fp16_bias_relu", False)  # the closest: same layout and epilogue
+    name, exact = course.recording_for(cl.MatmulSpec(m=64, n=64, k=64, dtype="fp16", epilogue=("bias",)))
+    assert name == "h200_matmul_fp16_bias" and not exact
+    assert course.recording_for(cl.SdpaSpec(batch=1, heads=2, seq_q=64, seq_kv=64, head_dim=64)) == (None, False)
+    assert course.recording_for(conv.spec, gpu="H100") == (None, False)
+
+
+# ------------------------------------------------------------------------------------------------ plan tables
+
+def test_plans_table_names_knobs_and_rounds(conv: cl.RunResult) -> None:
+    table = course.plans_table(conv, top=3)
+    assert list(table.columns) == ["plan", "engine", "knobs", "heuristic rank", "median (us)", "TFLOP/s",
+                                   "rel L2 error", "passes PyTorch band", "passes cuDNN band"]
+    assert len(table) == 3 and table.index.tolist() == [1, 2, 3]
+    first = table.iloc[0]
+    assert first["plan"] == conv.best["plan"]
+    assert first["median (us)"] == round(conv.best["median_ms"] * 1e3, 1)
+    assert first["knobs"] == "TILE_SIZE=0, TILEK=1, IDX_MODE=0, WORKSPACE=0, TILE_CGA_M=1, TILE_CGA_N=1"
+    assert table["median (us)"].is_monotonic_increasing
+
+
+def test_named_knobs_decodes_backend_numbers(conv: cl.RunResult) -> None:
+    version = conv.device["cudnn_backend"]
+    assert course.named_knobs("eng41_k2=7_k13=1_k18=0_k25=1_k27=4_k28=1", version) == {
+        "TILE_SIZE": 7, "TILEK": 1, "IDX_MODE": 0, "WORKSPACE": 1, "TILE_CGA_M": 4, "TILE_CGA_N": 1}
+    assert course.named_knobs(conv.best, version)["TILE_SIZE"] == 0
+    assert course.named_knobs("eng0", version) == {}
+
+
+def test_ties_find_the_equally_accurate_plans(fp32_matmul: cl.RunResult) -> None:
+    tied = course.ties(fp32_matmul.ok, "rel_l2", rel=1e-3)
+    assert len(tied) == len(fp32_matmul.ok) == 10  # TF32 input rounding dominates every plan's error
+    assert len(course.ties(fp32_matmul.ok, "median_ms", rel=1e-3)) == 1
+
+
+def test_band_shares_agree_with_the_pass_columns() -> None:
+    wgrad = cl.load_results("h200_conv_wgrad_nhwc_fp16")
+    shares = course.band_shares(wgrad)
+    assert len(shares) == 2 * len(wgrad.ok)
+    for _, row in shares.iterrows():
+        assert row["passes"] == (row["share within"] >= 1.0), row.to_dict()
+    torch_band = shares[shares["band"] == "PyTorch"]
+    assert int((~torch_band["passes"].astype(bool)).sum()) == int((~wgrad.ok["pass_torch"].astype(bool)).sum()) > 0
+
+
+KERNEL_COLUMNS = ["plan", "engine", "kernel", "kind", "reading", "count", "us", "total_us", "tile"]
+
+
+def test_kernels_frame_is_empty_for_a_recording_without_kernels(conv: cl.RunResult) -> None:
+    frame = course.kernels_frame(conv)
+    assert frame.empty and list(frame.columns) == KERNEL_COLUMNS
+
+
+def test_kernels_frame_reads_the_kernels_column() -> None:
+    """The ``kernels`` column as the GPU layer writes it (names as an H100 ran them for an NCHW conv, 2026-11-22)."""
+    import json
+
+    nchw = cl.load_results("h200_conv_nchw_fp16_bias_relu")
+    plans = nchw.plans.copy()
+    kernels = [{"name": "nchwToNhwcKernel", "kind": "kernel", "count": 2, "us": 3.75, "total_us": 7.5},
+               {"name": "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroup",
+                "kind": "kernel", "count": 1, "us": 17.9, "total_us": 17.9}]
+    plans["kernels"] = None
+    plans.loc[plans["plan"] == nchw.best["plan"], "kernels"] = json.dumps(kernels)
+    frame = course.kernels_frame(plans)
+    assert list(frame.columns) == KERNEL_COLUMNS and len(frame) == 2
+    assert set(frame["plan"]) == {nchw.best["plan"]}
+    transpose, conv = frame.iloc[0], frame.iloc[1]
+    assert transpose["kind"] == "transpose" and transpose["total_us"] == 7.5 and transpose["count"] == 2
+    assert conv["kind"] == "implicit_gemm" and conv["tile"] == (128, 128, 64) and "tile 128x128x64" in conv["reading"]
+
+
+# ------------------------------------------------------------------------------------------------ graphs
+
+def test_inspect_diff_is_empty_for_the_same_graph_and_names_each_difference() -> None:
+    spec = cl.ConvSpec(n=2, c=8, h=8, w=8, k=16, r=3, s=3, padding=1, layout="NHWC", dtype="fp16",
+                       epilogue=("bias", "relu"))
+    nhwc, again, nchw = cl.build_graph(spec), cl.build_graph(spec), cl.build_graph(spec.replace(layout="NCHW"))
+    assert course.inspect_diff(nhwc, again).empty
+    diff = course.inspect_diff(nhwc, nchw)
+    assert set(diff["what"]) == {"tensor stride"}
+    assert set(diff["name"]) == {"X", "W", "bias", "conv_fprop::Y", "bias::OUT", "Y"}
+    relu_only = cl.build_graph(spec.replace(epilogue=("relu",)))
+    diff = course.inspect_diff(relu_only, nhwc)
+    assert ("tensor", "bias") in set(zip(diff["what"], diff["name"]))
+    assert "operation" in set(diff["what"]) or "operation inputs" in set(diff["what"])
+
+
+# ------------------------------------------------------------------------------------------------ GPUs, waves
+
+def test_gpu_ratios_pair_every_problem_of_two_sweeps() -> None:
+    ratios = course.gpu_ratios(cl.load_results("h100_standard"), cl.load_results("h200_standard"))
+    assert len(ratios) == 73 and ratios["label"].is_unique
+    assert ratios["intensity"].is_monotonic_increasing
+    big_norm = ratios[ratios["label"].str.startswith("layernorm inference bf16 8192x8192")].iloc[0]
+    assert 1.2 < big_norm["speedup"] < 1.5  # memory-bound and larger than L2: about the bandwidth ratio
+    assert {"gpu_a", "gpu_b"} <= set(ratios.columns)
+    assert set(ratios["gpu_a"]) == {"NVIDIA H100 80GB HBM3"} and set(ratios["gpu_b"]) == {"NVIDIA H200"}
+
+
+def test_regret_per_point_has_one_row_per_point() -> None:
+    regrets = course.regret_per_point(cl.load_results("h200_standard"))
+    assert len(regrets) == 73 and (regrets["regret"] >= 1.0).all()
+
+
+@pytest.mark.parametrize(("tiles", "sms", "busy", "whole"), [(64, 132, 64 / 132, 1), (132, 132, 1.0, 1),
+                                                             (133, 132, 133 / 264, 2), (256, 132, 256 / 264, 2)])
+def test_waves(tiles: int, sms: int, busy: float, whole: int) -> None:
+    w = course.waves(tiles, sms)
+    assert w["busy"] == pytest.approx(busy) and w["whole waves"] == whole
+
+
+@pytest.mark.parametrize(("name", "tile"), [
+    ("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroup", (128, 128, 64)),
+    ("cudnn_generated_fort_native_sm80_convFwd_knob_21_128x128x32_4_0", (128, 128, 32)),
+    ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", (256, 128)),
+    ("nchwToNhwcKernel", None),
+])
+def test_tile_shape_from_kernel_names(name: str, tile: tuple | None) -> None:
+    assert course.tile_shape(name) == tile

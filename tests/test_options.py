@@ -1,0 +1,111 @@
+"""RunOptions: one validated object for how a spec is run: defaults, round trip, coercion, and every bad value
+refused with an OptionError naming the option."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import cudnn_lab as cl
+from cudnn_lab.errors import OptionError
+from cudnn_lab.options import HEURISTIC_MODES, PLAN_POLICIES, TIMING_MODES, RunOptions
+
+
+def test_defaults_are_one_per_option() -> None:
+    o = RunOptions()
+    assert (o.heuristics, o.plans, o.timing, o.cold_l2) == (("A", "FALLBACK"), "all", "auto", False)
+    assert o.plans in PLAN_POLICIES and o.timing in TIMING_MODES and set(o.heuristics) <= set(HEURISTIC_MODES)
+
+
+def test_round_trip_through_a_dict_and_json() -> None:
+    o = RunOptions(heuristics=("B",), plans="heuristic", max_plans=3, timing="events", cold_l2=True,
+                   time_cap_s=0.2, warmup=1, min_samples=4, max_samples=8, rel_iqr_target=0.3, seed=9, device=1,
+                   check=False, baselines=False, roofline=False)
+    assert RunOptions.from_dict(o.to_dict()) == o
+    assert RunOptions.from_dict(json.loads(json.dumps(o.to_dict()))) == o
+    assert set(o.to_dict()) == set(RunOptions.names())
+
+
+@pytest.mark.parametrize("given", [None, {}, RunOptions()])
+def test_coerce_takes_none_a_dict_or_the_object(given) -> None:
+    assert RunOptions.coerce(given) == RunOptions()
+
+
+def test_overrides_apply_on_top_and_are_validated() -> None:
+    o = RunOptions.coerce({"plans": "heuristic"}, seed=4, heuristics="b")
+    assert (o.plans, o.seed, o.heuristics) == ("heuristic", 4, ("B",))
+    with pytest.raises(OptionError, match="seed"):
+        RunOptions.coerce({"plans": "heuristic"}, seed=-4)
+
+
+def test_older_keyword_spellings_are_aliases() -> None:
+    assert RunOptions.coerce(None, torch_baseline=False).baselines is False
+    assert RunOptions.coerce({"device_index": 2}).device == 2
+
+
+def test_replace_keeps_the_rest() -> None:
+    o = RunOptions(seed=5).replace(plans="heuristic")
+    assert (o.seed, o.plans) == (5, "heuristic")
+
+
+def test_heuristics_are_upper_case_and_deduplicated() -> None:
+    assert RunOptions(heuristics=["a", "FALLBACK", "A"]).heuristics == ("A", "FALLBACK")
+
+
+def test_cold_l2_with_auto_timing_is_timed_with_events() -> None:
+    assert RunOptions(cold_l2=True).timing_mode == "events"
+    assert RunOptions().timing_mode == "auto"
+
+
+BAD = [
+    ("heuristics", 5), ("heuristics", [1, 2]), ("heuristics", []), ("heuristics", "C"), ("heuristics", None),
+    ("plans", "some"), ("plans", None), ("plans", 1),
+    ("max_plans", 0), ("max_plans", -1), ("max_plans", 1.5), ("max_plans", True), ("max_plans", "3"),
+    ("timing", "fast"), ("timing", None),
+    ("cold_l2", "yes"), ("cold_l2", 1),
+    ("time_cap_s", -1), ("time_cap_s", 0), ("time_cap_s", math.nan), ("time_cap_s", math.inf), ("time_cap_s", "1"),
+    ("time_cap_s", 10**400), ("time_cap_s", True),
+    ("warmup", -1), ("warmup", 2.5),
+    ("min_samples", 2), ("max_samples", 2), ("rel_iqr_target", 0), ("rel_iqr_target", -0.1),
+    ("rel_iqr_target", math.nan), ("seed", -1), ("seed", 1.5), ("seed", 10**400),
+    ("device", -1), ("device", "0"), ("device", 1.0), ("device", None),
+    ("check", None), ("baselines", "no"), ("roofline", 0),
+]
+
+
+@pytest.mark.parametrize("option,value", BAD, ids=[f"{o}={v!r}"[:40] for o, v in BAD])
+def test_every_bad_value_is_an_option_error_naming_the_option(option: str, value) -> None:
+    with pytest.raises(OptionError) as info:
+        RunOptions.coerce(None, **{option: value})
+    assert info.value.option == option
+    assert option in str(info.value) and len(str(info.value)) < 400
+
+
+def test_max_samples_below_min_samples_is_refused() -> None:
+    with pytest.raises(OptionError, match="max_samples"):
+        RunOptions(min_samples=20, max_samples=10)
+
+
+def test_cold_l2_with_cuda_graph_timing_is_refused() -> None:
+    with pytest.raises(OptionError, match="cold_l2"):
+        RunOptions(cold_l2=True, timing="cuda_graph")
+
+
+@pytest.mark.parametrize("given", ["all", ["plans"], 3, ("A",)])
+def test_options_of_the_wrong_kind_are_refused(given) -> None:
+    with pytest.raises(OptionError, match="options"):
+        RunOptions.coerce(given)
+
+
+def test_an_unknown_option_names_the_options_there_are() -> None:
+    with pytest.raises(OptionError, match="not a run option") as info:
+        RunOptions.coerce(None, warm_up=3)
+    assert "warmup" in str(info.value)
+    with pytest.raises(OptionError, match="not a run option"):
+        RunOptions.from_dict({"x" * 10_000: 1})
+
+
+def test_options_are_an_exported_name() -> None:
+    assert cl.RunOptions is RunOptions

@@ -1,0 +1,80 @@
+"""The views of one result, fed a recording made on a real GPU: plan table, label, heuristics sentence, figures,
+the selected plan highlighted everywhere; pick and best are the results layer's."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import pytest
+from lab_samples import plan_names
+
+import cudnn_lab as cl
+from cudnn_lab.results import metrics
+from cudnn_lab.ui.figures import FigureHost
+from cudnn_lab.ui.results_view import RESULT_FIGURES, ResultView, pick_name
+from cudnn_lab.ui.status import StatusLog
+
+
+@pytest.fixture
+def view() -> ResultView:
+    log = StatusLog(W)
+    return ResultView(W, FigureHost(W, log), log)
+
+
+def outline_of(fig, plan: str) -> float:
+    for trace in fig.data:
+        xs = list(trace.x) if trace.x is not None else []
+        ids = list(trace.customdata) if trace.customdata is not None else xs
+        if plan in ids:
+            widths = trace.marker.line.width
+            return list(widths)[ids.index(plan)] if isinstance(widths, (list, tuple)) else widths
+    raise AssertionError(f"{plan} not drawn")
+
+
+def test_before_a_result_every_figure_says_so(view: ResultView) -> None:
+    assert view.result is None and "No results yet" in view.plans_html.value
+    figures = view._figures.figures
+    assert set(figures) == set(RESULT_FIGURES)
+    assert all("No results yet" in f.layout.annotations[0].text for f in figures.values())
+
+
+def test_a_recording_fills_every_view(view: ResultView, recorded_result) -> None:
+    view.show(recorded_result, "recorded h200", recorded_result.spec)
+    table = view.plans_html.value
+    for plan in recorded_result.plans["plan"]:
+        assert plan in table
+    for column in ("rank", "engine", "knobs", "notes", "workspace", "median", "IQR", "error", "pass"):
+        assert f"<th>{column}</th>" in table
+    assert "NVIDIA H200" in view.info.value and recorded_result.device["driver"] in view.info.value
+    assert "9.19.0" in view.info.value and recorded_result.created[:10] in view.info.value
+    pick = metrics.pick(recorded_result.plans)["plan"]
+    assert view.selected == pick == pick_name(recorded_result)
+    assert [v for _, v in view.plan_select.options] == plan_names(recorded_result)
+    regret = metrics.regret(recorded_result.plans)
+    assert f"{regret:.2f}x" in view.heuristics_html.value  # the sentence uses the results layer's regret
+    for key in RESULT_FIGURES:
+        assert len(view._figures.figures[key].data) >= 1, key
+        assert len(view._figures.widgets[key].data) >= 1, key  # the widget shows the figure
+    assert view._log.messages == []
+
+
+def test_selecting_a_plan_highlights_it_everywhere(view: ResultView, recorded_result) -> None:
+    view.show(recorded_result, "recorded", recorded_result.spec)
+    pick, other = view.selected, plan_names(recorded_result)[-1]
+    view.plan_select.value = other
+    assert view.selected == other
+    rows = [r for r in view.plans_html.value.split("<tr") if "cl-selected" in r.split(">")[0]]
+    assert len(rows) == 1 and other in rows[0]
+    for key in ("latency", "heuristics", "errors", "roofline"):
+        fig = view._figures.figures[key]
+        assert outline_of(fig, other) > outline_of(fig, pick), key
+    view.select(None)
+    assert view.selected is None and "cl-selected" not in view.plans_html.value
+    with pytest.raises(cl.OptionError):
+        view.select("eng999")
+
+
+def test_a_changed_problem_marks_the_result_stale(view: ResultView, recorded_result) -> None:
+    view.show(recorded_result, "recorded", recorded_result.spec)
+    assert "cl-stale" not in view.info.value
+    view.label(recorded_result.spec.replace(n=8))
+    assert "cl-stale" in view.info.value and recorded_result.spec.label() in view.info.value

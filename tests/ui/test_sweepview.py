@@ -1,0 +1,154 @@
+"""The Lab's Sweep view, headless, fed sweeps recorded on real GPUs: axis values validated and marked in place,
+recorded sweeps drawn by spec field, two GPUs compared, Run sweep without a GPU refused with the real NoGPUError.
+The live sweep on a GPU is tests/ui/test_lab_gpu.py's."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import pandas as pd
+import pytest
+from lab_samples import SWEEPS
+
+import cudnn_lab as cl
+from cudnn_lab.options import RunOptions
+from cudnn_lab.ui import Lab
+from cudnn_lab.ui.figures import FigureHost
+from cudnn_lab.ui.status import Busy, StatusLog
+from cudnn_lab.ui.style import INVALID_BORDER
+from cudnn_lab.ui.sweep_axes import sweep_fields
+from cudnn_lab.ui.sweepview import NO_GPU_SWEEP_TEXT, SweepView
+
+SPEC = cl.ConvSpec(n=2, c=8, h=8, w=8, k=16, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
+
+
+def make_view(spec: cl.Spec = SPEC, gpu: bool = False) -> SweepView:
+    """A Sweep view on its own: the parts it is given are the Lab's kinds, with no Lab around them."""
+    log = StatusLog(W)
+    return SweepView(log=log, figures=FigureHost(W, log), busy=Busy(), spec=lambda: spec,
+                     run_options=RunOptions, gpu=gpu)
+
+
+@pytest.fixture
+def view() -> SweepView:
+    return make_view()
+
+
+def traces(fig) -> list:
+    return [t for t in fig.data if t.type in ("scatter", "bar")]
+
+
+def test_the_view_stands_without_a_lab(view: SweepView) -> None:
+    assert view.axis_fields[0].value == "n" and view.axis_fields[1].value == "layout"
+    assert tuple(view.axis_fields[0].options) == sweep_fields("conv")
+    assert view.fig.layout.annotations[0].text.startswith("No sweep yet")
+    assert [v for _, v in view.recorded.options] == list(cl.recorded_datasets(kind="sweep")["name"])
+    assert view.policy.value == RunOptions().plans
+
+
+def test_axis_validation_marks_bad_values_in_place(view: SweepView) -> None:
+    view.axis_values[0].value = "1, 0"
+    box = view.axis_values[0]
+    assert "cl-invalid" in box._dom_classes and box.layout.border == INVALID_BORDER
+    assert "n=0" in view.axis_messages[0].value and view.axis_messages[0].layout.display != "none"
+    assert view.validate() is None and 0 in view.invalid
+    view.axis_values[0].value = "1, 2, 4"
+    view.axis_values[1].value = "NCHW, NHWC"
+    assert view.invalid == {} and "cl-invalid" not in box._dom_classes and not box.layout.border
+    assert view.validate() == {"n": [1, 2, 4], "layout": ["NCHW", "NHWC"]} and "6 points" in view.count.value
+    view.axis_values[1].value = "NCHW, nchw"
+    assert 1 in view.invalid and "must be one of NCHW, NHWC" in view.invalid[1]
+    assert view._log.messages == []
+
+
+def test_axes_follow_the_operation() -> None:
+    view = make_view(cl.SdpaSpec(batch=1, heads=8, seq_q=128, seq_kv=128, head_dim=64))
+    assert tuple(view.axis_fields[0].options) == sweep_fields("sdpa") and view.axis_fields[0].value == "seq_q"
+    view.axis_fields[0].value = "kv_heads"
+    view.axis_values[0].value = "1, 3"
+    assert "kv_heads=3" in view.invalid[0] and "must divide heads=8" in view.invalid[0]
+    view.axis_values[0].value = "1, 2, none"
+    assert view.validate() == {"kv_heads": [1, 2, None]}
+    view.set_op("pool")
+    assert tuple(view.axis_fields[0].options) == sweep_fields("pool") and view.axis_values[0].value == ""
+
+
+def test_run_sweep_without_a_gpu_is_refused(view: SweepView) -> None:
+    assert view.run_button.disabled and view.run_button.tooltip == NO_GPU_SWEEP_TEXT
+    assert NO_GPU_SWEEP_TEXT in view.run_note.value
+    view.axis_values[0].value = "1, 2"
+    view.run_button.click()  # a disabled button's handler still runs headless: it must not raise
+    assert any("NoGPUError" in m for m in view._log.messages) and view.frame is None
+
+
+def test_run_sweep_meets_the_real_no_gpu_error() -> None:
+    """Offered as if a GPU were here: the real ``cl.sweep`` refuses, the buttons come back."""
+    if cl.probe().gpu:
+        pytest.skip("a GPU is present")
+    view = make_view(gpu=True)
+    assert not view.run_button.disabled
+    view.axis_values[0].value = "1, 2"
+    view.run_button.click()
+    assert any("NoGPUError" in m for m in view._log.messages) and not view._busy.busy
+    assert not view.run_button.disabled and view.frame is None
+
+
+def test_bad_values_do_not_start_a_sweep() -> None:
+    view = make_view(gpu=True)
+    view.axis_values[0].value = "0"
+    view.run_button.click()
+    assert any("marked in red" in m for m in view._log.messages) and not view.run_button.disabled
+
+
+def test_busy_disables_every_button(view: SweepView) -> None:
+    view._busy.set(True)
+    assert view.run_button.disabled and view.load_button.disabled and view.compare_button.disabled
+    view._busy.set(False)
+    assert not view.load_button.disabled and not view.compare_button.disabled and view.run_button.disabled
+
+
+def test_load_a_recorded_sweep_draws_it(view: SweepView) -> None:
+    view.recorded.value = SWEEPS[-1]
+    view.load_button.click()
+    assert view._log.messages == [] and isinstance(view.frame, pd.DataFrame) and view.mode == "latency"
+    assert view.op_filter.value == "conv"  # the operation of the Lab's problem first
+    assert view.x.value in view.x.options and "n" in view.x.options and "layout" in view.x.options
+    assert len(traces(view.fig)) >= 1 and len(traces(view.figure)) >= 1  # the widget shows the figure
+    assert "Latency along" in view.fig.layout.title.text and "NVIDIA" in view.fig.layout.title.text
+    view.x.value = "k"
+    view.color.value = "layout"
+    assert view.fig.layout.xaxis.title.text.startswith("k")
+    assert {t.name for t in traces(view.fig)} == {"NCHW", "NHWC"}
+    view.y.value = "TFLOP/s"
+    assert "TFLOP/s" in view.fig.layout.yaxis.title.text
+    view.op_filter.value = "sdpa"
+    assert set(view.x.options) == {"seq_q", "seq_kv", "causal"} and len(traces(view.fig)) >= 1
+    assert view._log.messages == [] and "Showing recorded sweep" in view._log.status.value
+
+
+def test_compare_two_recorded_gpus(view: SweepView) -> None:
+    view.compare_a.value, view.compare_b.value = SWEEPS
+    view.compare_button.click()
+    assert view._log.messages == [] and view.mode == "compare"
+    title = view.fig.layout.title.text
+    assert "Best-plan latency" in title and "shared points" in title and len(traces(view.fig)) >= 1
+    assert "H100" in title and "H200" in title
+    view.op_filter.value = "sdpa"  # the comparison of one operation's points: bars with the ratio
+    assert view.mode == "compare" and "8 shared points" in view.fig.layout.title.text
+    assert any(t.type == "bar" for t in view.fig.data)
+
+
+def test_loading_a_single_run_as_a_sweep_is_refused(view: SweepView) -> None:
+    runs = cl.recorded_datasets(kind="run")
+    view._log.guard(view.load, runs["name"][0])
+    assert any("not a sweep" in m for m in view._log.messages) and view.frame is None
+
+
+def test_in_the_lab_the_view_follows_the_lab() -> None:
+    lab = Lab(SPEC, gpu=False)
+    view = lab.sweep_view
+    lab.spec = cl.NormSpec(kind="rmsnorm", rows=32, features=64)
+    assert tuple(view.axis_fields[0].options) == sweep_fields("norm")
+    lab.run_form.policy.value = "heuristic"
+    assert view._run_options().plans == "heuristic"
+    view.compare(*SWEEPS)
+    assert "Comparing" in lab.status.value and lab.figures["sweep"] is view.fig
