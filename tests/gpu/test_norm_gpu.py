@@ -73,7 +73,7 @@ def test_fp32_batchnorm_takes_channel_counts_that_are_multiples_of_4(phase: str)
 def test_instancenorm_backward_has_plans_that_pass_when_all_are_run() -> None:
     # Whatever the first choice does on cl.run's stream, engine 2 gives the right DScale/DBias, and every plan's
     # outputs are checked, so the table shows which plans to trust.
-    result = cl.run(_spec("instancenorm", "backward", "fp16"), plans="all", torch_baseline=False, **QUICK)
+    result = cl.run(_spec("instancenorm", "backward", "fp16"), torch_baseline=False, **{**QUICK, "plans": "all"})
     ok = result.ok
     assert ok["rel_l2"].notna().all()
     passing = ok[ok["pass_cudnn"].astype(bool)]
