@@ -3,7 +3,8 @@
 For each pattern: the best cuDNN plan (all plans of modes A and FALLBACK, checked against float64), PyTorch eager
 (one kernel per op, cudnn.benchmark off) and torch.compile of the same eager function (default mode), all timed with
 the kit's timer (CUDA-graph replay where capture works); the ratios eager/cuDNN and compile/cuDNN (> 1: the fused
-cuDNN graph is faster).
+cuDNN graph is faster). Besides epilogues: conv + batch-norm statistics (genstats; eager: conv, then sum and sum of
+squares per channel) and the BN-ReLU prologue before a conv (eager: x * scale + bias, relu, conv).
 
 Run on a GPU machine:  python benchmarks/fusion.py [--json out.json]
 """
@@ -19,6 +20,8 @@ from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.reference import torch_op
 
 CONV = dict(n=32, c=128, h=28, w=28, k=128, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
+#: The fusion specs are NHWC by construction.
+FUSION_CONV = {k: v for k, v in CONV.items() if k != "layout"}
 PATTERNS = {
     "conv+bias+relu": cl.ConvSpec(**CONV, epilogue=("bias", "relu")),
     "conv+scale+bias+relu (folded BN)": cl.ConvSpec(**CONV, epilogue=("scale", "bias", "relu")),
@@ -26,6 +29,10 @@ PATTERNS = {
     "matmul+bias+gelu": cl.MatmulSpec(m=4096, n=3072, k=768, dtype="bf16", epilogue=("bias", "gelu")),
     "layernorm+residual add": cl.NormSpec(kind="layernorm", phase="inference", rows=8192, features=1024,
                                           dtype="bf16", residual=True),
+    # Fusion beyond epilogues (issue 16): statistics after the conv, a pointwise prologue before it.
+    "conv+genstats (BN statistics)": cl.ConvGenstatsSpec(**FUSION_CONV),
+    "BN-ReLU prologue->conv": cl.ConvPrologueSpec(**FUSION_CONV, param_dtype="fp32"),
+    "BN-ReLU prologue->conv+genstats": cl.ConvPrologueSpec(**FUSION_CONV, param_dtype="fp32", genstats=True),
 }
 
 

@@ -1,23 +1,37 @@
-"""Benchmark of the run layer on a small standard suite: plans, build times, regret, PyTorch, and timer fidelity.
+"""Benchmark of the run layer: plans, build times, regret, PyTorch, timer fidelity, caches, and the speed targets.
 
-For each problem it prints: plan count, time to build all plans, the heuristic pick's and the best plan's median,
-regret, PyTorch (cudnn.benchmark off/on), % of the measured roofline, and how close three timers come to the
-kernel time CUPTI records (torch.profiler): the kit's timer, triton's do_bench and plain CUDA events.
-It also checks that a repeated run names the same best plan, and times a first and a repeated all-plan run.
+For each problem of a small standard suite it prints: plan count, time to build all plans, the heuristic pick's and
+the best plan's median, regret, PyTorch (cudnn.benchmark off/on), % of the measured roofline, and how close timers
+come to the kernel time CUPTI records (torch.profiler): the kit's replay, triton's do_bench and plain CUDA events;
+then whether 10 repeated runs (resample=True) name the same best plan (or one tied with it within the spread).
 
-Run on a GPU machine:  python benchmarks/plans.py [--json out.json]
+Then the targets of issue 13, each with met/missed, measured in fresh processes with a temporary cache folder:
+- first all-plan run of a ResNet-50 3x3 conv in a fresh process: <= 5 s cold, <= 3 s with a warm plan cache and
+  ceilings kept on disk; a repeat of it in that process <= 0.3 s;
+- an all-plan GEMM run in a fresh process with a warm cache <= 1 s;
+- replay/CUPTI within 1 +- 0.03 for kernels of 10 us and more, 1 +- 0.10 below;
+- the same best plan on 10 repeated runs wherever the two best plans differ by more than 3%;
+- sweep speed-up on 2 (and 4) GPUs: from ``benchmarks/sweep_throughput.py --json`` (``--sweep FILE``).
+
+Run on a GPU machine (about 3-5 minutes on an H100):  python benchmarks/plans.py [--json out.json] [--sweep s.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 import cudnn_lab as cl
+from cudnn_lab import cache_dir
 from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.timing import Timer, TimingOptions
+from cudnn_lab.results.metrics import tied_with_best
 
 SUITE = {
     "rn50 3x3 56px": cl.ConvSpec(n=32, c=64, h=56, w=56, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16"),
@@ -30,6 +44,35 @@ SUITE = {
     "matmul fp32": cl.MatmulSpec(m=2048, n=2048, k=2048, dtype="fp32"),
     "tiny conv 1x1": cl.ConvSpec(n=1, c=64, h=14, w=14, k=64, r=1, s=1, padding=0, layout="NHWC", dtype="fp16"),
 }
+MODES = ("A", "B", "FALLBACK")
+REPEATS = 10
+
+# A fresh process: import the kit, time the first all-plan run and a repeat of it, print JSON on the last line.
+FRESH = """
+import json, sys, time
+t0 = time.perf_counter()
+import cudnn_lab as cl
+spec = cl.spec_from_json(sys.argv[1])
+t1 = time.perf_counter()
+r = cl.run(spec, plans="all")
+t2 = time.perf_counter()
+again = cl.run(spec, plans="all")
+t3 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "run_s": t2 - t1, "repeat_s": t3 - t2, "plans": len(r.plans),
+                  "ran": len(r.ok), "from_cache": int(r.plans["from_cache"].fillna(False).astype(bool).sum()),
+                  "build_ms": float(r.plans["build_ms"].fillna(0).sum()), "ceilings": r.ceilings.get("source"),
+                  "reused": int(again.plans["reused"].fillna(False).astype(bool).sum()),
+                  "gpu": r.device.get("gpu")}))
+"""
+
+
+def fresh_run(spec: cl.Spec) -> dict:
+    """First and repeated all-plan run of ``spec`` in a new Python process (sharing this benchmark's cache)."""
+    out = subprocess.run([sys.executable, "-c", FRESH, spec.to_json()], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ))
+    if out.returncode != 0:
+        raise RuntimeError(f"fresh process failed: {out.stderr[-1500:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def cupti_ms(fn, stream, calls: int = 50) -> float:
@@ -78,40 +121,109 @@ def triton_ms(fn, stream) -> float | None:
 
 def bench(name: str, spec: cl.Spec) -> dict:
     t0 = time.perf_counter()
-    first = cl.run(spec, plans="all", heuristics=("A", "B", "FALLBACK"))
+    first = cl.run(spec, plans="all", heuristics=MODES)
     first_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    again = cl.run(spec, plans="all", heuristics=("A", "B", "FALLBACK"))
+    again = cl.run(spec, plans="all", heuristics=MODES)
     again_s = time.perf_counter() - t0
     pick, best = first.heuristic_pick, first.best
-    sess = session(spec, ("A", "B", "FALLBACK"))
+    sess = session(spec, MODES)
     entry = next(e for e in sess.entries if e.name == pick["plan"])
     fn = sess.call(entry)
     kit = Timer(sess.stream, TimingOptions()).time(fn).median_ms
     cupti = cupti_ms(fn, sess.stream)
     tri = triton_ms(fn, sess.stream)
     ev = plain_events_ms(fn, sess.stream)
-    ok = first.ok
-    # Same best plan on the repeat, unless the two fastest plans are within 3% (then either may win).
-    times = ok.sort_values("median_ms")["median_ms"].tolist()
-    close = len(times) > 1 and times[1] / times[0] < 1.03
+    # Ranking: 10 runs that measure again (timing only: the checks passed above); each run's best must be the base
+    # run's, or tied with it within the spread (either run's tied set).
+    quick = {"plans": "all", "heuristics": MODES, "check": False, "baselines": False, "roofline": False}
+    base = cl.run(spec, **quick)
+    tied, base_best = tied_with_best(base.plans), base.best["plan"]
+    bests = []
+    for _ in range(REPEATS):
+        r = cl.run(spec, resample=True, **quick)
+        bests.append((r.best["plan"], tied_with_best(r.plans)))
+    stable = all(b == base_best or b in tied or base_best in t for b, t in bests)
+    times = base.ok.sort_values("median_ms")["median_ms"].tolist()
     return {
-        "problem": name, "plans": len(first.plans), "ran": len(ok), "build_all_ms": float(ok["build_ms"].sum()),
+        "problem": name, "plans": len(first.plans), "ran": len(first.ok),
+        "build_all_ms": float(first.ok["build_ms"].sum()),
         "pick_us": pick["median_ms"] * 1e3, "best_us": best["median_ms"] * 1e3, "regret": first.regret,
         "torch_off_us": (first.torch.get("benchmark_off_ms") or float("nan")) * 1e3,
         "torch_on_us": (first.torch.get("benchmark_on_ms") or float("nan")) * 1e3,
         "cupti_us": cupti * 1e3, "kit/cupti": kit / cupti, "triton/cupti": (tri / cupti) if tri else float("nan"),
         "events/cupti": ev / cupti, "pct_ceiling": float(pick["pct_of_ceiling"]),
-        "same_best": (best["plan"] == again.best["plan"]) or close, "first_run_s": first_s, "repeat_run_s": again_s,
+        "gap_best_2nd": (times[1] / times[0] - 1) if len(times) > 1 else float("nan"),
+        "tied": tied, "distinct_bests": sorted({b for b, _ in bests}), "same_best": stable,
+        "first_run_s": first_s, "repeat_run_s": again_s, "repeat_reused": int(again.ok["reused"].sum()),
         "pick_pass": bool(pick["pass_cudnn"]), "device": first.device["gpu"],
     }
 
 
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("met" if ok else "MISSED")
+
+
+def targets(rows: list[dict], fresh: dict, sweep: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """(target, limit, measured, met) rows."""
+    out: list[tuple[str, str, str, bool | None]] = []
+    conv_cold, conv_warm, gemm_cold, gemm_warm = (fresh.get(k) for k in ("conv_cold", "conv_warm", "gemm_cold",
+                                                                          "gemm_warm"))
+    if conv_cold:
+        out.append(("rn50 3x3 first all-plan run, fresh process, cold caches", "<= 5 s",
+                    f"{conv_cold['run_s']:.2f} s", conv_cold["run_s"] <= 5.0))
+    if conv_warm:
+        out.append(("rn50 3x3 first all-plan run, fresh process, warm caches", "<= 3 s",
+                    f"{conv_warm['run_s']:.2f} s ({conv_warm['from_cache']} plans loaded; ceilings "
+                    f"{conv_warm['ceilings']})", conv_warm["run_s"] <= 3.0))
+        out.append(("rn50 3x3 repeat in the same process", "<= 0.3 s", f"{conv_warm['repeat_s']:.3f} s",
+                    conv_warm["repeat_s"] <= 0.3))
+    if gemm_cold:
+        out.append(("bert GEMM all-plan run, fresh process, cold caches", "(today 3.8-6.7 s)",
+                    f"{gemm_cold['run_s']:.2f} s", None))
+    if gemm_warm:
+        out.append(("bert GEMM all-plan run, fresh process, warm plan cache", "<= 1 s",
+                    f"{gemm_warm['run_s']:.2f} s ({gemm_warm['from_cache']} plans loaded)",
+                    gemm_warm["run_s"] <= 1.0))
+    for r in rows:
+        big = r["cupti_us"] >= 10.0
+        tol = 0.03 if big else 0.10
+        out.append((f"replay/CUPTI {r['problem']} ({r['cupti_us']:.1f} us)", f"1 +- {tol:.2f}",
+                    f"{r['kit/cupti']:.3f}", abs(r["kit/cupti"] - 1.0) <= tol))
+    for r in rows:
+        clear = r["gap_best_2nd"] > 0.03
+        out.append((f"same best on {REPEATS} runs: {r['problem']}", "same or tied" if not clear else "same",
+                    f"{', '.join(r['distinct_bests'])} (2nd {r['gap_best_2nd'] * 100:.1f}% slower; tied: "
+                    f"{len(r['tied'])})", r["same_best"]))
+    if sweep:
+        for n, s in sorted(sweep.get("speedups", {}).items()):
+            need = 1.8 if int(n) == 2 else 3.4 if int(n) == 4 else None
+            for how, x in s.items():
+                out.append((f"sweep speed-up, {n} GPUs, {how}", f">= {need}x" if need else "-", f"{x:.2f}x",
+                            (x >= need) if need else None))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", help="also write the rows to this JSON file")
-    parser.add_argument("--only", nargs="*", help="problem names to run (default: all)")
+    parser.add_argument("--json", help="also write the rows and targets to this JSON file")
+    parser.add_argument("--only", nargs="*", help="suite problems to run (default: all)")
+    parser.add_argument("--sweep", help="JSON written by benchmarks/sweep_throughput.py --json, for the sweep target")
+    parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
     args = parser.parse_args()
+    # One temporary cache folder for this benchmark and the processes it starts: cold means empty, warm means
+    # filled by the cold run before it. The user's own cache is left alone.
+    os.environ[cache_dir.ENV_DIR] = tempfile.mkdtemp(prefix="cudnn_lab_bench_cache_")
+    os.environ.pop(cache_dir.ENV_OFF, None)
+    fresh: dict = {}
+    if not args.no_fresh:
+        for key, spec in (("conv", SUITE["rn50 3x3 56px"]), ("gemm", SUITE["bert gemm bf16"])):
+            for state in ("cold", "warm"):
+                fresh[f"{key}_{state}"] = r = fresh_run(spec)
+                print(f"fresh process, {key} {state}: import {r['import_s']:.2f} s, first all-plan run "
+                      f"{r['run_s']:.2f} s ({r['plans']} plans, {r['ran']} ran, {r['from_cache']} from cache, "
+                      f"build {r['build_ms']:.0f} ms, ceilings {r['ceilings']}), repeat {r['repeat_s']:.3f} s "
+                      f"({r['reused']} reused)", flush=True)
     rows = []
     for name, spec in SUITE.items():
         if args.only and name not in args.only:
@@ -120,18 +232,30 @@ def main() -> None:
             rows.append(bench(name, spec))
         except cl.CudnnLabError as e:
             print(f"{name}: {e}")
+            continue
         r = rows[-1]
         print(f"{r['problem']:<18} plans {r['plans']:>3} ran {r['ran']:>3} build {r['build_all_ms']:8.1f} ms | "
               f"pick {r['pick_us']:8.1f} us best {r['best_us']:8.1f} us regret {r['regret']:.2f} | torch off "
               f"{r['torch_off_us']:8.1f} on {r['torch_on_us']:8.1f} us | cupti {r['cupti_us']:8.1f} us kit/cupti "
               f"{r['kit/cupti']:.3f} triton/cupti {r['triton/cupti']:.3f} events/cupti {r['events/cupti']:.2f} | "
-              f"ceil {r['pct_ceiling']:5.1f}% | same best {r['same_best']} | first {r['first_run_s']:.2f} s "
-              f"repeat {r['repeat_run_s']:.2f} s", flush=True)
-    if rows:
-        print(f"device: {rows[0]['device']}")
+              f"ceil {r['pct_ceiling']:5.1f}% | best x{REPEATS}: {len(r['distinct_bests'])} name(s), tied "
+              f"{len(r['tied'])}, ok {r['same_best']} | first {r['first_run_s']:.2f} s repeat "
+              f"{r['repeat_run_s']:.3f} s", flush=True)
+    sweep = None
+    if args.sweep:
+        with open(args.sweep) as f:
+            sweep = json.load(f)
+    table = targets(rows, fresh, sweep)
+    device = rows[0]["device"] if rows else next((v["gpu"] for v in fresh.values()), "?")
+    print(f"\ntargets (issue 13) on {device}:")
+    width = max((len(t) for t, *_ in table), default=10)
+    for target, limit, measured, met in table:
+        print(f"  {target:<{width}}  {limit:>14}  {measured:<48}  {verdict(met)}")
+    if not args.sweep:
+        print("  sweep speed-up: run benchmarks/sweep_throughput.py --json s.json on a 2-GPU host, then --sweep s.json")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"rows": rows, "fresh": fresh, "targets": table}, f, indent=1, default=str)
 
 
 if __name__ == "__main__":

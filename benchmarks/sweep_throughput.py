@@ -1,19 +1,31 @@
-"""Sweep throughput: points per minute with all-plan timing on one GPU, and the speedup of one worker per GPU.
+"""Sweep throughput: points per minute with all-plan timing, and the speed-up of one warm worker per GPU, through the
+kit's GPUExecutor and through Dask (dask-cuda's LocalCUDACluster where installed, else ``distributed`` workers).
 
-Runs the same grid twice into fresh stores: in this process on GPU 0, then on a GPUExecutor with one worker
-process per visible GPU (the workers' start-up, importing torch and cuDNN, is counted). Prints a table.
+The grid runs into fresh stores, all sharing one temporary cache folder:
+1. in this process on GPU 0, cold (fills the plan cache and the ceilings on disk; shown for reference);
+2. GPUExecutor with one warm worker on GPU 0, then with one warm worker per GPU: speed-up = (2) / (N);
+3. the same through a Dask cluster (one worker, then one per GPU), where ``distributed`` is installed.
+Worker start-up (importing torch and cuDNN, starting CUDA) happens before the clock starts (``warm=True``,
+``warm_dask``); without it, it is shown apart. Targets (issue 13): >= 1.8x on 2 GPUs, >= 3.4x on 4.
 
-Run on a machine with one or more GPUs:  python benchmarks/sweep_throughput.py [--points 24]
+Run on a machine with 2 or more GPUs (about 4-6 minutes on two H200s):
+    python benchmarks/sweep_throughput.py [--points 24] [--json sweep.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import os
 import tempfile
 import time
 from pathlib import Path
 
 import cudnn_lab as cl
+from cudnn_lab import cache_dir
+
+NEEDED = {2: 1.8, 4: 3.4}
 
 
 def grid(points: int) -> tuple[cl.Spec, dict[str, list]]:
@@ -22,10 +34,47 @@ def grid(points: int) -> tuple[cl.Spec, dict[str, list]]:
     return base, {"n": ns, "layout": ["NCHW", "NHWC"], "dtype": ["fp16", "bf16", "fp32"]}
 
 
-def timed(**kwargs) -> tuple[float, int]:
+def timed(spec: cl.Spec, over: dict, executor=None) -> tuple[float, int, int]:
+    """(seconds, points, points that ran) of one sweep into a fresh store."""
     t0 = time.perf_counter()
-    frame = cl.sweep(**kwargs, store=Path(tempfile.mkdtemp()) / "s.parquet", plans="all", progress=False)
-    return time.perf_counter() - t0, int(frame["point_id"].nunique())
+    frame = cl.sweep(spec=spec, over=over, store=Path(tempfile.mkdtemp()) / "s.parquet", plans="all",
+                     progress=False, executor=executor)
+    seconds = time.perf_counter() - t0
+    return seconds, int(frame["point_id"].nunique()), int(frame.loc[frame["point_status"] == "ok",
+                                                                    "point_id"].nunique())
+
+
+def line(what: str, seconds: float, n: int, ok: int) -> str:
+    return f"{what:<44} {n} points ({ok} ran) in {seconds:6.1f} s = {60 * n / seconds:6.1f} points/min"
+
+
+def with_executor(spec: cl.Spec, over: dict, gpus: list[int]) -> tuple[float, float, int, int]:
+    """(warm-up seconds, sweep seconds, points, ran) on a GPUExecutor warmed before the clock starts."""
+    t0 = time.perf_counter()
+    with cl.GPUExecutor(gpus, warm=True) as ex:
+        warm_s = time.perf_counter() - t0
+        s, n, ok = timed(spec, over, ex)
+    return warm_s, s, n, ok
+
+
+def with_dask(spec: cl.Spec, over: dict, gpus: list[int]) -> tuple[float, float, int, int, str]:
+    """The same through a Dask cluster with one worker per GPU in ``gpus``."""
+    import distributed
+
+    from cudnn_lab.gpu.workers import dask_cluster, warm_dask
+
+    t0 = time.perf_counter()
+    cluster = dask_cluster(gpus)
+    kind = type(cluster).__name__
+    try:
+        with distributed.Client(cluster) as client:
+            warm_dask(client)
+            warm_s = time.perf_counter() - t0
+            with client.get_executor() as ex:
+                s, n, ok = timed(spec, over, ex)
+    finally:
+        cluster.close()
+    return warm_s, s, n, ok, kind
 
 
 def main() -> None:
@@ -33,15 +82,54 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=24)
+    parser.add_argument("--json", help="write the times and speed-ups here (benchmarks/plans.py --sweep reads it)")
+    parser.add_argument("--no-dask", action="store_true", help="skip the Dask half")
     args = parser.parse_args()
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    os.environ[cache_dir.ENV_DIR] = tempfile.mkdtemp(prefix="cudnn_lab_sweep_cache_")
+    os.environ.pop(cache_dir.ENV_OFF, None)
     spec, over = grid(args.points)
-    gpus = torch.cuda.device_count()
-    one_s, n = timed(spec=spec, over=over)
-    print(f"one GPU, in process: {n} points in {one_s:.1f} s = {60 * n / one_s:.1f} points/min")
-    with cl.GPUExecutor() as ex:
-        many_s, n2 = timed(spec=spec, over=over, executor=ex)
-    print(f"{gpus} worker(s), one per GPU: {n2} points in {many_s:.1f} s = {60 * n2 / many_s:.1f} points/min; "
-          f"speedup {one_s / many_s:.2f}x on {torch.cuda.get_device_name(0)} x{gpus}")
+    count = torch.cuda.device_count()
+    device = torch.cuda.get_device_name(0)
+    out: dict = {"device": device, "gpus": count, "points": args.points, "times": {}, "speedups": {}}
+
+    s, n, ok = timed(spec, over)
+    out["times"]["in_process_cold"] = s
+    print(line("one GPU, in this process, cold caches", s, n, ok), flush=True)
+
+    sizes = sorted({1, count} | ({2} if count >= 2 else set()))
+    base: dict[str, float] = {}
+    for g in sizes:
+        warm_s, s, n, ok = with_executor(spec, over, list(range(g)))
+        out["times"][f"executor_{g}"] = s
+        print(line(f"GPUExecutor, {g} warm worker(s)", s, n, ok) + f" (warm-up {warm_s:.1f} s, not counted)",
+              flush=True)
+        base.setdefault("GPUExecutor", s)
+        if g > 1:
+            out["speedups"].setdefault(str(g), {})["GPUExecutor"] = base["GPUExecutor"] / s
+    if not args.no_dask:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            print("Dask: 'distributed' is not installed here; skipped (pip install distributed dask-cuda)")
+        else:
+            for g in sizes:
+                warm_s, s, n, ok, kind = with_dask(spec, over, list(range(g)))
+                out["times"][f"dask_{g}"] = s
+                print(line(f"Dask {kind}, {g} warm worker(s)", s, n, ok) + f" (start + warm-up {warm_s:.1f} s, "
+                      "not counted)", flush=True)
+                base.setdefault("Dask", s)
+                if g > 1:
+                    out["speedups"].setdefault(str(g), {})["Dask"] = base["Dask"] / s
+    print(f"\nspeed-up over one warm worker on {device} (target: >= 1.8x on 2 GPUs, >= 3.4x on 4):")
+    for g, by in sorted(out["speedups"].items()):
+        for how, x in by.items():
+            need = NEEDED.get(int(g))
+            verdict = "-" if need is None else ("met" if x >= need else "MISSED")
+            print(f"  {g} GPUs, {how:<12} {x:5.2f}x  {verdict}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

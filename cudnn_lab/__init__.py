@@ -14,6 +14,7 @@ from .options import RunOptions
 from .specs import ConvSpec, MatmulSpec, SdpaSpec, Spec, spec_from_dict, spec_from_json
 from .specs import NormSpec
 from .specs import PoolSpec
+from .specs import ActivationSpec, ConvGenstatsSpec, ConvPrologueSpec, RnnSpec, SoftmaxSpec, TransformSpec
 
 __version__ = "0.1.0"
 
@@ -34,11 +35,13 @@ _LAZY = {
     "chain": "cudnn_lab.specs",
     "GPUExecutor": "cudnn_lab.gpu.workers",
     "run": "cudnn_lab.runs",
+    "measure_ceilings": "cudnn_lab.gpu.ceilings",
 }
 
 __all__ = [
     "NormSpec",
     "PoolSpec",
+    "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
     "MissingDependencyError", "OptionError", "DataError", "PathError", "RunOptions", *_LAZY,

@@ -8,6 +8,7 @@ and the widget packages are imported only when :func:`probe` first runs, so impo
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Capabilities", "probe"]
+__all__ = ["Capabilities", "probe", "gpu_visible"]
 
 _TORCH_INSTALL = "https://pytorch.org/get-started/locally/"
 
@@ -93,6 +94,34 @@ def probe(refresh: bool = False) -> Capabilities:
     if _cached is None or refresh:
         _cached = _probe()
     return _cached
+
+
+def gpu_visible() -> bool:
+    """Whether runs can use a GPU, answered without importing torch (for a fast ``cl.Lab()``): the NVIDIA driver
+    reports at least one visible device and PyTorch is installed. :func:`probe` says more (and imports torch)."""
+    global _visible
+    if _cached is not None:
+        return _cached.gpu
+    if _visible is None:
+        _visible = _driver_devices() > 0 and importlib.util.find_spec("torch") is not None
+    return _visible
+
+
+def _driver_devices() -> int:
+    """Devices the CUDA driver sees (CUDA_VISIBLE_DEVICES applies); 0 without a driver."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    except (OSError, AttributeError):
+        return 0
+
+
+_visible: bool | None = None
 
 
 def _why(exc: BaseException) -> str:

@@ -1,4 +1,4 @@
-"""The `cudnn-lab` command: lab, doctor, run, sweep and report.
+"""The `cudnn-lab` command: lab, doctor, run, sweep, report and cache.
 
 Every kit error becomes one line on stderr and an exit code from :data:`EXIT_CODES` (never a traceback). Run options
 are the fields of :class:`~cudnn_lab.options.RunOptions`: a flag left out takes RunOptions' default (one default
@@ -68,14 +68,26 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", type=int, help=f"CUDA device index (default: {d.device})")
     for name, what in (("check", "the check against the float64 reference"),
                        ("baselines", "PyTorch's own op as a baseline"),
-                       ("roofline", "the measured roofline ceilings")):
-        p.add_argument(f"--no-{name}", action="store_const", const=False, dest=name, help=f"skip {what}")
+                       ("roofline", "the measured roofline ceilings"),
+                       ("plan_cache", "the plan cache on disk (build every plan)"),
+                       ("kernels", "recording each plan's kernels (CUPTI)"),
+                       ("notes", "each plan's numerical notes and the determinism check")):
+        p.add_argument(f"--no-{name.replace('_', '-')}", action="store_const", const=False, dest=name,
+                       help=f"skip {what}")
+    p.add_argument("--explore", type=int, help="engine configurations to sample beyond the heuristics' proposals, "
+                   f"each built, checked and timed (default: {d.explore})")
+    p.add_argument("--explore-time-s", type=float, dest="explore_time_s",
+                   help=f"seconds the exploration may take (default: {d.explore_time_s:g})")
+    p.add_argument("--remeasure-ceilings", action="store_const", const=True, dest="remeasure_ceilings",
+                   help="measure the roofline ceilings again instead of loading the ones kept for this GPU")
 
 
 def _run_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The run options given on the command line (the rest keep RunOptions' defaults)."""
     out = {name: getattr(args, name) for name in ("plans", "timing", "cold_l2", "time_cap_s", "max_plans", "seed",
-                                                  "device", "check", "baselines", "roofline")
+                                                  "device", "check", "baselines", "roofline", "plan_cache",
+                                                  "remeasure_ceilings", "kernels", "notes", "explore",
+                                                  "explore_time_s")
            if getattr(args, name, None) is not None}
     if getattr(args, "heuristics", None) is not None:
         out["heuristics"] = tuple(m.strip() for m in args.heuristics.split(","))
@@ -115,6 +127,10 @@ def _parser() -> argparse.ArgumentParser:
                        'options such as "plans": "heuristic"}; flags below override its options')
     sweep.add_argument("--store", help="store folder (default: SWEEP.parquet beside the file)")
     _add_run_options(sweep)
+    cache = commands.add_parser("cache", help="the kit's caches on disk (plans, ceilings): where, how big; clear "
+                                "them", allow_abbrev=False, epilog=_EPILOG)
+    cache.add_argument("--clear", action="store_true", help="remove the cached plans and ceilings")
+    cache.add_argument("--info", action="store_true", help="say where the caches are and how big (the default)")
     report = commands.add_parser("report", help="write a self-contained HTML report of a result (opens offline)",
                                  allow_abbrev=False, epilog=_EPILOG)
     report.add_argument("results", help="a result JSON written by `cudnn-lab run`, or a recorded dataset's name")
@@ -139,9 +155,8 @@ def _run(args: argparse.Namespace) -> int:
                             what="result JSON")
     report = check_output_path(args.report, what="report") if args.report is not None else None
     result = cl.run(spec, options)
-    cols = ["heuristic_rank", "plan", "status", "median_ms", "iqr_ms", "tflops", "rel_l2", "pass_cudnn"]
     with _pandas_wide():
-        print(result.plans[cols].sort_values("median_ms").to_string(index=False))
+        print(plan_table(result).to_string(index=False))
     print(result.summary())
     code = _save(lambda p: result.save(p), out, "result JSON", ".result.json")
     if report is not None:
@@ -149,6 +164,23 @@ def _run(args: argparse.Namespace) -> int:
 
         code = max(code, _save(lambda p: save_report(result, p), report, "report", ".html"))
     return code
+
+
+#: Columns of the plan table `cudnn-lab run` prints (those the result has), knobs by name.
+PLAN_TABLE = ("heuristic_rank", "plan", "knob_names", "status", "median_ms", "iqr_ms", "kernel_ms", "tflops", "rel_l2",
+              "pass_cudnn", "numeric_notes", "proposed")
+
+
+def plan_table(result: Any) -> Any:
+    """The plan table the `run` command prints: fastest first, knobs named by the backend knob table."""
+    from cudnn_lab.results.anatomy import is_proposed, with_knob_names
+
+    plans = with_knob_names(result.plans, result.device.get("cudnn_backend"))
+    if "proposed" in plans.columns and plans["proposed"].astype(object).map(is_proposed).all():
+        plans = plans.drop(columns="proposed")  # a run without exploration: every plan was proposed
+    keep = ("plan", "knob_names", "status", "median_ms")
+    cols = [c for c in PLAN_TABLE if c in plans.columns and (c in keep or not plans[c].isna().all())]
+    return plans[cols].sort_values("median_ms", na_position="last")
 
 
 def _save(write: Any, path: Path, what: str, suffix: str) -> int:
@@ -239,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command in ("run", "sweep", "report"):
         return _kit_command(args)
+    if args.command == "cache":
+        return _cache(args)
 
     where, command = _lab_command(extra)
     os.chdir(where)
@@ -260,6 +294,22 @@ def _kit_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"cudnn-lab {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _cache(args: argparse.Namespace) -> int:
+    """``cudnn-lab cache [--info] [--clear]``: where the caches are, their size; --clear removes them."""
+    from cudnn_lab import cache_dir
+
+    if args.clear:
+        removed = cache_dir.clear()
+        print("cleared " + ", ".join(f"{name}: {n} file(s)" for name, n in removed.items())
+              + f" in {cache_dir.cache_root()}")
+    info = cache_dir.info()
+    state = "on" if info["enabled"] else f"off ({info['why_off']})"
+    print(f"cache: {info['root']} ({state}; {cache_dir.ENV_DIR} moves it, {cache_dir.ENV_OFF}=1 turns it off)")
+    for name in cache_dir.FOLDERS:
+        print(f"  {name}: {info[name]['files']} file(s), {info[name]['bytes'] / 2**20:.1f} MiB")
+    return 0
 
 
 def exit_code(error: BaseException) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 __all__ = ["Verdict", "verdict", "check", "say", "cudnn_version", "provenance", "recording_for", "plans_table",
            "PLAN_TABLE_COLUMNS", "named_knobs", "ties", "band_shares", "inspect_diff", "best_per_point",
-           "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame"]
+           "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame", "main_tile"]
 
 # ------------------------------------------------------------------------------------------------ exercises
 
@@ -142,58 +142,47 @@ def say(text: str) -> None:
 # ------------------------------------------------------------------------------------------------ provenance
 
 def cudnn_version(value: Any) -> str:
-    """cuDNN's version number as people write it: 91900 -> '9.19.0' (text passes through; None -> '?')."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "?"
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if number < 10000:  # cuDNN 8 numbered 8.9.7 as 8907
-        return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
-    return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+    """cuDNN's version number as people write it: 91900 -> '9.19.0' (:mod:`cudnn_lab.provenance`'s rule)."""
+    from .provenance import cudnn_version_text
+
+    return cudnn_version_text(value)
 
 
-def _contexts(result: Any) -> list[dict[str, str]]:
-    """(gpu, driver, cudnn, date) of a RunResult, or of each GPU in a sweep frame."""
-    if hasattr(result, "device"):
-        dev = result.device or {}
-        return [{"gpu": str(dev.get("gpu") or "unknown GPU"), "driver": str(dev.get("driver") or "?"),
-                 "cudnn": cudnn_version(dev.get("cudnn_backend")), "date": str(result.created or "")[:10] or "?"}]
-    rows = []
-    if "gpu" in getattr(result, "columns", ()):
-        frame = result.dropna(subset=["gpu"])
-        for gpu, group in frame.groupby("gpu", sort=True):
-            first = group.iloc[0]
-            rows.append({"gpu": str(gpu), "driver": str(first.get("driver") or "?"),
-                         "cudnn": cudnn_version(first.get("cudnn")),
-                         "date": str(group["created"].min())[:10] if "created" in group else "?"})
-    return rows or [{"gpu": "unknown GPU", "driver": "?", "cudnn": "?", "date": "?"}]
+def _sweep_provenances(frame: Any, recorded: bool) -> list[Any]:
+    """One Provenance per GPU of a sweep frame (its gpu, driver, cuda, cudnn and created columns)."""
+    from .provenance import Provenance
+
+    out = []
+    if "gpu" not in getattr(frame, "columns", ()):
+        return out
+    for gpu, group in frame.dropna(subset=["gpu"]).groupby("gpu", sort=True):
+        first = group.iloc[0]
+
+        def text(col: str) -> str:
+            value = first.get(col)
+            return "unknown" if value is None or value != value or value == "" else str(value)
+
+        date = str(group["created"].min())[:10] if "created" in group.columns else "undated"
+        out.append(Provenance(kind="recorded" if recorded else "measured", gpu=str(gpu), driver=text("driver"),
+                              cudnn=cudnn_version(first.get("cudnn")), cuda=text("cuda"), date=date))
+    return out
 
 
-def _origin(result: Any) -> str | None:
-    for attr in ("origin", "source", "provenance"):
-        value = getattr(result, attr, None)
-        if isinstance(value, str):
-            text = value.casefold()
-            if "record" in text:
-                return "recorded"
-            if "live" in text or "measured" in text:
-                return "measured"
-    return None
+def provenance(result: Any, *, measured_here: bool | None = None, name: str | None = None) -> str:
+    """Where a result's numbers come from, in the kit's one wording (:func:`cudnn_lab.provenance.provenance`):
+    'RECORDED on NVIDIA H200 · driver … · CUDA … · cuDNN 9.19.0 · 2026-11-21' or 'MEASURED HERE on this machine's …'.
 
-
-def provenance(result: Any, *, measured_here: bool | None = None) -> str:
-    """'RECORDED (NVIDIA H200, driver 580.159.04, cuDNN 9.19.0, 2026-11-21)' or 'MEASURED HERE (...)'.
-
-    ``measured_here`` says whether this session ran it (a notebook passes its ``live`` flag); left None, a result
-    that says where it came from is believed, and anything else is called RECORDED.
+    ``measured_here``: whether this session ran it (a notebook passes its ``live`` flag); left None, the kit's rule
+    decides (a result loaded from a file is recorded). A sweep frame gives one line per GPU, joined by '; ' (None
+    counts as recorded). ``name``: the recording's name, shown after the device.
     """
-    if measured_here is None:
-        measured_here = _origin(result) == "measured"
-    where = "; ".join(f"{c['gpu']}, driver {c['driver']}, cuDNN {c['cudnn']}, {c['date']}"
-                      for c in _contexts(result))
-    return f"{'MEASURED HERE' if measured_here else 'RECORDED'} ({where})"
+    from .provenance import provenance as origin
+
+    if hasattr(result, "device"):
+        recorded = None if measured_here is None else not measured_here
+        return origin(result, recorded=recorded, name=name).text
+    lines = _sweep_provenances(result, recorded=not measured_here)
+    return "; ".join(p.text for p in lines) if lines else "RECORDED on an unknown GPU"
 
 
 def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, bool]:
@@ -211,14 +200,15 @@ def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, boo
     scored = []
     for name, path in zip(datasets["name"], datasets["path"]):
         try:
-            have = json.loads(Path(path).read_text(encoding="utf-8")).get("spec", {})
-        except (OSError, ValueError):
+            have = cl.spec_from_dict(json.loads(Path(path).read_text(encoding="utf-8"))["spec"])
+        except (OSError, ValueError, KeyError, cl.CudnnLabError):
             continue
-        if have.get("op") != want.get("op"):
+        if type(have) is not type(spec):
             continue
-        if have == want:
+        if have == spec:
             return name, True
-        scored.append((sum(have.get(k) == v for k, v in want.items()), name))
+        fields = have.to_dict()
+        scored.append((sum(fields.get(k) == v for k, v in want.items()), name))
     if not scored:
         return None, False
     return max(scored, key=lambda s: (s[0], s[1]))[1], False
@@ -246,6 +236,12 @@ PLAN_TABLE_COLUMNS: dict[str, tuple[str, Any]] = {
     "behavior_notes": ("behavior notes", str),
     "workspace_bytes": ("workspace (bytes)", lambda v: int(v)),
     "status": ("status", str),
+    "kernel_count": ("kernels per call", lambda v: round(float(v), 1)),
+    "kernel_ms": ("kernel time (us)", lambda v: round(float(v) * 1e3, 1)),
+    "launch_gap_ms": ("launch gaps (us)", lambda v: round(float(v) * 1e3, 1)),
+    "numeric_notes": ("numerical notes", str),
+    "deterministic": ("deterministic", bool),
+    "proposed": ("proposed by the heuristics", bool),
 }
 DEFAULT_PLAN_COLUMNS = ("plan", "engine_id", "knobs", "heuristic_rank", "median_ms", "tflops", "rel_l2",
                         "pass_torch", "pass_cudnn")
@@ -474,3 +470,24 @@ def kernels_frame(result: Any) -> Any:
                          "kind": reading.kind, "reading": reading.summary, "count": count, "us": us,
                          "total_us": total, "tile": tile_shape(name)})
     return pd.DataFrame(rows, columns=columns)
+
+
+def main_tile(kernels: Any) -> tuple[int, ...] | None:
+    """The tile of the kernel that takes most of a plan's time, from a plan row's ``kernels`` value (JSON text or a
+    list of {name, count, us, total_us}); None when no kernel names a tile or the value is missing."""
+    if kernels is None or (not isinstance(kernels, (list, tuple, str)) and _missing(kernels)):
+        return None
+    try:
+        items = json.loads(kernels) if isinstance(kernels, str) else list(kernels)
+    except ValueError:
+        return None
+    best: tuple[float, tuple[int, ...]] | None = None
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        tile = tile_shape(str(item.get("name") or ""))
+        weight = item.get("total_us", item.get("us", 0))
+        weight = float(weight) if _is_number(weight) else 0.0
+        if tile and (best is None or weight > best[0]):
+            best = (weight, tile)
+    return best[1] if best else None

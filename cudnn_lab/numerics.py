@@ -16,8 +16,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .specs import Spec
 
-__all__ = ["ToleranceBand", "TOLERANCES", "TOLERANCES_BY_OP", "tolerance_bands", "REL_FLOOR", "ErrorMetrics",
-           "compare", "tf32_note"]
+__all__ = ["ToleranceBand", "TOLERANCES", "TOLERANCES_BY_OP", "FP8_GEMM_BANDS", "tolerance_bands", "band_args",
+           "REL_FLOOR", "ErrorMetrics", "compare", "tf32_note"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,10 +57,56 @@ TOLERANCES_BY_OP: dict[str, dict[str, dict[str, ToleranceBand]]] = {
     "sdpa": {d: {"cudnn": ToleranceBand(2e-2, 2e-2, _CUDNN + " for SDPA")} for d in ("fp16", "bf16")},
 }
 
+# FP8. An FP8 kernel is compared with a float64 reference computed from the same FP8 values (quantization is
+# reported apart), so its error is the accumulation's and the output's rounding. cuDNN's own FP8 matmul and conv
+# samples check no numbers: the second band of an FP8 GEMM or convolution is PyTorch's, from test_matmul_cuda.py
+# ``test_scaled_mm_vs_emulated`` (torch._scaled_mm against an emulation on the same FP8 values): 7e-2 for fp16/bf16
+# outputs, 3e-3 for fp32. The first band is torch.testing's default of the output dtype.
+_SCALED_MM = "PyTorch's FP8 GEMM test tolerance (test_matmul_cuda.py, test_scaled_mm_vs_emulated)"
+FP8_GEMM_BANDS: dict[str, dict[str, ToleranceBand]] = {
+    "bf16": {"torch": ToleranceBand(1.6e-2, 1e-5, _TORCH + " for the bf16 output"),
+             "cudnn": ToleranceBand(7e-2, 7e-2, _SCALED_MM)},
+    "fp16": {"torch": ToleranceBand(1e-3, 1e-5, _TORCH + " for the fp16 output"),
+             "cudnn": ToleranceBand(7e-2, 7e-2, _SCALED_MM)},
+    "fp32": {"torch": ToleranceBand(1.3e-6, 1e-5, _TORCH + " for the fp32 output"),
+             "cudnn": ToleranceBand(3e-3, 3e-3, _SCALED_MM)},
+}
+# FP8 attention, outputs dequantized: cuDNN's test/python/sdpa/fp8.py accepts atol 0.08, rtol 0.2 for O and atol
+# 0.04, rtol 0.2 for dQ, dK, dV. torch.testing compares FP8 exactly, which a float64 reference never meets: the first
+# band is one rounding step of the output's FP8 format (2 x its unit roundoff, as rtol and atol).
+_SDPA_FP8 = _CUDNN + " for FP8 SDPA (test/python/sdpa/fp8.py)"
+for _dt, _step in (("fp8_e4m3", 2.0**-3), ("fp8_e5m2", 2.0**-2)):
+    TOLERANCES[_dt] = FP8_GEMM_BANDS["bf16"]  # what plots show per dtype: the GEMM's default bf16 output
+    TOLERANCES_BY_OP.setdefault("sdpa", {})[_dt] = {
+        "torch": ToleranceBand(_step, _step, f"one rounding step of {_dt} (2 x its unit roundoff)"),
+        "cudnn": ToleranceBand(0.2, 0.08, _SDPA_FP8 + ", forward")}
+    TOLERANCES_BY_OP.setdefault("sdpa_bwd", {})[_dt] = {
+        "torch": ToleranceBand(_step, _step, f"one rounding step of {_dt} (2 x its unit roundoff)"),
+        "cudnn": ToleranceBand(0.2, 0.04, _SDPA_FP8 + ", backward")}
 
-def tolerance_bands(dtype: str, op: str | None = None) -> dict[str, ToleranceBand]:
-    """The 'torch' and 'cudnn' bands of ``dtype``, with ``op``'s replacements (TOLERANCES_BY_OP) where it has any."""
-    return {**TOLERANCES[dtype], **TOLERANCES_BY_OP.get(op or "", {}).get(dtype, {})}
+
+def tolerance_bands(dtype: str, op: str | None = None, out_dtype: str | None = None) -> dict[str, ToleranceBand]:
+    """The 'torch' and 'cudnn' bands of ``dtype``, with ``op``'s replacements (TOLERANCES_BY_OP) where it has any.
+
+    An FP8 GEMM or convolution (``dtype`` FP8, ``op`` matmul or conv) takes the bands of its ``out_dtype``
+    (FP8_GEMM_BANDS); FP8 attention its own (op 'sdpa', or 'sdpa_bwd' for the backward)."""
+    if dtype in ("fp8_e4m3", "fp8_e5m2") and op in ("matmul", "conv") and out_dtype in FP8_GEMM_BANDS:
+        return dict(FP8_GEMM_BANDS[out_dtype])
+    by_op = TOLERANCES_BY_OP.get(op or "", {}).get(dtype, {})
+    if op == "sdpa_bwd" and not by_op:
+        by_op = TOLERANCES_BY_OP["sdpa"].get(dtype, {})
+    return {**TOLERANCES[dtype], **by_op}
+
+
+def band_args(spec: Any) -> dict[str, Any]:
+    """The keywords :func:`compare` takes for ``spec``'s outputs: its dtype, op ('sdpa_bwd' for an attention
+    backward) and, for FP8, the output dtype that picks the bands."""
+    op = spec.op
+    if op == "sdpa" and getattr(spec, "direction", "") == "bwd":
+        op = "sdpa_bwd"
+    out = getattr(spec, "c_dtype", None) or (getattr(spec, "out_dtype", None) if getattr(spec, "fp8", False)
+                                             else None)
+    return {"dtype": spec.dtype, "op": op, "out_dtype": out}
 
 
 #: max_rel divides by |expected| + REL_FLOOR: an exact zero in the reference then gives a large but finite
@@ -92,6 +138,7 @@ class ErrorMetrics:
     passed_torch: bool
     passed_cudnn: bool
     op: str | None = None  # the op whose bands were used (TOLERANCES_BY_OP), None: the dtype's
+    out_dtype: str | None = None  # an FP8 problem's output dtype, which picks its bands
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (worst_index as a list)."""
@@ -102,12 +149,13 @@ class ErrorMetrics:
     def summary(self) -> str:
         """One line for a notebook or a log: the errors, both bands' verdicts and any NaN/Inf."""
         idx = ", ".join(map(str, self.worst_index))
-        bands = tolerance_bands(self.dtype, self.op)
+        bands = tolerance_bands(self.dtype, self.op, self.out_dtype)
         parts = [
             f"{self.dtype}: rel L2 {self.rel_l2:.2e}, max abs {self.max_abs:.2e} at [{idx}] "
             f"({self.worst_actual:.6g} vs {self.worst_expected:.6g}), max rel {self.max_rel:.2e}",
             _verdict("PyTorch's default", self.within_torch, self.passed_torch, bands["torch"]),
-            _verdict("cuDNN's test tolerance", self.within_cudnn, self.passed_cudnn, bands["cudnn"]),
+            _verdict("cuDNN's test tolerance" if bands["cudnn"].source.startswith(_CUDNN) else bands["cudnn"].source,
+                     self.within_cudnn, self.passed_cudnn, bands["cudnn"]),
         ]
         if self.nan_count or self.inf_count:
             parts.append(f"{self.nan_count} NaN, {self.inf_count} Inf of {self.numel}")
@@ -119,12 +167,14 @@ def _verdict(name: str, share: float, passed: bool, band: ToleranceBand) -> str:
             f"{'PASS' if passed else 'FAIL'}")
 
 
-def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | None = None) -> ErrorMetrics:
+def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | None = None,
+            out_dtype: str | None = None) -> ErrorMetrics:
     """Error metrics of ``actual`` (any float dtype, any device) against the float64 reference ``expected``.
 
     Computed in float64 on ``actual``'s device; only scalars come back to the host. ``dtype`` ('fp16', 'bf16',
     'fp32', 'fp64') picks the tolerance bands: it is the dtype the computation claimed to run in. ``op`` (a spec's
-    op, e.g. 'sdpa') swaps in that op's bands from TOLERANCES_BY_OP where it has any.
+    op, e.g. 'sdpa') swaps in that op's bands from TOLERANCES_BY_OP where it has any; ``out_dtype`` picks an FP8
+    problem's bands (see :func:`tolerance_bands`; :func:`band_args` gives all three for a spec).
     """
     import torch
 
@@ -135,9 +185,10 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | 
                         f"must have the reference's shape {list(expected.shape)} to be compared with it")
     shape = tuple(actual.shape)
     numel = actual.numel()
-    bands = tolerance_bands(dtype, op)
+    bands = tolerance_bands(dtype, op, out_dtype)
     if numel == 0:
-        return ErrorMetrics(0.0, 0.0, 0.0, (), math.nan, math.nan, 1.0, 1.0, 0, 0, 0, dtype, True, True, op)
+        return ErrorMetrics(0.0, 0.0, 0.0, (), math.nan, math.nan, 1.0, 1.0, 0, 0, 0, dtype, True, True, op,
+                            out_dtype)
 
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(device=a.device, dtype=torch.float64)
@@ -171,6 +222,7 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | 
         within_torch=within_torch, within_cudnn=within_cudnn, nan_count=nan_count, inf_count=inf_count,
         numel=numel, dtype=dtype,
         passed_torch=finite and within_torch == 1.0, passed_cudnn=finite and within_cudnn == 1.0, op=op,
+        out_dtype=out_dtype,
     )
 
 

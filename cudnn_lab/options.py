@@ -113,6 +113,20 @@ class RunOptions:
     baselines: bool = True
     #: measure (or load) the roofline ceilings and give each plan its share
     roofline: bool = True
+    #: keep slow-to-build plans on disk and load them in later processes (gpu/cache.py; CUDNN_LAB_NO_CACHE=1: off)
+    plan_cache: bool = True
+    #: measure the roofline ceilings again instead of loading the ones kept on disk for this GPU
+    remeasure_ceilings: bool = False
+    #: time every plan again on a repeated run in this process (else its earlier measurements are reused, marked)
+    resample: bool = False
+    #: record the kernels each plan launches (CUPTI: name, count, GPU time) and their summed time
+    kernels: bool = True
+    #: find each plan's numerical notes (tensor cores, TF32, FFT, ...) and check it runs deterministically
+    notes: bool = True
+    #: engine configurations to sample beyond the heuristics' proposals (0: none), each built, checked and timed
+    explore: int = 0
+    #: seconds the exploration may take; configurations not reached by then are listed as not tried
+    explore_time_s: float = 60.0
 
     #: Option names accepted by older keyword spellings.
     ALIASES: ClassVar[dict[str, str]] = {"torch_baseline": "baselines", "device_index": "device"}
@@ -137,8 +151,12 @@ class RunOptions:
         s(self, "rel_iqr_target", _float("rel_iqr_target", self.rel_iqr_target, 0.0, 1.0, lo_open=True))
         s(self, "seed", _int("seed", self.seed, 0, 2**63 - 1))
         s(self, "device", _int("device", self.device, 0, 1023))
-        for name in ("check", "baselines", "roofline"):
+        for name in ("check", "baselines", "roofline", "plan_cache", "remeasure_ceilings", "resample"):
             s(self, name, _bool(name, getattr(self, name)))
+        for name in ("kernels", "notes"):
+            s(self, name, _bool(name, getattr(self, name)))
+        s(self, "explore", _int("explore", self.explore, 0, 100_000))
+        s(self, "explore_time_s", _float("explore_time_s", self.explore_time_s, 0.0, 86_400.0, lo_open=True))
 
     # ------------------------------------------------------------------ construction
     @classmethod

@@ -22,9 +22,26 @@ th{background:#f3f4f6}td:first-child,th:first-child{text-align:left}
 pre{background:#f9fafb;border:1px solid #e5e7eb;padding:.75rem;overflow:auto;font-size:.75rem}
 .graph svg{max-width:100%;height:auto}.note{color:#6b7280;font-size:.85rem}
 """
-TABLE_COLUMNS = ["heuristic_rank", "plan", "engine_id", "knobs", "behavior_notes", "workspace_bytes", "build_ms",
-                 "status", "median_ms", "iqr_ms", "samples", "timing_mode", "tflops", "pct_of_ceiling", "rel_l2",
-                 "max_abs", "pass_torch", "pass_cudnn", "error"]
+TABLE_COLUMNS = ["heuristic_rank", "plan", "engine_id", "knob_names", "behavior_notes", "numeric_notes",
+                 "workspace_bytes", "build_ms", "status", "median_ms", "iqr_ms", "samples", "timing_mode", "kernel_ms",
+                 "kernel_count", "launch_gap_ms", "tflops", "pct_of_ceiling", "rel_l2", "max_abs", "pass_torch",
+                 "pass_cudnn", "deterministic", "proposed", "origin", "error"]
+
+
+def anatomy_html(result: RunResult) -> str:
+    """Kernels per plan (what each name tells) and the exploration's answer, where the result has them."""
+    from .results import anatomy
+
+    parts = []
+    if result.exploration["explored"] or result.engine_space.get("engines"):
+        engines = result.engine_space.get("engines", [])
+        runnable = sum(1 for e in engines if e.get("runnable"))
+        parts.append(f"<p>{html.escape(anatomy.answer_text(result.exploration))} The graph has {len(engines)} "
+                     f"engines, {runnable} of them runnable here.</p>")
+    kernels = anatomy.kernels_table(result.plans)
+    if not kernels.empty:
+        parts.append(kernels.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
+    return "<h2>Plan anatomy</h2>" + "".join(parts) if parts else ""
 
 
 def graph_svg(result: RunResult) -> str:
@@ -67,7 +84,11 @@ def report_html(result: RunResult, *, title: str | None = None) -> str:
         pio.to_html(fig, full_html=False, include_plotlyjs="inline" if i == 0 else False,
                     config={"displaylogo": False}) for i, fig in enumerate(figs)) or \
         "<p class='note'>No plan ran, so there is nothing to plot.</p>"
-    table = result.plans[[c for c in TABLE_COLUMNS if c in result.plans]]
+    from .results.anatomy import with_knob_names
+
+    plans = with_knob_names(result.plans, result.device.get("cudnn_backend"))
+    table = plans[[c for c in TABLE_COLUMNS if c in plans and (c in ("plan", "knob_names", "status")
+                                                                or not plans[c].isna().all())]]
     device_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
                           for k, v in {**result.device, **{f"ceiling {k}": v for k, v in result.ceilings.items()},
                                        **{f"torch {k}": v for k, v in result.torch.items()}}.items())
@@ -89,6 +110,7 @@ cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
 <h2>Graph</h2><div class="graph">{graph_svg(result)}</div>
 <h2>Figures</h2>{fig_html}
 <h2>Plans</h2>{table.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}")}
+{anatomy_html(result)}
 <h2>Device</h2><table>{device_rows}</table>
 <h2>Spec</h2><pre>{html.escape(json.dumps(result.spec.to_dict(), indent=1))}</pre>
 <h2>Settings</h2><pre>{html.escape(json.dumps(result.settings, indent=1))}</pre>

@@ -26,19 +26,40 @@ PROBLEMS = {
                                         dtype="fp16", direction="wgrad"),
     "matmul_fp16_bias": cl.MatmulSpec(batch=1, m=1024, n=1024, k=512, dtype="fp16", epilogue=("bias",)),
     "matmul_fp32_bias": cl.MatmulSpec(batch=1, m=1024, n=1024, k=512, dtype="fp32", epilogue=("bias",)),
+    # Classic calls (one plan row each; RNNs one row per algorithm) and fusion beyond epilogues (issue 16).
+    "softmax_fp16_channel": cl.SoftmaxSpec(n=256, c=1000, h=1, w=1, algo="accurate", mode="channel", dtype="fp16"),
+    "softmax_log_fp32_instance": cl.SoftmaxSpec(n=32, c=64, h=28, w=28, algo="log", mode="instance", layout="NCHW",
+                                                dtype="fp32"),
+    "activation_swish_fp16": cl.ActivationSpec(n=16, c=64, h=56, w=56, mode="swish", dtype="fp16"),
+    # The copy an NCHW conv plan makes of conv_nchw_fp16_bias_relu's input, timed on its own.
+    "transform_nchw_to_nhwc_fp16": cl.TransformSpec(n=16, c=64, h=56, w=56, layout="NCHW", out_layout="NHWC",
+                                                    dtype="fp16", out_dtype="fp16"),
+    "transform_fp32_to_bf16_nhwc": cl.TransformSpec(n=16, c=64, h=56, w=56, layout="NHWC", out_layout="NHWC",
+                                                    dtype="fp32", out_dtype="bf16"),
+    "rnn_lstm_fp16": cl.RnnSpec(cell="lstm", layers=2, hidden_size=512, input_size=512, seq_len=64, batch=32,
+                                dtype="fp16"),
+    "rnn_gru_fp32_bwd": cl.RnnSpec(cell="gru", layers=1, hidden_size=256, input_size=256, seq_len=32, batch=16,
+                                   dtype="fp32", direction="bwd"),
+    "conv_genstats_fp16": cl.ConvGenstatsSpec(n=16, c=64, h=56, w=56, k=128, dtype="fp16"),
+    "conv_prologue_genstats_fp16": cl.ConvPrologueSpec(n=16, c=64, h=56, w=56, k=128, dtype="fp16",
+                                                       param_dtype="fp32", genstats=True),
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RECORDED_DIR)
+    parser.add_argument("--only", nargs="+", choices=sorted(PROBLEMS), help="record only these problems")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for name, spec in PROBLEMS.items():
+        if args.only and name not in args.only:
+            continue
         result = cl.run(spec, plans="all", heuristics=("A", "B", "FALLBACK"))
         gpu = re.sub(r"[^a-z0-9]+", "-", result.device["gpu"].lower()).strip("-").replace("nvidia-", "")
         path = result.save(args.out / f"{gpu}_{name}.json")
-        print(f"{path}: {len(result.plans)} plans, {len(result.ok)} ran; {result.summary().splitlines()[2]}")
+        lines = result.summary().splitlines()
+        print(f"{path}: {len(result.plans)} plans, {len(result.ok)} ran; {lines[min(2, len(lines) - 1)]}")
 
 
 if __name__ == "__main__":

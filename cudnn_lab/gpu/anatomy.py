@@ -11,9 +11,8 @@ from typing import Any
 
 from .. import knobs as knob_table
 
-#: Plan-row columns this module fills (the results schema lists them after the run's own columns).
-ANATOMY_COLUMNS: tuple[str, ...] = ("knob_names", "proposed", "origin", "kernels", "kernel_count", "kernel_ms",
-                                    "launch_gap_ms", "numeric_notes", "deterministic")
+#: Columns measured once per plan and session (a plan's kernels, notes and determinism do not change between runs).
+_CACHED = ("kernels", "kernel_count", "kernel_ms", "numeric_notes", "deterministic")
 
 Progress = Callable[[int, int, str], None]
 
@@ -27,74 +26,93 @@ def knob_columns(rows: Iterable[dict[str, Any]], version: Any) -> None:
         row.setdefault("origin", "heuristics")
 
 
+def _cache(sess: Any) -> dict[str, dict[str, Any]]:
+    cache = getattr(sess, "_anatomy", None)
+    if cache is None:
+        cache = {}
+        sess._anatomy = cache  # plan name -> its anatomy columns, kept with the session's built plans
+    return cache
+
+
 def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[Any], ok: set[str],
                             measured: dict[str, dict[str, Any]], warnings: list[str],
                             progress: Progress | None = None) -> None:
-    """Add kernels (and launch gap), numerical notes and determinism to ``measured[name]`` of the plans in ``ok``
-    (as ``options.kernels`` / ``options.notes`` ask)."""
+    """Add kernels (and the launch gap), numerical notes and determinism to ``measured[name]`` of the plans in
+    ``ok``, as ``options.kernels`` / ``options.notes`` ask. Measured once per plan and session."""
+    cache = _cache(sess)
+    want_kernels, want_notes = bool(getattr(options, "kernels", False)), bool(getattr(options, "notes", False))
     ran = [e for e in entries if e.name in ok]
-    if not ran:
-        return
-    if getattr(options, "kernels", False):
+    todo_k = [e for e in ran if want_kernels and "kernel_ms" not in cache.get(e.name, {})]
+    todo_n = [e for e in ran if want_notes and "deterministic" not in cache.get(e.name, {})]
+    if todo_k:
         from .kernels import profile_plans
 
-        found = profile_plans({e.name: sess.call(e) for e in ran}, sess.stream, progress=progress)
+        found = profile_plans({e.name: sess.call(e) for e in todo_k}, sess.stream, progress=progress)
         errors = set()
         for name, pk in found.items():
-            cols = measured.setdefault(name, {})
             if pk.error:
                 errors.add(pk.error)
                 continue
-            cols["kernels"] = pk.to_json()
-            cols["kernel_count"] = pk.kernel_count
-            cols["kernel_ms"] = pk.kernel_ms
-            if cols.get("median_ms") is not None and pk.kernel_ms is not None:
-                cols["launch_gap_ms"] = cols["median_ms"] - pk.kernel_ms
+            cache.setdefault(name, {}).update(kernels=pk.to_json(), kernel_count=pk.kernel_count,
+                                              kernel_ms=pk.kernel_ms)
         if errors:
-            warnings.append("Kernels (CUPTI) could not be recorded for some plans: " + "; ".join(sorted(errors))[:300])
-    if getattr(options, "notes", False):
+            warnings.append("Kernels (CUPTI) could not be recorded for some plans: "
+                            + "; ".join(sorted(errors))[:300])
+    if todo_n:
         from .notes import check_determinism, numeric_notes
 
         if progress:
             progress(0, 1, "numerical notes")
-        backend = [e for e in ran if knob_table.parse_plan_name(e.name) is not None]
-        if backend:
+        backend = [e for e in todo_n if knob_table.parse_plan_name(e.name) is not None]
+        if backend:  # plans of the backend's engines; python-engine and classic-API plans have no backend notes
             result = numeric_notes(spec, sess.handle, tuple(options.heuristics))
             for e in backend:
-                measured.setdefault(e.name, {})["numeric_notes"] = result.of(e.name) if (
-                    e.name in result.notes or e.name in result.unknown) else None
+                if e.name in result.notes or e.name in result.unknown:
+                    cache.setdefault(e.name, {})["numeric_notes"] = result.of(e.name)
             if result.errors:
                 warnings.append("Numerical notes: " + "; ".join(result.errors)[:300])
-        for e in ran:
+        for e in todo_n:
             verdict = check_determinism(sess.call(e), sess.outputs, sess.stream)
             if verdict.deterministic is not None:
-                measured.setdefault(e.name, {})["deterministic"] = verdict.deterministic
+                cache.setdefault(e.name, {})["deterministic"] = verdict.deterministic
+    for e in ran:
+        cols = measured.setdefault(e.name, {})
+        have = cache.get(e.name, {})
+        cols.update({k: have[k] for k in _CACHED if k in have and (
+            want_kernels if k.startswith("kernel") else want_notes)})
+        if cols.get("median_ms") is not None and cols.get("kernel_ms") is not None:
+            cols["launch_gap_ms"] = cols["median_ms"] - cols["kernel_ms"]
 
 
 def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measure: Callable[[Any], tuple],
                  make_row: Callable[..., dict[str, Any]], progress: Progress | None = None,
-                 version: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                 version: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """Rows for ``options.explore`` sampled configurations beyond ``proposals`` (built, checked, timed by
     ``measure(entry) -> ((status, error), columns)`` within ``options.explore_time_s``), and the engine-space record
     (every engine with its knob ranges, whether it runs here, and the answer to 'did anything beat the
-    heuristics')."""
+    heuristics' is read from the rows by ``results.anatomy``), and the explored plans' error histograms."""
     from .engine_space import Explorer, explore, sample_configs, space_size
     from .plans import PlanEntry
 
     budget = int(getattr(options, "explore", 0) or 0)
-    try:
-        explorer = Explorer(spec, sess.handle)
-    except Exception as e:  # noqa: BLE001 - no engine space for this graph (a classic-API op, a python engine)
-        return [], {"error": " ".join(str(e).split())[:300]}
+    explorer = getattr(sess, "_explorer", None)  # kept with the session: its plans back captured CUDA graphs
+    if explorer is None:
+        try:
+            explorer = Explorer(spec, sess.handle)
+        except Exception as e:  # noqa: BLE001 - no engine space for this graph (a classic-API op, a python engine)
+            return [], {"error": " ".join(str(e).split())[:300]}, {}
+        sess._explorer = explorer
     configs = sample_configs(explorer.engines, proposals, budget, seed=getattr(options, "seed", 0), version=version)
     cands = explorer.append(configs, known=proposals, version=version)
     rows: list[dict[str, Any]] = []
     by_name: dict[str, dict[str, Any]] = {}
+    histograms: dict[str, Any] = {}
 
     def row_of(cand: Any, status: str, error: str, cols: dict[str, Any], entry: Any = None) -> dict[str, Any]:
         parsed = knob_table.parse_plan_name(cand.name) if cand.name else None
         if entry is None:
-            entry = PlanEntry(name=cand.name or f"eng{cand.config.engine_id} ({cand.config.origin})",
+            requested = "".join(f"_k{n}={v}" for n, v in sorted(cand.config.backend_knobs().items()))
+            entry = PlanEntry(name=cand.name or f"eng{cand.config.engine_id}{requested}",
                               engine_id=cand.config.engine_id,
                               knobs={f"k{n}": v for n, v in sorted((parsed[1] if parsed else
                                                                      cand.config.backend_knobs()).items())},
@@ -121,6 +139,8 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
             return
         (status, error), cols = measure(entry)
         cand.status, cand.error = status, error
+        if "_histogram" in cols:
+            histograms[cand.name] = cols.pop("_histogram")
         by_name[cand.name] = row_of(cand, status, error, cols, entry)
 
     explore(cands, evaluate, time_budget_s=float(getattr(options, "explore_time_s", 60.0)), progress=progress)
@@ -135,7 +155,7 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
     record = {"engines": [e.to_dict() for e in explorer.engines], "space_size": space_size(explorer.engines),
               "sampled": len(configs), "budget": budget, "statuses": counts,
               "time_budget_s": float(getattr(options, "explore_time_s", 60.0))}
-    return rows, record
+    return rows, record, histograms
 
 
 def kernels_of(row: dict[str, Any]) -> list[dict[str, Any]]:

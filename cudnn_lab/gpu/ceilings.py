@@ -1,26 +1,50 @@
 """Roofline ceilings measured on the GPU in use: a large matmul for compute, a large device copy for bandwidth.
 
-Measured once per device and dtype per process; datasheet numbers are never used.
+Measured once per GPU (its name and UUID), dtype and size, then kept on disk as JSON
+(``<cache root>/ceilings/*.json``, see :mod:`cudnn_lab.cache_dir`) with the date and the spread of the samples, so
+later processes load them instead of measuring for seconds. ``measure_ceilings(..., refresh=True)`` (or the run
+option ``remeasure_ceilings``) measures again and replaces the file. Every ``Ceilings`` says where it came from
+(``source``: "measured now" or "cached from DATE"). Datasheet numbers are never used. A bad or foreign file is
+ignored and replaced.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import datetime
+import hashlib
+import json
+import statistics
+from collections.abc import Callable
 from typing import Any
 
+from .. import cache_dir
 from .timing import Timer, TimingOptions
+
+__all__ = ["Ceilings", "measure_ceilings", "gpu_identity", "load_or_measure", "FORMAT"]
+
+FORMAT = 1
+MEASURED_NOW = "measured now"
 
 
 @dataclasses.dataclass(frozen=True)
 class Ceilings:
-    """Peak TFLOP/s of a large matmul in ``dtype`` (TF32 for fp32) and GB/s of a device copy (read + write)."""
+    """Peak TFLOP/s of a large matmul in ``dtype`` (TF32 for fp32) and GB/s of a device copy (read + write).
+
+    ``tflops``/``gbps`` are medians over ``samples`` timed calls; ``*_iqr`` their interquartile range; ``measured``
+    the ISO time of the measurement; ``source`` "measured now" or "cached from <date>".
+    """
 
     dtype: str
     tflops: float
     gbps: float
     matmul_size: int
     copy_bytes: int
+    tflops_iqr: float | None = None
+    gbps_iqr: float | None = None
+    samples: int | None = None
+    measured: str = ""
+    source: str = MEASURED_NOW
 
     @property
     def ridge_flop_per_byte(self) -> float:
@@ -30,32 +54,131 @@ class Ceilings:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: Any) -> Ceilings | None:
+        """A record written by :meth:`to_dict`, or None when ``data`` is not one (wrong keys or types)."""
+        if not isinstance(data, dict):
+            return None
+        names = {f.name for f in dataclasses.fields(cls)}
+        try:
+            c = cls(**{k: v for k, v in data.items() if k in names})
+        except TypeError:
+            return None
+        numbers_ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+                         for x in (c.tflops, c.gbps, c.matmul_size, c.copy_bytes))
+        return c if numbers_ok and isinstance(c.dtype, str) and isinstance(c.measured, str) else None
 
-@functools.cache
-def measure_ceilings(dtype: str = "fp16", device: int = 0, size: int = 8192, copy_mib: int = 1024) -> Ceilings:
-    """Time torch.matmul of size^3 and a copy of ``copy_mib`` MiB on ``device`` (cached for the process)."""
+
+def gpu_identity(device: int) -> dict[str, str]:
+    """The GPU a measurement belongs to: name, compute capability and UUID (one physical GPU)."""
     import torch
 
-    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
-    stream = torch.cuda.Stream(device)
-    timer = Timer(stream, TimingOptions(mode="events", min_samples=5, max_samples=20, time_cap_s=2.0))
-    gen = torch.Generator(device=f"cuda:{device}").manual_seed(0)
-    a = torch.rand(size, size, device=f"cuda:{device}", generator=gen).to(tdt)
-    b = torch.rand(size, size, device=f"cuda:{device}", generator=gen).to(tdt)
-    c = torch.empty(size, size, device=f"cuda:{device}", dtype=tdt)
-    # cuDNN's "fp32" engines may use TF32 tensor cores, so the fp32 compute roof is TF32's.
-    saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = True
+    props = torch.cuda.get_device_properties(device)
+    return {"gpu": props.name, "cc": f"{props.major}.{props.minor}", "uuid": str(getattr(props, "uuid", ""))}
+
+
+def _path(ident: dict[str, Any]) -> Any:
+    digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+    slug = "".join(ch if ch.isalnum() else "-" for ch in str(ident.get("gpu", "gpu")))[:40]
+    return cache_dir.cache_root() / "ceilings" / f"{slug}-{digest}.json"
+
+
+def read_cached(ident: dict[str, Any]) -> dict[str, Any] | None:
+    """The record kept for ``ident``, or None (missing, unreadable, another format or another identity)."""
+    if not cache_dir.cache_enabled():
+        return None
     try:
-        mm = timer.time(lambda: torch.matmul(a, b, out=c))
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
-    del a, b, c
-    n = copy_mib << 20
-    src = torch.empty(n, dtype=torch.uint8, device=f"cuda:{device}").random_(0, 255)
-    dst = torch.empty_like(src)
-    cp = timer.time(lambda: dst.copy_(src))
-    del src, dst
-    tflops = 2 * size**3 / (mm.median_ms * 1e-3) / 1e12
-    gbps = 2 * n / (cp.median_ms * 1e-3) / 1e9
-    return Ceilings(dtype=dtype, tflops=tflops, gbps=gbps, matmul_size=size, copy_bytes=n)
+        data = json.loads(_path(ident).read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("identity") != ident:
+        return None
+    record = data.get("record")
+    return record if isinstance(record, dict) else None
+
+
+def write_cached(ident: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Keep ``record`` for ``ident`` (atomic write; False when the cache is off or unwritable)."""
+    if not cache_dir.cache_enabled():
+        return False
+    text = json.dumps({"format": FORMAT, "identity": ident, "record": record}, indent=1, sort_keys=True)
+    return cache_dir.atomic_write(_path(ident), text.encode())
+
+
+def load_or_measure(ident: dict[str, Any], measure: Callable[[], dict[str, Any]], *, refresh: bool = False,
+                    check: Callable[[dict[str, Any]], bool] = lambda r: True) -> tuple[dict[str, Any], bool]:
+    """(record, from_disk): the record kept for ``ident`` unless ``refresh`` or it fails ``check``; else
+    ``measure()``'s, which is then kept. Other ceilings (FP8, ...) use this too."""
+    if not refresh:
+        record = read_cached(ident)
+        if record is not None and check(record):
+            return record, True
+    record = measure()
+    write_cached(ident, record)
+    return record, False
+
+
+def _rate_spread(amount: float, result: Any) -> tuple[float, float]:
+    """(median, IQR) of amount / time over a timing result's quartiles."""
+    med = amount / result.median_ms
+    return med, amount / result.q1_ms - amount / result.q3_ms
+
+
+def _measure(dtype: str, device: int, size: int, copy_mib: int) -> dict[str, Any]:
+    import torch
+
+    if dtype.startswith("fp8"):  # FP8's roof: torch._scaled_mm (gpu/fp8.py)
+        from .fp8 import measure_fp8_record
+
+        return measure_fp8_record(device, size, copy_mib)
+
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+    with torch.cuda.device(device):
+        stream = torch.cuda.Stream(device)
+        timer = Timer(stream, TimingOptions(mode="events", min_samples=10, max_samples=30, time_cap_s=2.0))
+        gen = torch.Generator(device=f"cuda:{device}").manual_seed(0)
+        a = torch.rand(size, size, device=f"cuda:{device}", generator=gen).to(tdt)
+        b = torch.rand(size, size, device=f"cuda:{device}", generator=gen).to(tdt)
+        c = torch.empty(size, size, device=f"cuda:{device}", dtype=tdt)
+        # cuDNN's "fp32" engines may use TF32 tensor cores, so the fp32 compute roof is TF32's.
+        saved = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            mm = timer.time(lambda: torch.matmul(a, b, out=c))
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = saved
+        del a, b, c
+        n = copy_mib << 20
+        src = torch.empty(n, dtype=torch.uint8, device=f"cuda:{device}").random_(0, 255)
+        dst = torch.empty_like(src)
+        cp = timer.time(lambda: dst.copy_(src))
+        del src, dst
+    tflops, tflops_iqr = _rate_spread(2 * size**3 / 1e9, mm)  # FLOP per ms / 1e9 = TFLOP/s
+    gbps, gbps_iqr = _rate_spread(2 * n / 1e6, cp)  # bytes per ms / 1e6 = GB/s
+    return Ceilings(dtype=dtype, tflops=tflops, gbps=gbps, matmul_size=size, copy_bytes=n, tflops_iqr=tflops_iqr,
+                    gbps_iqr=gbps_iqr, samples=int(statistics.median([mm.samples, cp.samples])),
+                    measured=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")).to_dict()
+
+
+_MEMO: dict[tuple[Any, ...], Ceilings] = {}
+
+
+def measure_ceilings(dtype: str = "fp16", device: int = 0, size: int = 8192, copy_mib: int = 1024, *,
+                     refresh: bool = False) -> Ceilings:
+    """The ceilings of ``device`` for ``dtype``: from this process's memory, else from disk, else measured (torch
+    matmul of size^3 and a copy of ``copy_mib`` MiB) and kept. ``refresh=True`` measures again and replaces both."""
+    key = (dtype, device, size, copy_mib)
+    if key in _MEMO and not refresh:
+        kept = _MEMO[key]
+        if kept.source == MEASURED_NOW:
+            return dataclasses.replace(kept, source=f"measured earlier in this process ({kept.measured})")
+        return kept
+    ident = {**gpu_identity(device), "dtype": dtype, "size": size, "copy_mib": copy_mib}
+    record, from_disk = load_or_measure(ident, lambda: _measure(dtype, device, size, copy_mib), refresh=refresh,
+                                        check=lambda r: Ceilings.from_dict(r) is not None)
+    ceil = Ceilings.from_dict(record)
+    assert ceil is not None  # a fresh measurement always makes a valid record
+    source = f"cached from {ceil.measured or 'an unknown date'}" if from_disk else MEASURED_NOW
+    ceil = dataclasses.replace(ceil, source=source)
+    _MEMO[key] = ceil
+    return ceil

@@ -179,7 +179,8 @@ def check_graph_kind(spec: TransformSpec, backend: int, where: str = "", cudnn_v
     have = f"{backend // 10000}.{backend // 100 % 100}.{backend % 100}"
     raise NeedsNewerCudnnError(
         f"A {spec.kind} graph on its own needs cuDNN {need[1]} or newer; this is cuDNN {have} ({need[2]}). The kit "
-        f"draws it (cl.drawing(spec)) and exports its script, and runs it where cuDNN {need[1]}+ is installed.",
+        f"draws it (cudnn_lab.graph.drawing(spec)) and exports its script, and runs it where cuDNN {need[1]}+ is "
+        "installed.",
         device=where, cudnn_version=cudnn_version, hint="")
 
 

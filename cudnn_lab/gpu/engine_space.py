@@ -5,7 +5,8 @@ The full product of knob ranges is ~1e11 for a conv, so configurations are sampl
 one-knob neighbourhood (its knobs one step up or down), then random draws over the runnable engines, up to a budget.
 Each sampled configuration is appended to one exploration graph with ``create_execution_plan``; the runner builds,
 checks and times it like any plan and marks it as not proposed. The records and the sampling are pure (tested
-without a GPU); listing engines and appending configurations need one.
+without a GPU); listing engines and appending configurations need one. What the exploration found (did anything
+beat the heuristics' best) is read from the plan table in ``cudnn_lab.results.anatomy``.
 """
 
 from __future__ import annotations
@@ -189,6 +190,9 @@ class Explorer:
         self.spec = spec
         self.lab = prepared_graph(spec, handle)
         self.engines = list_engines(self.lab.pygraph)
+        # config key -> (index, name) of configurations already appended: a repeat reuses the plan (and any CUDA
+        # graph captured from it) instead of appending a copy
+        self._appended: dict[tuple[Any, ...], tuple[int, str]] = {}
 
     def append(self, configs: Iterable[Config], known: Iterable[str] = (), version: Any = None
                ) -> list[Candidate]:
@@ -202,8 +206,10 @@ class Explorer:
         for config in configs:
             cand = Candidate(config)
             try:
-                cand.index, cand.name = append_config(self.lab, config.engine_id, config.backend_knobs(),
-                                                      version=version, check_ranges=False)
+                if config.key not in self._appended:
+                    self._appended[config.key] = append_config(self.lab, config.engine_id, config.backend_knobs(),
+                                                               version=version, check_ranges=False)
+                cand.index, cand.name = self._appended[config.key]
             except PlanError as e:
                 cand.status, cand.error = "refused", str(e)[:300]
                 out.append(cand)
@@ -241,84 +247,5 @@ def explore(candidates: Sequence[Candidate], evaluate: Callable[[Candidate], Non
         progress(len(todo), len(todo), "exploration done")
 
 
-# ---------------------------------------------------------------------------------------------------- the answer
-def beat_heuristics(rows: Any) -> dict[str, Any]:
-    """Did any configuration outside the proposals beat the heuristics' best, and by how much?
-
-    ``rows``: a plans frame or records with ``plan``, ``proposed``, ``median_ms`` and, where present, ``status`` and
-    ``pass_cudnn`` (only plans that ran and passed count). Returns best_proposed / best_other (plan, median_ms),
-    ``speedup`` (best proposed time / best other time; > 1 means a non-proposed plan was faster) and ``beaten``.
-    """
-    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
-
-    def ok(r: Mapping[str, Any]) -> bool:
-        m = r.get("median_ms")
-        if m is None or not isinstance(m, (int, float)) or m != m or m <= 0:
-            return False
-        if r.get("status") not in (None, "ok"):
-            return False
-        return r.get("pass_cudnn") is not False
-
-    prop = [r for r in records if ok(r) and bool(r.get("proposed", True))]
-    other = [r for r in records if ok(r) and not bool(r.get("proposed", True))]
-    best_p = min(prop, key=lambda r: r["median_ms"], default=None)
-    best_o = min(other, key=lambda r: r["median_ms"], default=None)
-    out: dict[str, Any] = {"explored": len(other), "best_proposed": None, "best_other": None, "speedup": None,
-                           "beaten": None}
-    if best_p is not None:
-        out["best_proposed"] = {"plan": best_p["plan"], "median_ms": float(best_p["median_ms"])}
-    if best_o is not None:
-        out["best_other"] = {"plan": best_o["plan"], "median_ms": float(best_o["median_ms"])}
-    if best_p is not None and best_o is not None:
-        out["speedup"] = float(best_p["median_ms"]) / float(best_o["median_ms"])
-        out["beaten"] = out["speedup"] > 1.0
-    return out
-
-
-def answer_text(summary: Mapping[str, Any]) -> str:
-    """One sentence for :func:`beat_heuristics`'s answer."""
-    if not summary.get("explored"):
-        return "No configuration outside the heuristics' proposals ran."
-    if summary.get("best_proposed") is None:
-        return "No proposed plan ran, so nothing to compare with."
-    p, o, s = summary["best_proposed"], summary["best_other"], summary["speedup"]
-    if summary["beaten"]:
-        return (f"Yes: {o['plan']} ({o['median_ms'] * 1e3:.1f} us), not proposed, beat the heuristics' best "
-                f"{p['plan']} ({p['median_ms'] * 1e3:.1f} us) by {100 * (s - 1):.1f}%.")
-    return (f"No: the best of {summary['explored']} explored configurations, {o['plan']} "
-            f"({o['median_ms'] * 1e3:.1f} us), is {100 * (1 / s - 1):.1f}% slower than the heuristics' best "
-            f"{p['plan']} ({p['median_ms'] * 1e3:.1f} us).")
-
-
-def knob_points(rows: Any, version: Any = None) -> list[dict[str, Any]]:
-    """Long-format points for a view of the engine space: one per (plan, knob) with the plan's engine, whether the
-    heuristics proposed it, its median and the knob's name and value (from the plan name). Plans without knobs give
-    one point with knob ``None``. Pure: for the Lab's 'latency by engine and knob value' plot."""
-    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
-    out = []
-    for r in records:
-        parsed = knob_table.parse_plan_name(str(r.get("plan", "")))
-        base = {"plan": r.get("plan"), "engine_id": r.get("engine_id", parsed[0] if parsed else None),
-                "proposed": bool(r.get("proposed", True)), "median_ms": r.get("median_ms"),
-                "status": r.get("status")}
-        decoded = knob_table.decode(parsed[1], version) if parsed else ()
-        if not decoded:
-            out.append({**base, "knob": None, "value": None})
-        for k in decoded:
-            out.append({**base, "knob": k.key, "value": k.value})
-    return out
-
-
-def check_budget(explore: Any, where: str = "run") -> int:
-    """The exploration budget as a non-negative int (an OptionError otherwise)."""
-    from ..errors import OptionError
-
-    if isinstance(explore, bool) or not isinstance(explore, int) or not 0 <= explore <= 100_000:
-        raise OptionError("explore", explore, "must be a whole number of configurations from 0 to 100000",
-                          where=where)
-    return explore
-
-
-__all__ = ["Candidate", "Config", "EngineInfo", "Explorer", "KnobRange", "answer_text", "beat_heuristics",
-           "check_budget", "explore", "knob_points", "list_engines", "neighbours", "plan_error", "sample_configs",
-           "space_size"]
+__all__ = ["Candidate", "Config", "EngineInfo", "Explorer", "KnobRange", "explore", "list_engines", "neighbours",
+           "plan_error", "sample_configs", "space_size"]

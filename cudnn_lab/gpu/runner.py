@@ -14,9 +14,11 @@ from typing import Any
 
 from ..options import HEURISTIC_MODES, RunOptions
 from ..specs import Spec
+from . import anatomy
+from .cache import RunCache
 from .plans import PlanEntry
 from .session import Session, require_gpu, session
-from .timing import Timer, TimingOptions
+from .timing import Timer, TimingOptions, replay_over_kernel
 
 Progress = Callable[[int, int, str], None]
 #: Bins of the error histogram: log10 |actual - expected|, 1e-12 .. 1e2.
@@ -39,24 +41,54 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
 
     require_gpu(options.device)
     info = device_info(options.device)
+    from .fp8 import check_requirements
+
+    check_requirements(spec, info)  # e.g. FP8 attention's fp16 output needs Blackwell: refused here, rule named
     notes: list[str] = []
     if (note := tf32_note(spec)) is not None:
         notes.append(note)
     sess = session(spec, options.heuristics, device=options.device, seed=options.seed, check=options.check)
     entries = sess.entries[:options.max_plans] if options.max_plans is not None else sess.entries
+    cache = RunCache(spec, info, sess.handle, options.plan_cache)
     with torch.cuda.device(options.device):
-        chosen, status = _build(entries, options.plans, progress)
+        chosen, status = _build(entries, options.plans, progress, cache, sess.loaded)
         sess.ensure_workspace(max((e.workspace_bytes or 0 for e in chosen), default=0))
-        timer = Timer(sess.stream, TimingOptions.from_options(options), graph_cache=sess.graphs)
-        ceil = measure_ceilings(_ceiling_dtype(spec.dtype), options.device) if options.roofline else None
+        topts = TimingOptions.from_options(options)
+        timer = Timer(sess.stream, topts, graph_cache=sess.graphs)
+        ceil = (measure_ceilings(_ceiling_dtype(spec.dtype), options.device, refresh=options.remeasure_ceilings)
+                if options.roofline else None)
         measured: dict[str, dict[str, Any]] = {}
         for i, entry in enumerate(chosen):
             if progress:
                 progress(i, len(chosen), f"timing {entry.name}")
+            # A repeat in this process reuses the plan's check and time (same inputs, same timing) unless asked.
+            key = ("plan", entry.name, topts, options.check)
+            if not options.resample and key in sess.memo:
+                status[entry.name], kept = sess.memo[key]
+                measured[entry.name] = {**kept, "reused": True}
+                continue
             status[entry.name], measured[entry.name] = _measure(spec, entry, sess, timer)
+            measured[entry.name]["reused"] = False
+            if status[entry.name][0] == "ok":
+                sess.memo[key] = (status[entry.name], dict(measured[entry.name]))
+        # Plan anatomy: kernels (CUPTI), numerical notes, determinism; configurations beyond the proposals.
+        ran = {name for name, (st, _) in status.items() if st == "ok"}
+        anatomy.kernel_and_note_columns(spec, options, sess, chosen, ran, measured, notes, progress)
+        explored, space, explored_histograms = anatomy.explore_rows(
+            spec, options, sess, [e.name for e in sess.entries], lambda e: _measure(spec, e, sess, timer), _row,
+            progress, info.get("cudnn_backend")) if options.explore else ([], {}, {})
         if progress:
             progress(len(chosen), len(chosen), "PyTorch baseline" if options.baselines else "done")
-        torch_info = torch_baseline(spec, sess.inputs, timer) if options.baselines else {}
+        torch_info: dict[str, Any] = {}
+        if options.baselines:
+            key = ("torch", topts)
+            if options.resample or key not in sess.memo:
+                sess.memo[key] = torch_baseline(spec, sess.inputs, timer)
+            torch_info = dict(sess.memo[key])
+    reused = [n for n, m in measured.items() if m.get("reused")]
+    if reused:
+        notes.append(f"{len(reused)} plan(s) reused their check and time from an earlier run of this spec in this "
+                     f"process (column 'reused'); pass resample=True to measure them again.")
     capped = [n for n, m in measured.items() if m.get("capped")]
     if capped:
         notes.append(f"{len(capped)} plan(s) hit the {options.time_cap_s} s time cap before IQR/median fell below "
@@ -64,20 +96,41 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
     histograms = {name: m.pop("_histogram") for name, m in measured.items() if "_histogram" in m}
     # The source lists plans mode by mode, rank by rank: list position is the heuristic order.
     rows = [_row(e, rank, *status[e.name], measured.get(e.name, {})) for rank, e in enumerate(entries)]
+    rows += explored
+    histograms.update(explored_histograms)
+    anatomy.knob_columns(rows, info.get("cudnn_backend"))
+    for row in rows:
+        row["from_cache"] = row["status"] != "not_built" and row["plan"] in sess.loaded
+        if row.get("kernel_ms") is not None and row.get("replay_over_kernel") is None:
+            row["replay_over_kernel"] = replay_over_kernel(row.get("median_ms"), row["kernel_ms"])
     return {"plans": rows, "device": dict(info), "torch": torch_info, "ceilings": ceil.to_dict() if ceil else {},
-            "settings": {**options.to_dict(), "proposed": len(sess.entries)}, "warnings": notes,
-            "histograms": histograms,
+            "settings": {**options.to_dict(), "proposed": len(sess.entries), "plan_cache": cache.summary(),
+                         **_quantization(spec, sess, options.seed)},
+            "warnings": notes,
+            "histograms": histograms, "engine_space": space,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
+def _quantization(spec: Spec, sess: Session, seed: int) -> dict[str, Any]:
+    """``{"quantization": ...}`` for an FP8 problem: what quantizing its inputs cost, per input and in the output
+    (reference.quantization_report); nothing otherwise."""
+    from ..reference import quantization_report
+
+    report = quantization_report(spec, sess.inputs, seed=seed)
+    return {"quantization": report} if report else {}
+
+
 def _ceiling_dtype(dtype: str) -> str:
-    return dtype if dtype in ("fp16", "bf16") else "fp32"
+    from .fp8 import ceiling_dtype
+
+    return ceiling_dtype(dtype)
 
 
-def _build(entries: list[PlanEntry], policy: str,
-           progress: Progress | None) -> tuple[list[PlanEntry], dict[str, tuple[str, str]]]:
+def _build(entries: list[PlanEntry], policy: str, progress: Progress | None, cache: RunCache,
+           loaded: dict[str, Any]) -> tuple[list[PlanEntry], dict[str, tuple[str, str]]]:
     """Build all plans, or walk the heuristic order until one builds (what cuDNN itself would run).
 
+    A plan kept in the plan cache is loaded instead of built (``cache.build``; ``loaded`` receives it).
     Returns the plans to time and every plan's (status, error) in this run: built, build_failed or not_built.
     """
     built: list[PlanEntry] = []
@@ -85,7 +138,7 @@ def _build(entries: list[PlanEntry], policy: str,
     for i, entry in enumerate(entries):
         if progress:
             progress(i, len(entries), f"building {entry.name}")
-        if entry.build():  # at most once per session: a built plan stays built, a failed one is not retried
+        if cache.build(entry, loaded):  # once per session: a built plan stays built, a failed one is not retried
             status[entry.name] = ("built", "")
             built.append(entry)
             if policy == "heuristic":
@@ -111,7 +164,7 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer) -> tuple
     except Exception as e:  # noqa: BLE001 - a plan that fails to run is recorded, the others go on
         return ("run_failed", " ".join(str(e).split())[:300]), out
     if expected is not None:
-        out.update(_check_outputs(spec, outputs, expected))
+        out.update(_check_outputs(spec, outputs, expected, sess.inputs))
     try:
         t = timer.time(call, key=entry.name)
     except Exception as e:  # noqa: BLE001
@@ -121,11 +174,15 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer) -> tuple
     return ("ok", ""), out
 
 
-def _check_outputs(spec: Spec, outputs: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+def _check_outputs(spec: Spec, outputs: dict[str, Any], expected: dict[str, Any],
+                   inputs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Error columns over every output: the worst error, the least share within each band, all must pass."""
-    from ..numerics import compare
+    from ..numerics import band_args, compare
+    from ..reference import comparable_outputs
 
-    metrics = [compare(outputs[name], ref, spec.dtype, op=spec.op) for name, ref in expected.items()]
+    # FP8 outputs dequantized, rows a padding mask leaves undefined zeroed, as the references state them
+    outputs = dict(comparable_outputs(spec, outputs, inputs)) if inputs is not None else outputs
+    metrics = [compare(outputs[name], ref, **band_args(spec)) for name, ref in expected.items()]
     main = next(iter(expected))
     return {"rel_l2": max(m.rel_l2 for m in metrics), "max_abs": max(m.max_abs for m in metrics),
             "max_rel": max(m.max_rel for m in metrics), "nan_count": sum(m.nan_count for m in metrics),

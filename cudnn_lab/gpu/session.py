@@ -75,6 +75,10 @@ class Session:
             self.stream.synchronize()
         self.workspace = torch.empty(1, dtype=torch.uint8, device=f"cuda:{device}")
         self.graphs: dict[Any, Any] = {}  # captured CUDA graphs per plan, replayed by later runs
+        #: plan name -> (deserialized pygraph, {tensor name: uid}) for plans loaded from the plan cache (gpu/cache.py)
+        self.loaded: dict[str, tuple[Any, dict[str, int]]] = {}
+        #: (what was measured, how) -> its record, reused by a repeated run unless it asks to resample
+        self.memo: dict[Any, Any] = {}
 
     def ensure_workspace(self, size: int) -> None:
         import torch
@@ -89,9 +93,17 @@ class Session:
         import cudnn
 
         lab = entry.graph
-        feed = {lab.tensors[name]: t for name, t in {**self.inputs, **self.outputs}.items()}
         g, ws, handle, index = lab.pygraph, self.workspace, self.handle, entry.index
         cudnn.set_stream(handle=handle, stream=self.stream.cuda_stream)
+        if entry.name in self.loaded:  # a deserialized plan executes as its graph's one plan, fed by uid
+            loaded, uids = self.loaded[entry.name]
+            by_uid = {uids[name]: t for name, t in {**self.inputs, **self.outputs}.items() if name in uids}
+
+            def run_loaded() -> None:
+                loaded.execute(by_uid, ws, handle=handle)
+
+            return run_loaded
+        feed = {lab.tensors[name]: t for name, t in {**self.inputs, **self.outputs}.items()}
 
         def call() -> None:
             g.execute_plan_at_index(feed, ws, index=index, handle=handle)

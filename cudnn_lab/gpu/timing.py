@@ -1,8 +1,13 @@
 """How latency is measured: CUDA events after warm-up, repeated until the spread is small or a time cap is hit.
 
-Three modes:
+Four modes:
 - ``cuda_graph``: ``calls`` executions are captured once in a CUDA graph and replayed; each sample is one replay's
-  event time divided by ``calls``. This takes the host's ~10 us per ``execute`` out of small problems.
+  event time divided by ``calls``. This takes the host's ~10 us per ``execute`` out of small problems. The graph
+  holds enough calls that one replay takes ``target_replay_ms`` (``tiny_replay_ms`` for calls under ``tiny_ms``, up
+  to ``max_calls`` calls), so the replay's fixed cost is spread thin; the gaps between kernels inside the graph
+  remain (``replay_over_kernel`` in a run's plan table shows them where CUPTI kernel time is known).
+- ``cupti``: kernel time by construction: each sample is the sum of the GPU time of the kernels (and memsets) one
+  execution launches, as CUPTI records them through ``torch.profiler`` (``gpu/kernels.py``).
 - ``events``: events around each call, with a short busy kernel queued first so the call is enqueued while the GPU
   is still busy and the host's launch time hides behind it.
 - ``cold_l2`` (either mode off): a 2x-L2-sized buffer is written before every call, so the call starts with a
@@ -17,8 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-#: The RunOptions timing modes this timer implements (CUPTI kernel time is not measured yet).
-SUPPORTED_MODES: tuple[str, ...] = ("auto", "cuda_graph", "events")
+#: The RunOptions timing modes this timer implements.
+SUPPORTED_MODES: tuple[str, ...] = ("auto", "cuda_graph", "events", "cupti")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +66,11 @@ class TimingOptions:
     rel_iqr_target: float = 0.10
     time_cap_s: float = 0.5
     target_replay_ms: float = 0.3
+    #: calls shorter than this (ms) are "tiny": their graph is sized to ``tiny_replay_ms`` instead
+    tiny_ms: float = 0.010
+    tiny_replay_ms: float = 1.0
+    #: most executions captured in one graph
+    max_calls: int = 1000
 
     @classmethod
     def from_options(cls, options: Any) -> TimingOptions:
@@ -76,6 +86,12 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
         return values[0], values[0], values[0]
     q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return q1, med, q3
+
+
+def calls_per_graph(per_call_ms: float, options: TimingOptions) -> int:
+    """Executions to capture in one graph so that a replay takes about the target time (longer for tiny calls)."""
+    target = options.tiny_replay_ms if per_call_ms < options.tiny_ms else options.target_replay_ms
+    return int(min(options.max_calls, max(1, target / max(per_call_ms, 1e-4))))
 
 
 def _summarize(samples: list[float], mode: str, calls: int, capped: bool, host_ms: float | None,
@@ -125,6 +141,8 @@ class Timer:
                 fn()
         self.stream.synchronize()
         host = self.host_ms(fn)
+        if opts.mode == "cupti":
+            return self._time_cupti(fn, host)
         if opts.mode in ("auto", "cuda_graph") and not opts.cold_l2:
             try:
                 return self._time_graph(fn, host, key)
@@ -194,6 +212,19 @@ class Timer:
         samples, capped = self._collect(one, float(calls))
         return _summarize(samples, "cuda_graph", calls, capped, host, False)
 
+    def _time_cupti(self, fn: Callable[[], None], host: float) -> TimingResult:
+        """Samples of kernel time per execution from CUPTI, in one profiler session (starting one costs most)."""
+        from .kernels import kernel_times
+
+        opts = self.options
+        n = max(opts.min_samples, min(opts.max_samples, 30))
+        samples = kernel_times(fn, self.stream, samples=n)
+        if not samples or not all(s > 0 for s in samples):
+            raise RuntimeError("CUPTI recorded no GPU time for this call")
+        q1, med, q3 = quartiles(samples)
+        capped = (q3 - q1) / med >= opts.rel_iqr_target
+        return _summarize(samples, "cupti", 1, capped, host, False)
+
     def _capture(self, fn: Callable[[], None]) -> tuple[Any, int]:
         """Capture ``calls`` executions of ``fn`` in one CUDA graph sized to take about target_replay_ms."""
         torch = self.torch
@@ -206,8 +237,7 @@ class Timer:
                 fn()
             b.record(self.stream)
         self.stream.synchronize()
-        per_call = max(a.elapsed_time(b) / 5, 1e-4)
-        calls = int(min(100, max(1, self.options.target_replay_ms / per_call)))
+        calls = calls_per_graph(a.elapsed_time(b) / 5, self.options)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, stream=self.stream):
             for _ in range(calls):
@@ -215,3 +245,12 @@ class Timer:
         graph.replay()
         self.stream.synchronize()
         return graph, calls
+
+
+def replay_over_kernel(median_ms: Any, kernel_ms: Any) -> float | None:
+    """Replayed latency over CUPTI kernel time (1.0: no launch gaps); None unless both are positive numbers."""
+    try:
+        m, k = float(median_ms), float(kernel_ms)
+    except (TypeError, ValueError):
+        return None
+    return m / k if m > 0 and k > 0 and m == m and k == k else None

@@ -1,22 +1,67 @@
-"""Run sweep points on several GPUs: one worker process per visible GPU, each seeing only its own device."""
+"""Run sweep points on several GPUs: one worker process per visible GPU, each seeing only its own device.
+
+Two ways, one shape (a ``concurrent.futures`` executor for ``cl.sweep(executor=...)``): the kit's
+:class:`GPUExecutor` (a process pool on this host), or a Dask cluster with one worker per GPU (:func:`dask_cluster`,
+then ``client.get_executor()``), which is how a sweep moves on to several hosts. Warm workers (``warm=True`` /
+:func:`warm_dask`) import torch and cuDNN and start CUDA before the first point, so points do not wait on start-up;
+plans and ceilings come from the disk caches (``gpu/cache.py``, ``gpu/ceilings.py``) that all workers share.
+"""
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
+import time
 from typing import Any
 
+__all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask"]
 
-def _pin(queue: Any) -> None:
+_BARRIER: Any = None
+
+
+def _pin(queue: Any, barrier: Any = None) -> None:
     # Each worker takes one GPU index and hides the others before torch initializes CUDA.
+    global _BARRIER
     os.environ["CUDA_VISIBLE_DEVICES"] = str(queue.get())
+    _BARRIER = barrier
+
+
+def warm_worker() -> dict[str, Any]:
+    """Import torch, cuDNN and the kit's GPU layer, start CUDA and a cuDNN handle on device 0 (the worker's GPU).
+
+    Returns what the worker is and how long warming took. Safe to call more than once.
+    """
+    t0 = time.perf_counter()
+    import torch
+
+    from . import run_records  # noqa: F401 - registers the plan sources
+    from .device import device_info
+    from .session import _handle
+
+    torch.cuda.init()
+    _handle(0)
+    info = device_info(0)
+    import cudnn_lab.results  # noqa: F401 - the results layer every point returns through
+
+    return {"pid": os.getpid(), "visible": os.environ.get("CUDA_VISIBLE_DEVICES"), "gpu": info["gpu"],
+            "warm_s": time.perf_counter() - t0}
+
+
+def _warm_pool_worker(timeout: float) -> dict[str, Any]:
+    if _BARRIER is not None:  # one task per worker: each waits until every worker holds one
+        _BARRIER.wait(timeout)
+    return warm_worker()
 
 
 class GPUExecutor(cf.ProcessPoolExecutor):
-    """A process pool with one worker per GPU (``gpus`` indices, default all visible), for ``sweep(executor=...)``."""
+    """A process pool with one worker per GPU (``gpus`` indices, default all visible), for ``sweep(executor=...)``.
 
-    def __init__(self, gpus: list[int] | None = None) -> None:
+    ``warm=True`` starts every worker and warms it (:func:`warm_worker`) before returning; :meth:`warm` does the
+    same later. ``warmed`` holds each worker's report.
+    """
+
+    def __init__(self, gpus: list[int] | None = None, *, warm: bool = False) -> None:
         if gpus is None:
             import torch
 
@@ -30,4 +75,52 @@ class GPUExecutor(cf.ProcessPoolExecutor):
         for g in gpus:
             queue.put(g)
         self.gpus = list(gpus)
-        super().__init__(max_workers=len(gpus), mp_context=ctx, initializer=_pin, initargs=(queue,))
+        self.warmed: list[dict[str, Any]] = []
+        super().__init__(max_workers=len(gpus), mp_context=ctx, initializer=_pin,
+                         initargs=(queue, ctx.Barrier(len(gpus))))
+        if warm:
+            self.warm()
+
+    def warm(self, timeout: float = 600.0) -> list[dict[str, Any]]:
+        """Start every worker (one per GPU) and warm it; returns the workers' reports."""
+        futures = [self.submit(_warm_pool_worker, timeout) for _ in self.gpus]
+        self.warmed = [f.result(timeout=timeout) for f in futures]
+        return self.warmed
+
+
+def dask_cluster(gpus: list[int] | None = None) -> Any:
+    """A local Dask cluster with one single-threaded worker per GPU, each seeing only its GPU.
+
+    dask-cuda's ``LocalCUDACluster`` where it is installed; else ``distributed`` workers (nannies) each started with
+    its own ``CUDA_VISIBLE_DEVICES``. Use ``distributed.Client(cluster).get_executor()`` as the sweep's executor.
+    """
+    if gpus is None:
+        import torch
+
+        gpus = list(range(torch.cuda.device_count()))
+    if not gpus:
+        from ..errors import NoGPUError
+
+        raise NoGPUError("a Dask GPU cluster needs at least one visible GPU")
+    try:
+        from dask_cuda import LocalCUDACluster
+
+        return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, gpus)), threads_per_worker=1,
+                                dashboard_address=None)
+    except ImportError:
+        pass
+    from ..errors import MissingDependencyError
+
+    try:
+        from distributed import Nanny, Scheduler, SpecCluster
+    except ImportError:
+        raise MissingDependencyError("Dask's 'distributed' package", "Install it: pip install distributed") from None
+    workers = {f"gpu{g}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(g)}}}
+               for g in gpus}
+    return SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}},
+                       name="cudnn_lab-gpus")
+
+
+def warm_dask(client: Any) -> dict[str, Any]:
+    """Warm every worker of a Dask client's cluster (:func:`warm_worker` on each); returns reports by worker."""
+    return client.run(warm_worker)

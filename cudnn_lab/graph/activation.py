@@ -24,7 +24,8 @@ CLASSIC_ACTIVATION_MODES: dict[str, tuple[str, int]] = {
 NO_GRAPH_SUMMARY = (
     "A standalone activation is not a graph of the cuDNN graph API here: its pointwise nodes fuse after a conv or "
     "matmul (ConvSpec/MatmulSpec epilogue=...). cl.run() runs this ActivationSpec through cuDNN's classic "
-    "cudnnActivationForward instead (one plan row, 'classic cudnnActivationForward'); cl.drawing(spec) draws it.")
+    "cudnnActivationForward instead (one plan row, 'classic cudnnActivationForward'); "
+    "cudnn_lab.graph.drawing(spec) draws it.")
 
 
 @RECIPES.register(ActivationSpec)

@@ -35,8 +35,12 @@ def build_pygraph(recipe: Recipe, handle: Any = None) -> tuple[Any, dict[str, An
     for t in recipe.inputs:
         tensors[t.name] = graph.tensor(name=t.name, dim=list(t.dims), stride=list(t.strides), data_type=dt[t.dtype],
                                        is_pass_by_value=t.value is not None)
+    for t in recipe.inputs:
+        if t.ragged_offset:
+            tensors[t.name].set_ragged_offset(tensors[t.ragged_offset])
     for op in recipe.ops:
-        args = {kw: tensors[name] for kw, name in op.inputs}
+        args = {kw: [tensors[n] for n in name] if isinstance(name, list) else tensors[name]
+                for kw, name in op.arguments()}
         params = {k: resolve(v, cudnn) for k, v in op.params}
         result = getattr(graph, op.method)(**args, **params, name=op.name)
         results = result if isinstance(result, (list, tuple)) else (result,)
@@ -47,5 +51,7 @@ def build_pygraph(recipe: Recipe, handle: Any = None) -> tuple[Any, dict[str, An
             out.set_name(decl.name).set_dim(list(decl.dims)).set_stride(list(decl.strides))
             if decl.role == "output":
                 out.set_output(True).set_data_type(dt[decl.dtype])
+            if decl.ragged_offset:
+                out.set_ragged_offset(tensors[decl.ragged_offset])
             tensors[decl.name] = out
     return graph, tensors

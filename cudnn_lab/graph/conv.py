@@ -7,6 +7,7 @@ from ..specs import ConvSpec
 from ..specs.base import pair
 from .epilogue import epilogue_code, with_epilogue
 from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .fp8 import scaled_recipe, scaled_reference_code
 from .labgraph import frontend_drawing
 from .recipe import OpDecl, Recipe, TensorDecl, data_type
 
@@ -25,6 +26,8 @@ def recipe(spec: ConvSpec) -> Recipe:
               ("compute_data_type", data_type(spec.compute_dtype)))
     method = f"conv_{spec.direction}"
     main = OpDecl(method, method, tuple(zip(_PORTS[spec.direction], ins)), params, out)
+    if spec.fp8:
+        return scaled_recipe(spec, main, ("X", "W"))
     return with_epilogue(spec, tensors, main)
 
 
@@ -33,6 +36,8 @@ def reference_code(spec: ConvSpec) -> list[str]:
     """The script's float64 reference: ``conv2d`` or the gradient functions of ``torch.nn.grad``, then the epilogue."""
     geo = (f"stride={list(pair(spec.stride))}, padding={list(pair(spec.padding))}, "
            f"dilation={list(pair(spec.dilation))}, groups={spec.groups}")
+    if spec.fp8:
+        return scaled_reference_code(f"torch.nn.functional.conv2d(a, b, {geo})", ("X", "W"))
     if spec.direction == "fprop":
         lines = [f"y = torch.nn.functional.conv2d(inputs['X'].double(), inputs['W'].double(), {geo})"]
     elif spec.direction == "dgrad":

@@ -11,7 +11,8 @@ import dataclasses
 from typing import Any
 
 #: The kit's dtype names and cuDNN's ``data_type`` members.
-CUDNN_DTYPES = {"fp32": "FLOAT", "fp16": "HALF", "bf16": "BFLOAT16", "fp64": "DOUBLE"}
+CUDNN_DTYPES = {"fp32": "FLOAT", "fp16": "HALF", "bf16": "BFLOAT16", "fp64": "DOUBLE", "fp8_e4m3": "FP8_E4M3",
+                "fp8_e5m2": "FP8_E5M2", "int32": "INT32", "int64": "INT64"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +41,8 @@ class TensorDecl:
     role: str
     #: a host-side scalar passed by value (epsilon, momentum), with its fixed value
     value: float | None = None
+    #: the tensor of cuDNN ragged offsets ([batch + 1, 1, 1, 1] int64) this one is packed by (ragged attention)
+    ragged_offset: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +63,19 @@ class OpDecl:
     @property
     def results(self) -> tuple[str, ...]:
         return (self.output, *self.extra_outputs)
+
+    def arguments(self) -> list[tuple[str, str | list[str]]]:
+        """The call's tensor keywords and names; a keyword written ``kw[]`` is a list port (concatenate's
+        ``inputs``): its tensors, in order, go as one list under ``kw``."""
+        out: dict[str, str | list[str]] = {}
+        for kw, name in self.inputs:
+            if kw.endswith("[]"):
+                listed = out.setdefault(kw[:-2], [])
+                assert isinstance(listed, list)
+                listed.append(name)
+            else:
+                out[kw] = name
+        return list(out.items())
 
 
 @dataclasses.dataclass(frozen=True)

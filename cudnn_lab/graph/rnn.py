@@ -47,8 +47,8 @@ CELL_EQUATIONS: dict[str, tuple[str, ...]] = {
 NO_GRAPH_SUMMARY = (
     "Recurrent networks are not in the cuDNN graph API (frontend 1.32 has no RNN node). cl.run() runs this RnnSpec "
     "through cuDNN's classic RNN API instead (cudnnSetRNNDescriptor_v8, cudnnRNNForward; for direction='bwd' also "
-    "cudnnRNNBackwardData_v8 and cudnnRNNBackwardWeights_v8), one plan row per algorithm; cl.drawing(spec) draws "
-    "the cells and the weight layout.")
+    "cudnnRNNBackwardData_v8 and cudnnRNNBackwardWeights_v8), one plan row per algorithm; "
+    "cudnn_lab.graph.drawing(spec) draws the cells and the weight layout.")
 #: Weight-space rows drawn before the table says how many more there are.
 MAX_TABLE_ROWS = 32
 

@@ -11,7 +11,9 @@ from ..specs import Spec
 from .families import reference_code
 from .recipe import CUDNN_DTYPES, Recipe
 
-_TORCH_DTYPES = {"fp32": "torch.float32", "fp16": "torch.float16", "bf16": "torch.bfloat16", "fp64": "torch.float64"}
+_TORCH_DTYPES = {"fp32": "torch.float32", "fp16": "torch.float16", "bf16": "torch.bfloat16", "fp64": "torch.float64",
+                 "fp8_e4m3": "torch.float8_e4m3fn", "fp8_e5m2": "torch.float8_e5m2", "int32": "torch.int32",
+                 "int64": "torch.int64"}
 
 
 def _enum_dt(name: str) -> str:
@@ -32,8 +34,12 @@ def _builder(recipe: Recipe) -> str:
         by_value = ", is_pass_by_value=True" if t.value is not None else ""
         lines.append(f"    tensors[{t.name!r}] = graph.tensor(name={t.name!r}, dim={list(t.dims)}, "
                      f"stride={list(t.strides)}, data_type={_enum_dt(t.dtype or recipe.io_dtype)}{by_value})")
+    for t in recipe.inputs:
+        if t.ragged_offset:
+            lines.append(f"    tensors[{t.name!r}].set_ragged_offset(tensors[{t.ragged_offset!r}])")
     for op in recipe.ops:
-        args = [f"{kw}=tensors[{name!r}]" for kw, name in op.inputs]
+        args = [f"{kw}=[{', '.join(f'tensors[{n!r}]' for n in name)}]" if isinstance(name, list)
+                else f"{kw}=tensors[{name!r}]" for kw, name in op.arguments()]
         args += [f"{k}={v!r}" for k, v in op.params]
         args.append(f"name={op.name!r}")
         names = [n or "_" for n in op.results]
@@ -48,6 +54,8 @@ def _builder(recipe: Recipe) -> str:
                          f".set_stride({list(decl.strides)})")
             if decl.role == "output":
                 lines.append(f"    {var}.set_output(True).set_data_type({_enum_dt(decl.dtype or recipe.io_dtype)})")
+            if decl.ragged_offset:
+                lines.append(f"    {var}.set_ragged_offset(tensors[{decl.ragged_offset!r}])")
             lines.append(f"    tensors[{decl.name!r}] = {var}")
     lines.append("    return graph, tensors")
     return "\n".join(lines)

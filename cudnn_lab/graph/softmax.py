@@ -23,7 +23,7 @@ CLASSIC_SOFTMAX_MODES: dict[str, tuple[str, int]] = {
 NO_GRAPH_SUMMARY = (
     "Softmax is not a node of the cuDNN graph API (cuDNN fuses a softmax only inside its SDPA node). cl.run() runs "
     "this SoftmaxSpec through cuDNN's classic cudnnSoftmaxForward instead (one plan row, 'classic "
-    "cudnnSoftmaxForward'); cl.drawing(spec) draws it.")
+    "cudnnSoftmaxForward'); cudnn_lab.graph.drawing(spec) draws it.")
 
 
 @RECIPES.register(SoftmaxSpec)

@@ -25,7 +25,7 @@ NO_GRAPH_SUMMARY = (
     "A layout or dtype conversion on its own is not a graph of the cuDNN graph API here (its structural nodes run "
     "standalone from cuDNN 9.22.0). cl.run() runs this TransformSpec through cuDNN's classic cudnnTransformTensor "
     "instead (one plan row, 'classic cudnnTransformTensor'): the same copy an NCHW convolution plan makes with its "
-    "nchwToNhwcKernel; cl.drawing(spec) draws it.")
+    "nchwToNhwcKernel; cudnn_lab.graph.drawing(spec) draws it.")
 
 
 def needs(spec: TransformSpec) -> tuple[int, str, str] | None:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..results import metrics
 from ..results.metrics import is_finite
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLOR, cudnn_version, empty,
-                    engine_colors, fmt, outline, require_plan, require_run, sizes, us, verdict_of)
+                    engine_colors, fitted, fmt, legend_line, log_ticks, outline, require_plan, require_run, sizes, title_block, us,
+                    verdict_of)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -41,11 +42,12 @@ def _pick_and_best(result: RunResult, ran: pd.DataFrame) -> tuple[str | None, st
 
 
 def _title(result: RunResult, what: str, extra: str = "") -> dict[str, Any]:
+    """What is drawn, then the problem, then the GPU and cuDNN version (and ``extra``), one line each."""
     device = result.device or {}
     sub = f"{device.get('gpu', 'unknown GPU')}, cuDNN {cudnn_version(device.get('cudnn_backend'))}"
     if extra:
         sub += f"; {extra}"
-    return {"text": f"{what}: {result.spec.label()}<br><sup>{sub}</sup>", "x": 0.0, "xanchor": "left"}
+    return title_block(what, result.spec.label(), sub)
 
 
 def _hover(row: Any, *extra: str) -> str:
@@ -65,6 +67,7 @@ def _no_plan_text(result: RunResult) -> str:
     return f"no plan ran ({n} proposed); see .plans['status'] and .plans['error']"
 
 
+@fitted
 def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
     """One bar per plan that ran, sorted by median latency (us), with +-IQR/2 error bars, coloured by engine.
 
@@ -97,11 +100,11 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
 
     top = float((ran["median_ms"] + ran["iqr_ms"].fillna(0) / 2).max() * 1e3)
     labels = {"benchmark_off_ms": "PyTorch (cudnn.benchmark off)", "benchmark_on_ms": "PyTorch (cudnn.benchmark on)"}
-    for (key, label), pos in zip(labels.items(), ("top left", "top right")):
+    for (key, label), dash in zip(labels.items(), ("dash", "dot")):
         ms = (result.torch or {}).get(key)
-        if is_finite(ms):
-            fig.add_hline(y=float(ms) * 1e3, line_dash="dash", line_color="#444", line_width=1.5, name=label,
-                          annotation_text=f"{label}: {float(ms) * 1e3:.1f} us", annotation_position=pos)
+        if is_finite(ms):  # named in the legend (a label on the line would cover bars)
+            fig.add_hline(y=float(ms) * 1e3, line_dash=dash, line_color="#444", line_width=1.5, name=label)
+            legend_line(fig, f"{label}: {float(ms) * 1e3:.3g} µs", {"dash": dash, "color": "#444", "width": 1.5})
             top = max(top, float(ms) * 1e3)
 
     low = float(ran["median_ms"].min() * 1e3)
@@ -121,13 +124,15 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
     fig.update_xaxes(title_text="plan, sorted by median latency" + (" (hover for names)" if many else ""),
                      type="category", categoryorder="array", categoryarray=order, showticklabels=not many)
     if log_y:
-        fig.update_yaxes(title_text="median latency per call (us, log)", type="log",
-                         range=[math.log10(low * 0.7), math.log10(top * 3)])
+        lo, hi = low * 0.7, top * 3
+        fig.update_yaxes(title_text="median latency per call (µs, log)", type="log",
+                         range=[math.log10(lo), math.log10(hi)], **log_ticks(lo, hi))
     else:
-        fig.update_yaxes(title_text="median latency per call (us)", range=[0, top * 1.3 if top > 0 else 1])
+        fig.update_yaxes(title_text="median latency per call (µs)", range=[0, top * 1.3 if top > 0 else 1])
     return fig
 
 
+@fitted
 def heuristic_vs_measured(result: RunResult, selected: str | None = None) -> go.Figure:
     """Heuristic rank (x) against measured rank by median (y, 1 = fastest) for the plans that ran.
 
@@ -169,6 +174,7 @@ def heuristic_vs_measured(result: RunResult, selected: str | None = None) -> go.
     return fig
 
 
+@fitted
 def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure:
     """Relative L2 error of each plan that ran (log y), green where it passes cuDNN's band and red where not.
 
@@ -220,25 +226,24 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
             hoverinfo="text", customdata=list(group["plan"])))
 
     names = {"torch": "PyTorch band", "cudnn": "cuDNN band"}
-    for (key, band), pos in zip(bands.items(), ("left", "right")):
+    for key, band in bands.items():
         label = f"{names.get(key, key)} rtol {band.rtol:.3g}"
-        fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=band.rtol, y1=band.rtol,
-                      line={"dash": "dash", "color": "#555" if key == "torch" else "#1f77b4", "width": 1.5},
+        line = {"dash": "dash" if key == "torch" else "dot", "color": "#555" if key == "torch" else "#1f77b4",
+                "width": 1.5}
+        fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=band.rtol, y1=band.rtol, line=line,
                       name=label)
-        # Annotations on a log axis take log10 of the value (shapes take the value itself).
-        fig.add_annotation(xref="x domain", x=0 if pos == "left" else 1, xanchor=pos, yref="y",
-                           y=math.log10(band.rtol), yanchor="bottom", text=label, showarrow=False,
-                           font={"size": 11})
+        legend_line(fig, label, line)  # named in the legend, not over the points
 
     many = len(ran) > 16
     fig.update_xaxes(title_text="plan, sorted by median latency" + (" (hover for names)" if many else ""),
                      type="category", categoryorder="array", categoryarray=list(ran["plan"]),
                      showticklabels=not many)
-    fig.update_yaxes(title_text="relative L2 error ||out - ref|| / ||ref|| (no unit)", type="log",
-                     range=[math.log10(low) - 0.3, math.log10(high) + 0.3])
+    fig.update_yaxes(title_text="relative L2 error ||out − ref|| / ||ref|| (no unit)", type="log",
+                     range=[math.log10(low) - 0.3, math.log10(high) + 0.3], **log_ticks(low, high))
     return fig
 
 
+@fitted
 def error_histogram(result: RunResult, plan: str | None = None) -> go.Figure:
     """Histogram of one plan's element-wise log10 |out - ref| (``result.histograms[plan]``), default the pick.
 
@@ -251,7 +256,7 @@ def error_histogram(result: RunResult, plan: str | None = None) -> go.Figure:
     fig = go.Figure()
     if plan is None:
         plan = _pick_and_best(result, _ran(result))[0]
-    fig.update_layout(title=_title(result, f"Absolute error of {plan}" if plan else "Absolute error"),
+    fig.update_layout(title=_title(result, "Absolute error per element", f"plan {plan}" if plan else ""),
                       template="plotly_white", showlegend=False)
     hist = (getattr(result, "histograms", None) or {}).get(plan) if plan else None
     edges = [float(e) for e in (hist or {}).get("edges", [])]
@@ -285,6 +290,7 @@ def error_histogram(result: RunResult, plan: str | None = None) -> go.Figure:
     return fig
 
 
+@fitted
 def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
     """Log-log roofline: each plan that ran at (FLOP/byte, TFLOP/s) under the measured compute and memory roofs.
 
@@ -348,6 +354,10 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
                                      hoverinfo="text"))
 
     fig.update_xaxes(title_text="arithmetic intensity (FLOP/byte)", type="log",
-                     range=[math.log10(x_lo), math.log10(x_hi)])
+                     range=[math.log10(x_lo), math.log10(x_hi)], **log_ticks(x_lo, x_hi))
+    ys = [float(v) for t in fig.data for v in (t.y or ()) if v is not None and is_finite(v) and float(v) > 0]
+    if ys:
+        y_lo, y_hi = min(ys) / 2, max(ys) * 2
+        fig.update_yaxes(range=[math.log10(y_lo), math.log10(y_hi)], **log_ticks(y_lo, y_hi))
     fig.update_yaxes(title_text="throughput (TFLOP/s)", type="log")
     return fig

@@ -28,7 +28,7 @@ SELECTED_LINE_COLOR, LINE_COLOR = "black", "rgba(40, 40, 40, 0.5)"
 PASS_COLOR, FAIL_COLOR, UNKNOWN_COLOR = "#2ca02c", "#d62728", "#7f7f7f"
 #: Sweep figures: what 'which' draws, and the y axes sweep_latency offers (column -> name, title, scale).
 WHICH_TEXT = {"pick": "heuristic's pick", "best": "best plan", "all": "every plan"}
-Y_AXES = {"median_ms": ("latency", "median latency per call (us)", 1e3),
+Y_AXES = {"median_ms": ("latency", "median latency per call (µs)", 1e3),
           "tflops": ("throughput", "throughput (TFLOP/s)", 1.0),
           "gbps": ("bandwidth", "bandwidth at minimal bytes (GB/s)", 1.0)}
 NHWC_FASTER_SCALE = "RdBu"  # red: NCHW faster (ratio < 1), blue: NHWC faster (ratio > 1)
@@ -276,7 +276,7 @@ def sweep_title(frame: Any, what: str, extra: str = "") -> dict[str, Any]:
     sub = " vs ".join(devices) if devices else "unknown GPU, cuDNN unknown"
     if extra:
         sub += f"; {extra}"
-    return {"text": f"{head}<br><sup>{sub}</sup>", "x": 0.0, "xanchor": "left"}
+    return title_block(head, sub)
 
 
 def sweep_hover(row: Any, *extra: str) -> str:
@@ -286,8 +286,8 @@ def sweep_hover(row: Any, *extra: str) -> str:
     lines = [f"<b>{cell_text(get('label')) or cell_text(get('point_id')) or 'point'}</b>",
              f"plan {cell_text(get('plan')) or 'n/a'}, engine {fmt(get('engine_id'), '.0f')}",
              f"knobs {cell_text(get('knobs')) or '{}'}",
-             f"median {fmt(float(med) * 1e3 if is_finite(med) else None, '.2f', ' us')}, "
-             f"IQR {fmt(float(iqr) * 1e3 if is_finite(iqr) else None, '.2f', ' us')}", *extra]
+             f"median {fmt(float(med) * 1e3 if is_finite(med) else None, '.2f', ' µs')}, "
+             f"IQR {fmt(float(iqr) * 1e3 if is_finite(iqr) else None, '.2f', ' µs')}", *extra]
     return "<br>".join(lines)
 
 
@@ -354,5 +354,73 @@ def geomean(values: list[float]) -> float:
 
 
 def us(ms: Any) -> str:
-    """A latency in ms shown in us ('12.34 us'), or 'n/a'."""
-    return fmt(float(ms) * 1e3 if is_finite(ms) else None, ".2f", " us")
+    """A latency in ms shown in µs ('12.34 µs'), or 'n/a'."""
+    return fmt(float(ms) * 1e3 if is_finite(ms) else None, ".2f", " µs")
+
+
+# ------------------------------------------------------------------------------------------------ layout for any width
+
+#: Legend under the plot, in rows (a legend on the right takes a third of a 430 px pane and hides nothing less).
+LEGEND_BELOW: dict[str, Any] = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom",
+                                "xref": "container", "x": 0.0, "xanchor": "left", "title": {"side": "top"},
+                                "font": {"size": 11}}
+FONT_SIZE = 12
+
+
+def title_block(what: str, *lines: str) -> dict[str, Any]:
+    """A title: ``what`` on its first line, then each non-empty line in a smaller font (problem, device, counts).
+    Short lines wrap less: a figure is as wide as its pane, 430 px in a narrow Lab."""
+    subs = "".join(f"<br><span style='font-size:11px'>{line}</span>" for line in lines if line)
+    return {"text": f"{what}{subs}", "x": 0.0, "xanchor": "left", "xref": "paper", "font": {"size": 15}}
+
+
+def fit_width(fig: go.Figure) -> go.Figure:
+    """The layout every figure ends with: no fixed width (it fills its pane, notebook or page), the legend under
+    the plot, room above for the title's lines."""
+    title = fig.layout.title.text or ""
+    lines = title.count("<br>") + 1 if title else 0
+    fig.update_layout(width=None, autosize=True, legend=LEGEND_BELOW, font={"size": FONT_SIZE},
+                      margin={"l": 64, "r": 24, "t": 28 + 19 * lines, "b": 40, "autoexpand": True},
+                      hoverlabel={"font_size": 11}, title_automargin=False)
+    return fig
+
+
+def fitted(make: Any) -> Any:
+    """Decorator: the figure function's result goes through :func:`fit_width` (every return path)."""
+    import functools
+
+    @functools.wraps(make)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fit_width(make(*args, **kwargs))
+
+    return wrapper
+
+
+def legend_line(fig: go.Figure, name: str, line: dict[str, Any]) -> None:
+    """A legend entry for a line drawn as a shape (``add_hline``): shapes in a legend stop it from wrapping into
+    rows, so the entry is an empty line trace with the shape's style."""
+    import plotly.graph_objects as go
+
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=line, hoverinfo="skip"))
+
+
+def nice_number(v: float) -> str:
+    """A tick label without float noise: 0.5, 2, 10, 1000, 1e-05 -> '1e-5'."""
+    if v == 0:
+        return "0"
+    if abs(v) >= 1e5 or abs(v) < 1e-2:
+        mant, exp = f"{v:.0e}".split("e")
+        return f"{mant}e{int(exp)}"
+    return f"{v:g}"
+
+
+def log_ticks(lo: float, hi: float, text: Any = nice_number) -> dict[str, Any]:
+    """Ticks for a log axis from ``lo`` to ``hi`` (data units): 1-2-5 steps over up to two decades, powers of ten
+    beyond (every other one past eight decades), labelled by ``text`` (plain numbers, never 0.295 or '2' alone)."""
+    lo, hi = max(float(lo), 1e-300), max(float(hi), 1e-300)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    steps = (1, 2, 5) if last - first <= 2 else (1,)
+    stride = 2 if last - first > 8 else 1
+    vals = [m * 10.0 ** e for e in range(first, last + 1) if (e - first) % stride == 0 for m in steps]
+    vals = [v for v in vals if lo * 0.999 <= v <= hi * 1.001]
+    return {"tickvals": vals, "ticktext": [text(v) for v in vals]}

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..results import metrics
 from ..results.metrics import (cell_text, is_finite, point_key, row_gbps, row_tflops, sweep_chosen, sweep_ran)
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, MARKER_SIZE, PASS_COLOR, UNKNOWN_COLOR, WHICH_TEXT, Y_AXES,
-                    annotation_x, column, empty, field_name, fmt, group_colors, group_name, group_palette,
-                    log_span, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
+                    annotation_x, column, empty, field_name, fitted, fmt, group_colors, group_name, group_palette,
+                    log_span, log_ticks, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
                     sorted_values, split_groups, sweep_hover, sweep_title, verdict_of)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,6 +31,7 @@ def _y_value(row: Any, y: str) -> float | None:
     return row_tflops(row) if y == "tflops" else row_gbps(row)
 
 
+@fitted
 def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "median_ms",
                   which: str = "pick") -> go.Figure:
     """Latency (us), or with ``y='tflops'`` TFLOP/s (``'gbps'``: GB/s), against a spec field ``x`` of a sweep.
@@ -82,8 +83,12 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
         fig.update_layout(title=sweep_title(frame, f"{what.capitalize()} along {x} ({WHICH_TEXT[which]})", note))
     if ccol is not None:
         fig.update_layout(legend_title_text=field_name(ccol))
-    if numeric_x:
-        fig.update_xaxes(type="log" if log_span(rows[xcol]) else "linear")
+    if numeric_x and log_span(rows[xcol]):
+        xs = [float(v) for v in rows[xcol]]
+        fig.update_xaxes(type="log", range=[math.log10(min(xs) / 1.5), math.log10(max(xs) * 1.5)],
+                         **log_ticks(min(xs) / 1.5, max(xs) * 1.5))
+    elif numeric_x:
+        fig.update_xaxes(type="linear")
     else:
         fig.update_xaxes(type="category", categoryorder="array", categoryarray=sorted_values(rows[xcol]))
     fig.update_xaxes(title_text=f"{field_name(xcol)} (spec field)" if xcol.startswith("spec_") else xcol)
@@ -91,6 +96,7 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
     return fig
 
 
+@fitted
 def sweep_roofline(frame: Any, *, which: str = "best") -> go.Figure:
     """Log-log roofline of a sweep: each point's chosen plan at (FLOP/byte, TFLOP/s), coloured by op.
 
@@ -167,11 +173,15 @@ def sweep_roofline(frame: Any, *, which: str = "best") -> go.Figure:
                                     cell_text(r.get("gpu")) or "unknown GPU") for _, r in group.iterrows()],
             hoverinfo="text", customdata=list(group[point_key(group)])))
     fig.update_xaxes(title_text="arithmetic intensity (FLOP/byte, at minimal bytes)", type="log",
-                     range=[math.log10(x_lo), math.log10(x_hi)])
-    fig.update_yaxes(title_text="throughput (TFLOP/s)", type="log")
+                     range=[math.log10(x_lo), math.log10(x_hi)], **log_ticks(x_lo, x_hi))
+    ys = [float(v) for v in rows["_y"]] + [p for _, p, _ in roofs if p]
+    y_lo, y_hi = min(ys) / 3, max(ys) * 2
+    fig.update_yaxes(title_text="throughput (TFLOP/s)", type="log", range=[math.log10(y_lo), math.log10(y_hi)],
+                     **log_ticks(y_lo, y_hi))
     return fig
 
 
+@fitted
 def regret_along(frame: Any, x: str, *, color: str | None = None) -> go.Figure:
     """The heuristic's regret (pick median / best median; 1 = it chose the fastest) per point along spec field x.
 
@@ -208,7 +218,7 @@ def regret_along(frame: Any, x: str, *, color: str | None = None) -> go.Figure:
             line={"color": colors.get(value, UNKNOWN_COLOR) if ccol else "#1f77b4"},
             marker={"size": MARKER_SIZE - 2},
             hovertext=[sweep_hover(r, f"regret {r['regret']:.3f}x",
-                                    f"best {r['best_plan']}: {r['best_ms'] * 1e3:.2f} us")
+                                    f"best {r['best_plan']}: {r['best_ms'] * 1e3:.2f} µs")
                        for _, r in group.iterrows()],
             hoverinfo="text", customdata=list(group[point_key(group)])))
         prev = None
@@ -245,6 +255,7 @@ def regret_along(frame: Any, x: str, *, color: str | None = None) -> go.Figure:
     return fig
 
 
+@fitted
 def error_by_dtype(frame: Any) -> go.Figure:
     """Relative L2 error of every plan that ran, per dtype (box and points, log y), with cuDNN's band per dtype.
 
@@ -310,6 +321,6 @@ def error_by_dtype(frame: Any) -> go.Figure:
                        for d, b in zip(banded, bands)], hoverinfo="text"))
     fig.update_xaxes(title_text="data type (spec dtype)", type="category", categoryorder="array",
                      categoryarray=dtypes)
-    fig.update_yaxes(title_text="relative L2 error ||out - ref|| / ||ref|| (no unit)", type="log",
-                     range=[math.log10(low) - 0.3, math.log10(high) + 0.3])
+    fig.update_yaxes(title_text="relative L2 error ||out − ref|| / ||ref|| (no unit)", type="log",
+                     range=[math.log10(low) - 0.3, math.log10(high) + 0.3], **log_ticks(low, high))
     return fig

@@ -1,10 +1,10 @@
 """The PyTorch side of every problem: real-layout random inputs, NaN-poisoned outputs, the float64 reference and
 the same op in PyTorch eager (for timing).
 
-Each op family has a module here (``conv``, ``matmul``, ``sdpa``, ``norm``, ``pool``) that registers its
-functions in :data:`~.families.REFERENCES`; the functions below dispatch by the spec's class and guard the host's
-memory before anything is allocated. torch is imported inside the functions that need it, so importing this package
-stays cheap.
+Each op family has a module here (``conv``, ``matmul``, ``sdpa``, ``norm``, ``pool``, ``softmax``, ``activation``,
+``transform``, ``rnn``, ``fusion``) that registers its functions in :data:`~.families.REFERENCES`; the functions
+below dispatch by the spec's class and guard the host's memory before anything is allocated. torch is imported
+inside the functions that need it, so importing this package stays cheap.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SpecError
 from ..specs import Spec
-from . import conv, matmul, norm, pool, sdpa  # noqa: F401 - each registers its family
+# Each registers its family.
+from . import activation, conv, fusion, matmul, norm, pool, rnn, sdpa, softmax, transform  # noqa: F401
 from .common import CPU_FLOP_LIMIT, HOST_MEMORY_SHARE, check_host_memory, check_inputs, host_bytes
 from .families import REFERENCES, Reference
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CPU_FLOP_LIMIT", "HOST_MEMORY_SHARE", "REFERENCES", "Reference", "check_inputs", "input_names",
            "make_inputs", "make_output", "make_outputs", "reference", "reference_outputs", "tensor_strides",
-           "torch_eager", "torch_op"]
+           "torch_eager", "torch_op", "comparable_outputs", "quantization_report"]
 
 
 def _family(spec: Any) -> Reference:
@@ -103,3 +104,19 @@ def torch_eager(spec: Spec, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limi
                 ) -> torch.Tensor:
     """The op's main result in PyTorch eager, native dtype: what a PyTorch user would get."""
     return torch_op(spec, inputs, cpu_flop_limit=cpu_flop_limit)()
+
+
+def comparable_outputs(spec: Spec, outputs: Mapping[str, torch.Tensor], inputs: Mapping[str, torch.Tensor]
+                       ) -> Mapping[str, torch.Tensor]:
+    """The outputs as :func:`reference_outputs` states them: FP8 outputs dequantized, rows a padding mask leaves
+    undefined zeroed; the outputs themselves for families that need no such step."""
+    fn = _family(spec).comparable
+    out = fn(spec, outputs, inputs) if fn is not None else None
+    return outputs if out is None else out
+
+
+def quantization_report(spec: Spec, inputs: Mapping[str, torch.Tensor], *, seed: int = 0) -> dict[str, Any] | None:
+    """For an FP8 problem: what quantizing its inputs cost, per input (scale, amax, rel L2, clipped, flushed) and in
+    the output (``output_rel_l2``: float64 from the FP8 values vs from the float data); None otherwise."""
+    fn = _family(spec).quantization
+    return fn(spec, inputs, seed=seed) if fn is not None else None

@@ -27,7 +27,8 @@ HOST_MEMORY_SHARE = 0.25
 #: as much again for temporaries (3 x 8 bytes); the inputs and outputs in their own dtype come on top.
 REFERENCE_BYTES_PER_ELEMENT = 24
 
-TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+                "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2", "int32": "int32", "int64": "int64"}
 
 
 def torch_dtype(name: str) -> torch.dtype:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..specs import ConvSpec
 from ..specs.base import pair
-from . import epilogue
+from . import epilogue, fp8
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,5 +44,6 @@ def make_inputs(spec: ConvSpec, *, device: Any = "cpu", seed: int = 0) -> dict[s
 
 reference_outputs, torch_op = epilogue.functions(compute, "n")
 
-REFERENCES.add(ConvSpec, Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, reference_outputs,
-                                   torch_op))
+_PLAIN = Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, reference_outputs, torch_op)
+# FP8 (spec.fp8, forward only): quantized X and W with their descales, the reference from the same FP8 values.
+REFERENCES.add(ConvSpec, fp8.dispatch(_PLAIN, fp8.fp8_family(compute, fan_in, "n")))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import SpecError
-from ..specs.attention_masks import DIAGONAL_ALIGNMENTS, alibi_slopes
+from ..specs.attention_masks import DIAGONAL_ALIGNMENTS, alibi_slopes, packed_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -74,13 +74,6 @@ def alibi_bias(heads: int, seq_q: int, seq_kv: int, *, dtype: torch.dtype | None
     i = torch.arange(seq_q, dtype=dt, device=device).view(-1, 1)
     j = torch.arange(seq_kv, dtype=dt, device=device).view(1, -1)
     return slopes * (j - i)
-
-
-def packed_tokens(lens: Sequence[int]) -> int:
-    """Rows a packed (ragged) buffer holds: the real tokens rounded up to a multiple of 64, at least 64, as
-    cuDNN's tests allocate (extra rows are zero on input: they are masked but still read)."""
-    total = sum(int(x) for x in lens)
-    return max(64, -(-total // 64) * 64)
 
 
 def ragged_offsets(lens: Sequence[int], row_elements: int, device: torch.device | str = "cpu") -> torch.Tensor:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs import MatmulSpec
-from . import epilogue
+from . import epilogue, fp8
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,5 +27,6 @@ def make_inputs(spec: MatmulSpec, *, device: Any = "cpu", seed: int = 0) -> dict
 
 reference_outputs, torch_op = epilogue.functions(compute, "batch")
 
-REFERENCES.add(MatmulSpec, Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, reference_outputs,
-                                     torch_op))
+_PLAIN = Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, reference_outputs, torch_op)
+# FP8 (spec.fp8): quantized operands and descales, the reference from the same FP8 values, torch._scaled_mm.
+REFERENCES.add(MatmulSpec, fp8.dispatch(_PLAIN, fp8.fp8_family(compute, lambda spec: spec.k, "batch")))

@@ -1,6 +1,9 @@
 """The PyTorch side of attention (:class:`~cudnn_lab.specs.SdpaSpec`): inputs in the real layout, NaN-poisoned
 outputs, the float64 reference (O, Stats = logsumexp, or dQ/dK/dV by autograd) and PyTorch's own SDPA.
 
+Plain attention is handled here; variants (lengths, ragged packing, bias, ALiBi, dropout, bottom-right diagonal)
+and FP8 in :mod:`.sdpa_variants`, which the functions below hand such specs to.
+
 torch is imported inside the functions that need it, so importing this module stays cheap.
 """
 
@@ -10,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..specs.sdpa import SdpaSpec
+from . import sdpa_variants as variants
 from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, empty, expect, poisoned, uniform
 from .families import REFERENCES, Reference
 
@@ -27,7 +31,8 @@ def _check_spec(spec: object) -> SdpaSpec:
 
 
 def input_names(spec: SdpaSpec) -> tuple[str, ...]:
-    """Q, K, V (and for the backward O, dO, Stats)."""
+    """Q, K, V (and for the backward O, dO, Stats), then the variants' lengths, offsets, bias, dropout tensors and
+    FP8 scalars."""
     return spec.io_names()[0]
 
 
@@ -118,6 +123,8 @@ def make_inputs(spec: SdpaSpec, *, device: Any = "cpu", seed: int = 0) -> dict[s
     import torch
 
     spec = _check_spec(spec)
+    if not variants.is_plain(spec):
+        return variants.make_inputs(spec, device=device, seed=seed)
     dev = torch.device(device)
     out = {n: _random(spec, n, seed, dev) for n in ("Q", "K", "V")}
     if spec.direction == "bwd":
@@ -131,6 +138,8 @@ def make_inputs(spec: SdpaSpec, *, device: Any = "cpu", seed: int = 0) -> dict[s
 def make_outputs(spec: SdpaSpec, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
     """Every tensor the graph writes (O [+ Stats], or dQ, dK, dV), with the graph's strides, NaN-filled."""
     spec = _check_spec(spec)
+    if not variants.is_plain(spec):
+        return variants.make_outputs(spec, device=device)
     return poisoned(spec, spec.output_names(), device)
 
 
@@ -141,6 +150,8 @@ def reference_outputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor], *, cpu_fl
     import torch
 
     spec = _check_spec(spec)
+    if not variants.is_plain(spec):
+        return variants.reference_outputs(spec, inputs, cpu_flop_limit=cpu_flop_limit)
     device = _check(spec, inputs, cpu_flop_limit)
     q, k, v = (inputs[n] for n in ("Q", "K", "V"))
     if spec.direction != "bwd":
@@ -157,12 +168,17 @@ def reference_outputs(spec: SdpaSpec, inputs: dict[str, torch.Tensor], *, cpu_fl
     return grads
 
 
-def _torch_sdpa(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """torch.nn.functional.scaled_dot_product_attention with the spec's mask, scale and head grouping."""
+def _torch_sdpa(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, attn_mask: Any = None,
+                dropout_p: float = 0.0) -> torch.Tensor:
+    """torch.nn.functional.scaled_dot_product_attention with the spec's mask, scale and head grouping (a variant's
+    ``attn_mask`` and ``dropout_p`` given)."""
     import torch.nn.functional as F
 
-    keep = _keep_mask(spec, q.device) if spec.sliding_window else None
-    kw = dict(attn_mask=keep, is_causal=spec.causal and keep is None, scale=spec.scale)
+    if attn_mask is not None:
+        kw: dict[str, Any] = dict(attn_mask=attn_mask, dropout_p=dropout_p, scale=spec.scale)
+    else:
+        keep = _keep_mask(spec, q.device) if spec.sliding_window else None
+        kw = dict(attn_mask=keep, is_causal=spec.causal and keep is None, scale=spec.scale)
     if spec.group > 1:
         try:
             return F.scaled_dot_product_attention(q, k, v, enable_gqa=True, **kw)
@@ -181,24 +197,40 @@ def torch_op(spec: SdpaSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit:
     ``torch.autograd.grad`` of O with dO as the upstream gradient (retain_graph), i.e. only the backward kernels;
     it returns dQ.
     """
-    import torch
-
     spec = _check_spec(spec)
+    if not variants.is_plain(spec):
+        check_cpu_work(spec, variants.check_buffers(spec, inputs), "batch", flop_limit=cpu_flop_limit)
+        do = variants.logical(spec, inputs, "dO").to(inputs["Q"].dtype) if spec.direction == "bwd" else None
+        return variants.torch_op(spec, inputs, lambda q, k, v, mask, p: _op(
+            spec, q, k, v, do, lambda *t: _torch_sdpa(spec, *t, attn_mask=mask, dropout_p=p)))
     _check(spec, inputs, cpu_flop_limit)
     q, k, v = (inputs[n] for n in ("Q", "K", "V"))
+    return _op(spec, q, k, v, inputs.get("dO"), lambda *t: _torch_sdpa(spec, *t))
+
+
+def _op(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor | None,
+        forward: Callable[..., torch.Tensor]) -> Callable[[], torch.Tensor]:
+    """The forward as a callable, or for the backward: the forward once (first call), then autograd.grad each call."""
+    import torch
+
     if spec.direction != "bwd":
-        return lambda: _torch_sdpa(spec, q, k, v)
-    do = inputs["dO"]
+        return lambda: forward(q, k, v)
     state: dict[str, object] = {}
 
     def backward() -> torch.Tensor:
         if "o" not in state:
             leaves = [t.detach().requires_grad_(True) for t in (q, k, v)]
             with torch.enable_grad():
-                state["o"], state["leaves"] = _torch_sdpa(spec, *leaves), leaves
+                state["o"], state["leaves"] = forward(*leaves), leaves
         return torch.autograd.grad(state["o"], state["leaves"], do, retain_graph=True)[0]
 
     return backward
 
 
-REFERENCES.add(SdpaSpec, Reference(input_names, make_inputs, make_outputs, reference_outputs, torch_op))
+def _comparable(spec: SdpaSpec, outputs: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+                ) -> dict[str, torch.Tensor] | None:
+    return None if variants.is_plain(spec) else variants.comparable(spec, outputs, inputs)
+
+
+REFERENCES.add(SdpaSpec, Reference(input_names, make_inputs, make_outputs, reference_outputs, torch_op,
+                                   comparable=_comparable, quantization=variants.quantization))

@@ -37,15 +37,17 @@ PARQUET_MAGIC = b"PAR1"
 RESULT_KEYS: dict[str, tuple[type | tuple[type, ...], bool]] = {
     "schema": (int, True), "spec": (dict, True), "plans": (list, True), "device": (dict, True),
     "torch": (dict, True), "ceilings": (dict, True), "settings": (dict, True), "warnings": (list, False),
-    "created": (str, False), "histograms": (dict, False),
+    "created": (str, False), "histograms": (dict, False), "engine_space": (dict, False),
 }
 #: Plan-row columns by JSON type (see results.run for what each means).
 INT_COLUMNS = ("heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "engine_id", "workspace_bytes", "samples",
                "calls_per_sample", "nan_count", "inf_count")
 FLOAT_COLUMNS = ("build_ms", "median_ms", "iqr_ms", "min_ms", "host_ms", "tflops", "gbps", "pct_of_ceiling",
-                 "rel_l2", "max_abs", "max_rel", "within_torch", "within_cudnn")
-BOOL_COLUMNS = ("capped", "pass_torch", "pass_cudnn")
-TEXT_COLUMNS = ("plan", "knobs", "behavior_notes", "status", "error", "timing_mode")
+                 "rel_l2", "max_abs", "max_rel", "within_torch", "within_cudnn",
+                 "kernel_count", "kernel_ms", "launch_gap_ms", "replay_over_kernel")
+BOOL_COLUMNS = ("capped", "pass_torch", "pass_cudnn", "proposed", "deterministic", "reused", "from_cache")
+TEXT_COLUMNS = ("plan", "knobs", "behavior_notes", "status", "error", "timing_mode",
+                "knob_names", "origin", "kernels", "numeric_notes")
 #: Sweep-frame columns that must hold numbers where they are filled.
 SWEEP_NUMBER_COLUMNS = (*INT_COLUMNS, *FLOAT_COLUMNS, "flops", "min_bytes", "torch_off_ms", "torch_on_ms",
                         "ceiling_tflops", "ceiling_gbps", "sm_count")
@@ -299,6 +301,11 @@ def check_result(data: Any, source: Any) -> dict[str, Any]:
                 _expect(source, f"{field}.{name}[{j}]", v, _NUMBER)
         if counts and len(edges) != len(counts) + 1:
             raise _fail(source, field, f"has {len(edges)} edges for {len(counts)} counts (needs one more edge)")
+    space = data.get("engine_space", {})
+    for i, engine in enumerate(_expect(source, "engine_space.engines", space.get("engines", []), list)):
+        _expect(source, f"engine_space.engines[{i}]", engine, dict)
+        _expect(source, f"engine_space.engines[{i}].engine_id", engine.get("engine_id"), int)
+        _expect(source, f"engine_space.engines[{i}].knobs", engine.get("knobs", []), list)
     return data
 
 

@@ -19,9 +19,12 @@ import math
 from typing import Any
 
 __all__ = ["is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput", "intensity", "ridge", "roof",
-           "pct_of_roof", "ran", "timed", "pick", "best", "regret", "point_key", "sweep_ran", "sweep_chosen",
+           "pct_of_roof", "ran", "timed", "pick", "best", "tied_with_best", "TIE_REL", "regret", "point_key",
+           "sweep_ran", "sweep_chosen",
            "sweep_regret", "row_tflops", "row_gbps", "row_intensity", "WHICH"]
 
+#: Plans whose medians differ by less than this share are tied (a repeated run may name either as best).
+TIE_REL = 0.03
 #: Which plan of each sweep point a figure draws.
 WHICH: tuple[str, ...] = ("pick", "best", "all")
 
@@ -136,8 +139,14 @@ def timed(plans: Any) -> Any:
 
 
 def pick(plans: Any) -> Any | None:
-    """The heuristic's pick: the first plan in the heuristic's order that ran (a Series), or None."""
-    ok = ran(plans).sort_values("heuristic_rank", kind="stable", na_position="last")
+    """The heuristic's pick: the first plan in the heuristic's order that ran (a Series), or None. Configurations
+    sampled beyond the proposals (``proposed`` False) are never the pick."""
+    ok = ran(plans)
+    if "proposed" in ok.columns:
+        from .anatomy import is_proposed
+
+        ok = ok[ok["proposed"].astype(object).map(is_proposed).astype(bool)]
+    ok = ok.sort_values("heuristic_rank", kind="stable", na_position="last")
     return None if ok.empty else ok.iloc[0]
 
 
@@ -147,13 +156,42 @@ def _fails_band(value: Any) -> bool:
 
 
 def best(plans: Any) -> Any | None:
-    """The fastest plan passing cuDNN's band (unchecked counts as passing), else the fastest that ran; or None."""
+    """The fastest plan passing cuDNN's band (unchecked counts as passing), else the fastest that ran; or None.
+
+    Plans within the measured spread of it are as good: a repeated run may name any of them (see
+    :func:`tied_with_best`); only a plan more than ``TIE_REL`` faster than the others is a clear winner.
+    """
     ok = ran(plans)
     if ok.empty:
         return None
     order = ok.assign(_fails=ok["pass_cudnn"].map(_fails_band) if "pass_cudnn" in ok.columns else False)
     order = order.sort_values(["_fails", "median_ms"], kind="stable", na_position="last")
     return order.drop(columns="_fails").iloc[0]
+
+
+def tied_with_best(plans: Any, rel: float | None = None) -> list[str]:
+    """Names of the plans tied with :func:`best` (best first, then by median): on the same side of cuDNN's band,
+    and either within ``rel`` (``TIE_REL``, 3%) of its median or with overlapping spreads (median +- IQR/2 ranges
+    meet). One name: a clear winner; none: nothing ran."""
+    b = best(plans)
+    if b is None or not is_finite(b["median_ms"]):
+        return []
+    rel = TIE_REL if rel is None else rel
+    b_ms, b_top, fails = float(b["median_ms"]), float(b["median_ms"]) + _half_iqr(b), _fails_band(b.get("pass_cudnn"))
+    tied: list[tuple[float, str]] = []
+    for _, row in ran(plans).iterrows():
+        if str(row["plan"]) == str(b["plan"]) or not is_finite(row["median_ms"]) \
+                or _fails_band(row.get("pass_cudnn")) != fails:
+            continue
+        ms = float(row["median_ms"])
+        if ms <= b_ms * (1 + rel) or ms - _half_iqr(row) <= b_top:
+            tied.append((ms, str(row["plan"])))
+    return [str(b["plan"])] + [name for _, name in sorted(tied)]
+
+
+def _half_iqr(row: Any) -> float:
+    value = row.get("iqr_ms") if hasattr(row, "get") else None
+    return float(value) / 2 if is_finite(value) else 0.0
 
 
 def regret(plans: Any) -> float | None:

@@ -11,7 +11,7 @@
 | behavior_notes | cuDNN's behavior notes (e.g. RUNTIME_COMPILATION), comma separated |
 | workspace_bytes | scratch memory the plan needs |
 | build_ms | time to build (finalize, compile) the plan, apart from run time |
-| status | ok, build_failed, run_failed or not_built (heuristic-choice policy builds only the pick) |
+| status | ok, build_failed, run_failed, not_built (the heuristic policy builds only the pick); explored: refused, not_tried |
 | error | the reason a plan failed, one line |
 | timing_mode, calls_per_sample | cuda_graph (replay of captured calls) or events; calls per timed sample |
 | median_ms, iqr_ms, min_ms, samples, capped | latency per call; capped is True when the time cap stopped sampling |
@@ -22,11 +22,23 @@
 | nan_count, inf_count | non-finite outputs (outputs are NaN-poisoned before the checked run) |
 | within_torch, within_cudnn | share of elements within torch.testing's and cuDNN's tolerance bands |
 | pass_torch, pass_cudnn | every element within the band and no NaN/Inf |
+| knob_names | the plan's knobs by name from the backend knob table (``TILE_SIZE=0, TILEK=1``; see ``cudnn_lab.knobs``) |
+| proposed, origin | False for configurations sampled beyond the heuristics' proposals (``explore``); origin says why |
+| kernels | JSON list of the kernels one execution launches (CUPTI): {name, kind, count, us, total_us} |
+| kernel_count, kernel_ms | launches per execution, and their summed GPU time (CUPTI kernel time) |
+| launch_gap_ms | median_ms minus kernel_ms: launch gaps and host-side time between a plan's kernels |
+| numeric_notes | cuDNN's numerical notes (TENSOR_CORE, DOWN_CONVERT_INPUTS, FFT, ...), found by note filters |
+| deterministic | repeated executions on the same inputs gave bitwise-equal outputs |
+| replay_over_kernel | median_ms over kernel_ms: the timer's launch-gap overhead (1.0 = none; cupti timing: 1.0) |
+| reused | this run reused the plan's check and time from an earlier run in the process (``resample=True``: not) |
+| from_cache | the plan was loaded from the plan cache on disk instead of built (build_ms is the load time) |
 
 Saved as JSON (``RunResult.save``): an object with ``schema`` (1), ``spec`` (``Spec.to_dict``), ``plans`` (one object
 per row, the columns above), ``device``, ``torch``, ``ceilings`` (objects of scalars), ``settings`` (``RunOptions``
 plus what the run recorded), and optionally ``warnings`` (texts), ``created`` (ISO time) and ``histograms`` (plan ->
-{"edges", "counts"}). ``loading.check_result`` checks the type of every field on load.
+{"edges", "counts"}) and ``engine_space`` (the engines of the graph with their knob ranges, what was sampled, and
+whether a configuration outside the proposals beat the heuristics' best). ``loading.check_result`` checks the type
+of every field on load.
 """
 
 from __future__ import annotations
@@ -50,10 +62,12 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "workspace_bytes", "build_ms", "status", "error", "timing_mode", "calls_per_sample", "median_ms", "iqr_ms",
     "min_ms", "samples", "capped", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs", "max_rel",
     "nan_count", "inf_count", "within_torch", "within_cudnn", "pass_torch", "pass_cudnn",
+    "knob_names", "proposed", "origin", "kernels", "kernel_count", "kernel_ms", "launch_gap_ms", "numeric_notes",
+    "deterministic", "replay_over_kernel", "reused", "from_cache",
 )
 #: What the GPU layer hands :meth:`RunResult.from_records`: key -> type (plans: a list of row dicts).
 RECORD_KEYS: dict[str, type] = {"plans": list, "device": dict, "torch": dict, "ceilings": dict, "settings": dict,
-                                "warnings": list, "histograms": dict, "created": str}
+                                "warnings": list, "histograms": dict, "created": str, "engine_space": dict}
 
 
 def plans_frame(rows: list[dict[str, Any]]) -> Any:
@@ -106,6 +120,8 @@ class RunResult:
     created: str = ""
     #: plan -> {"edges": log10 |error| bin edges, "counts": elements per bin} for plans that were checked
     histograms: dict[str, dict[str, list[float]]] = dataclasses.field(default_factory=dict)
+    #: the graph's engines with their knob ranges, the sample explored beyond the proposals and its answer
+    engine_space: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_records(cls, spec: Spec, records: dict[str, Any]) -> RunResult:
@@ -125,7 +141,8 @@ class RunResult:
         return cls(spec=spec, plans=plans_frame(_with_throughput(spec, records["plans"], ceilings)),
                    device=dict(records["device"]), torch=dict(records.get("torch") or {}), ceilings=ceilings,
                    settings=dict(records["settings"]), warnings=list(records.get("warnings") or []),
-                   created=records.get("created") or "", histograms=dict(records.get("histograms") or {}))
+                   created=records.get("created") or "", histograms=dict(records.get("histograms") or {}),
+                   engine_space=dict(records.get("engine_space") or {}))
 
     @property
     def ok(self) -> Any:
@@ -157,6 +174,13 @@ class RunResult:
         return value
 
     @property
+    def exploration(self) -> dict[str, Any]:
+        """Did a configuration sampled beyond the proposals beat the heuristics' best (``results.anatomy``)?"""
+        from .anatomy import beat_heuristics
+
+        return beat_heuristics(self.plans)
+
+    @property
     def torch_ms(self) -> float | None:
         """PyTorch's latency for the same op (cudnn.benchmark off)."""
         return self.torch.get("benchmark_off_ms")
@@ -171,6 +195,15 @@ class RunResult:
             h, b = self.heuristic_pick, self.best
             lines.append(f"heuristic pick {h['plan']}: {h['median_ms'] * 1e3:.1f} us; best {b['plan']}: "
                          f"{b['median_ms'] * 1e3:.1f} us; regret {regret:.2f}x")
+            tied = metrics.tied_with_best(self.plans)
+            if len(tied) > 1:
+                lines.append(f"tied: {', '.join(tied)} (within spread)")
+        if self.ceilings.get("source"):
+            lines.append(f"ceilings: {self.ceilings['source']}")
+        if self.exploration["explored"]:
+            from .anatomy import answer_text
+
+            lines.append(f"explored beyond the proposals: {answer_text(self.exploration)}")
         if metrics.is_finite(self.torch_ms):
             on = self.torch.get("benchmark_on_ms")
             lines.append(f"PyTorch: {self.torch_ms * 1e3:.1f} us (cudnn.benchmark off), "
@@ -183,7 +216,8 @@ class RunResult:
         frame = self.plans.astype(object).where(self.plans.notna(), None)
         return {"schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
                 "device": self.device, "torch": self.torch, "ceilings": self.ceilings, "settings": self.settings,
-                "warnings": list(self.warnings), "created": self.created, "histograms": self.histograms}
+                "warnings": list(self.warnings), "created": self.created, "histograms": self.histograms,
+                "engine_space": self.engine_space}
 
     @classmethod
     def from_dict(cls, data: Any, *, source: Any = "result dict") -> RunResult:
@@ -192,7 +226,7 @@ class RunResult:
         return cls(spec=spec_from_data(data["spec"], source), plans=plans_frame(data["plans"]),
                    device=data["device"], torch=data["torch"], ceilings=data["ceilings"], settings=data["settings"],
                    warnings=list(data.get("warnings", [])), created=data.get("created", ""),
-                   histograms=dict(data.get("histograms", {})))
+                   histograms=dict(data.get("histograms", {})), engine_space=dict(data.get("engine_space", {})))
 
     def save(self, path: str | Path) -> Path:
         """Write the result as JSON (the path is checked first; PathError says where a failed write went)."""

@@ -11,6 +11,11 @@ from .matmul import MatmulSpec
 from .sdpa import SdpaSpec
 from .norm import NormSpec  # noqa: I001 - the import order is the families' menu order
 from .pool import POOL_MODES, PoolSpec
+from .softmax import SoftmaxSpec
+from .activation import ActivationSpec
+from .transform import TransformSpec
+from .rnn import RnnSpec
+from .fusion import ConvGenstatsSpec, ConvPrologueSpec
 from .chaining import chain
 from .epilogue import EPILOGUES
 from .layout import describe_layout, layout_strides
@@ -18,6 +23,7 @@ from .layout import describe_layout, layout_strides
 __all__ = [
     "NormSpec",
     "PoolSpec", "POOL_MODES",
+    "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "chain", "Spec", "spec_classes", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "DTYPES", "DTYPE_BYTES", "LAYOUTS", "DIRECTIONS", "EPILOGUES", "describe_layout", "layout_strides",
 ]

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import SpecError
 
 __all__ = ["BIAS_KINDS", "DIAGONAL_ALIGNMENTS", "check_seq_lens", "check_dropout", "alibi_slopes", "kept_pairs",
-           "kept_pairs_batch"]
+           "kept_pairs_batch", "packed_tokens"]
 
 #: "tensor": an additive [1, heads, seq_q, seq_kv] bias; "alibi": cuDNN's built-in linear bias (needs causal).
 BIAS_KINDS: tuple[str, ...] = ("none", "tensor", "alibi")
@@ -30,14 +30,24 @@ MAX_LENS = 1 << 16
 
 def check_seq_lens(spec: str, field: str, value: Any, batch: int, maximum: int, max_name: str
                    ) -> tuple[int, ...] | None:
-    """Per-batch actual lengths: None (every sequence full), or ``batch`` integers from 1 to ``maximum``.
+    """Per-batch actual lengths: None (every sequence full), or ``batch`` integers from 1 to ``maximum`` (a list,
+    a tuple, or a form's text such as "1024, 700").
 
     SpecError naming ``field`` for a wrong count, a non-integer, or a length above the maximum (``max_name`` is the
     field that sets it, e.g. 'seq_kv'). Lists come back as tuples.
     """
+    if isinstance(value, str):  # a form's text: "1024, 700, 512" (blank or 'none': every sequence full)
+        text = value.replace(",", " ").split()
+        if not text or (len(text) == 1 and text[0].lower() in ("none", "full", "default")):
+            return None
+        try:
+            value = [int(t) for t in text]
+        except ValueError:
+            raise SpecError(field, value, f"must be whole numbers separated by commas, one per batch element "
+                            f"({batch}), each from 1 to {max_name}={maximum}", spec=spec) from None
     if value is None:
         return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+    if isinstance(value, bytes) or not isinstance(value, Sequence):
         raise SpecError(field, value, f"must be None or a list of {batch} lengths (one per batch element), each "
                         f"from 1 to {max_name}={maximum}", spec=spec)
     if len(value) != batch:
@@ -129,3 +139,10 @@ def kept_pairs_batch(seq_q: int, seq_kv: int, batch: int, lens_q: Sequence[int] 
     lq = lens_q if lens_q is not None else (seq_q,) * batch
     lk = lens_kv if lens_kv is not None else (seq_kv,) * batch
     return sum(kept_pairs(q, k, **mask) for q, k in zip(lq, lk))
+
+
+def packed_tokens(lens: Sequence[int]) -> int:
+    """Rows a packed (ragged) buffer holds: the real tokens rounded up to a multiple of 64, at least 64, as
+    cuDNN's tests allocate (extra rows are zero on input: they are masked but still read)."""
+    total = sum(int(x) for x in lens)
+    return max(64, -(-total // 64) * 64)

@@ -18,7 +18,8 @@ MAX_DIM = 1 << 20
 # cuDNN indexes tensors with 64-bit offsets, but PyTorch references and sane GPU memory stop far earlier.
 MAX_ELEMENTS = 1 << 31
 
-DTYPE_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8}
+DTYPE_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8, "fp8_e4m3": 1, "fp8_e5m2": 1,
+                               "int32": 4, "int64": 8}
 
 _REGISTRY: dict[str, type[Spec]] = {}
 

@@ -1,4 +1,4 @@
-"""2-D convolution problems: forward (fprop), data gradient (dgrad) and weight gradient (wgrad)."""
+"""2-D convolution problems: forward (fprop), data gradient (dgrad) and weight gradient (wgrad); FP8 forward."""
 
 from __future__ import annotations
 
@@ -11,9 +11,13 @@ from ..errors import SpecError
 from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_choice, check_int, check_pair, pair, read_int,
                    read_sides)
 from .epilogue import check_epilogue
+from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, FP8_TENSOR_CORES, GpuRequirement, check_amax, check_scale, is_fp8
 from .layout import layout_strides
 
 DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
+CONV_DTYPES: tuple[str, ...] = (*DTYPES, *FP8_DTYPES)
+#: The fields only an FP8 convolution reads (ignored, as given, otherwise; a form hides them).
+FP8_FIELDS: tuple[str, ...] = ("out_dtype", "scale_x", "scale_w", "amax")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,6 +26,11 @@ class ConvSpec(Spec):
 
     ``layout`` says how every 4-D tensor is stored (dims are always given N, C, H, W); ``direction`` picks the
     forward pass or one of the two gradients; ``epilogue`` lists pointwise steps fused after a forward conv.
+
+    FP8 (``dtype`` 'fp8_e4m3' or 'fp8_e5m2', X and W): float data quantized with ``scale_x`` / ``scale_w`` (None: a
+    power of two from the data's amax); the graph multiplies the result by both descales and writes Y in
+    ``out_dtype``; ``amax`` adds an output Amax = max |Y|. FP8 convolutions here are forward, NHWC, ungrouped, with
+    c and k multiples of 16 and no epilogue. These fields are ignored when ``dtype`` is not FP8.
     """
 
     op: ClassVar[str] = "conv"
@@ -29,7 +38,7 @@ class ConvSpec(Spec):
     description: ClassVar[str] = "convolution: ConvSpec (fprop, dgrad, wgrad, fused epilogue)"
     field_order: ClassVar[tuple[str, ...]] = (
         "direction", "n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation", "groups", "layout", "dtype",
-        "compute_dtype", "epilogue")
+        "out_dtype", "scale_x", "scale_w", "amax", "compute_dtype", "epilogue")
 
     n: int = 16
     c: int = 64
@@ -47,6 +56,10 @@ class ConvSpec(Spec):
     compute_dtype: str = "fp32"
     direction: str = "fprop"
     epilogue: tuple[str, ...] = ()
+    out_dtype: str = "fp16"
+    scale_x: float | None = None
+    scale_w: float | None = None
+    amax: bool = False
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -57,7 +70,11 @@ class ConvSpec(Spec):
         self._set("padding", check_pair(name, "padding", self.padding, 0))
         self._set("groups", check_int(name, "groups", self.groups, 1, self.c))
         self._set("layout", check_choice(name, "layout", self.layout, LAYOUTS))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+        self._set("dtype", check_choice(name, "dtype", self.dtype, CONV_DTYPES))
+        self._set("out_dtype", check_choice(name, "out_dtype", self.out_dtype, FP8_GEMM_OUT_DTYPES))
+        self._set("scale_x", check_scale(name, "scale_x", self.scale_x))
+        self._set("scale_w", check_scale(name, "scale_w", self.scale_w))
+        self._set("amax", check_amax(name, self.amax))
         allowed_compute = ("fp32", "fp16") if self.dtype == "fp16" else ("fp32",)
         self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, allowed_compute))
         self._set("direction", check_choice(name, "direction", self.direction, DIRECTIONS))
@@ -82,15 +99,70 @@ class ConvSpec(Spec):
         if self.epilogue and self.direction != "fprop":
             raise SpecError("epilogue", self.epilogue, "epilogues are fused only after direction='fprop'",
                             spec=name)
+        if self.fp8:
+            self._check_fp8(name)
         image, filt, out = ("n", "c", "h", "w"), ("k", "c", "r", "s"), ("n", "k", "h", "w")
         self.check_elements({"X": image, "DX": image, "W": filt, "DW": filt, "Y": out, "DY": out, "residual": out,
-                             "bias": ("k",), "scale": ("k",)})
+                             "bias": ("k",), "scale": ("k",), "descale_X": ("n",), "descale_W": ("n",),
+                             "scale_Y": ("n",), "Amax": ("n",)})
+
+    def _check_fp8(self, name: str) -> None:
+        """What the kit's FP8 convolution is: forward, channels-last, ungrouped, 16-byte channel vectors."""
+        if self.direction != "fprop":
+            raise SpecError("direction", self.direction, "must be 'fprop' for FP8: the kit offers FP8 forward "
+                            "convolutions only (FP8 wgrad runs far slower than fp16: cudnn-frontend issue #103)",
+                            spec=name)
+        if self.layout != "NHWC":
+            raise SpecError("layout", self.layout, "must be 'NHWC' for FP8: FP8 tensor-core convolutions read "
+                            "channels-last tensors (cuDNN's FP8 conv sample is NHWC)", spec=name)
+        if self.groups != 1:
+            raise SpecError("groups", self.groups, "must be 1 for FP8 (grouped and depthwise FP8 convolutions are "
+                            "not offered)", spec=name)
+        for f in ("c", "k"):
+            if getattr(self, f) % 16:
+                raise SpecError(f, getattr(self, f), "must be a multiple of 16 for FP8: channels are read in 16-byte "
+                                "vectors (16 FP8 values)", spec=name)
+        if self.epilogue:
+            raise SpecError("epilogue", self.epilogue, "must be empty for FP8 in this version of the kit (the descale "
+                            "multiplies are the FP8 convolution's epilogue)", spec=name)
+
+    @property
+    def fp8(self) -> bool:
+        """True when X and W are FP8."""
+        return is_fp8(self.dtype)
+
+    def scales(self) -> dict[str, float | None]:
+        """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
+        return {"X": self.scale_x, "W": self.scale_w} if self.fp8 else {}
+
+    def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
+        """What this problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
+        return (FP8_TENSOR_CORES,) if self.fp8 else ()
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        """Every tensor in ``dtype``; for FP8, Y in ``out_dtype`` and the descales, scale and Amax in fp32."""
+        if not self.fp8:
+            return {n: self.dtype for n in self.tensor_shapes()}
+        out = {n: "fp32" for n in self.tensor_shapes()}
+        out.update(X=self.dtype, W=self.dtype, Y=self.out_dtype)
+        return out
+
+    def output_names(self) -> tuple[str, ...]:
+        """Every tensor the graph writes, the main output first."""
+        _, out = self.io_names()
+        return (out, "Amax") if self.fp8 and self.amax else (out,)
 
     # --- rules a form shows ------------------------------------------------------------------------------------
 
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
-        return {"direction": DIRECTIONS, "layout": LAYOUTS, "dtype": DTYPES, "compute_dtype": ("fp32", "fp16")}
+        return {"direction": DIRECTIONS, "layout": LAYOUTS, "dtype": CONV_DTYPES, "compute_dtype": ("fp32", "fp16"),
+                "out_dtype": FP8_GEMM_OUT_DTYPES}
+
+    @classmethod
+    def hidden_fields(cls, values: Mapping[str, Any]) -> frozenset[str]:
+        """The FP8 fields unless ``dtype`` is FP8; the epilogue when it is (FP8 convolutions take none here)."""
+        return frozenset({"epilogue"} if is_fp8(values.get("dtype")) else FP8_FIELDS)
 
     @classmethod
     def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
@@ -126,7 +198,11 @@ class ConvSpec(Spec):
 
     @classmethod
     def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
-        return {"groups": f"divides {cls.field_limits(values)['groups'][1]}"}
+        hints = {"groups": f"divides {cls.field_limits(values)['groups'][1]}"}
+        if is_fp8(values.get("dtype")):
+            hints.update(c="mult. of 16", k="mult. of 16", groups="FP8: 1", layout="FP8: NHWC", direction="FP8: fprop",
+                         scale_x="blank: 2^n from amax", scale_w="blank: 2^n from amax")
+        return hints
 
     @property
     def out_hw(self) -> tuple[int, int]:
@@ -168,6 +244,10 @@ class ConvSpec(Spec):
             shapes["scale"] = (1, self.k, 1, 1)
         if "add" in self.epilogue:
             shapes["residual"] = self.y_dims
+        if self.fp8:
+            shapes.update({"descale_X": (1, 1, 1, 1), "descale_W": (1, 1, 1, 1)})
+            if self.amax:
+                shapes.update({"scale_Y": (1, 1, 1, 1), "Amax": (1, 1, 1, 1)})
         return shapes
 
     def flops(self) -> int:
@@ -175,11 +255,15 @@ class ConvSpec(Spec):
         return 2 * self.n * self.k * p * q * (self.c // self.groups) * self.r * self.s
 
     def min_bytes(self) -> int:
-        return DTYPE_BYTES[self.dtype] * sum(math.prod(d) for d in self.tensor_shapes().values())
+        dtypes = self.tensor_dtypes()
+        return sum(DTYPE_BYTES[dtypes[n]] * math.prod(d) for n, d in self.tensor_shapes().items())
 
     def label(self) -> str:
         pad = self.padding if isinstance(self.padding, int) else "x".join(map(str, self.padding))
         extra = "".join(f"+{e}" for e in self.epilogue)
         g = f" g{self.groups}" if self.groups > 1 else ""
-        return (f"conv {self.direction} {self.layout} {self.dtype} n{self.n} c{self.c} {self.h}x{self.w} "
+        dt = f"{self.dtype}->{self.out_dtype}" if self.fp8 else self.dtype
+        if self.fp8 and self.amax:
+            extra += "+amax"
+        return (f"conv {self.direction} {self.layout} {dt} n{self.n} c{self.c} {self.h}x{self.w} "
                 f"k{self.k} {self.r}x{self.s} pad{pad} str{self.stride}{g}{extra}")

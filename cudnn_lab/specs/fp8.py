@@ -19,7 +19,8 @@ from ..errors import SpecError
 
 __all__ = ["Fp8Format", "FP8_FORMATS", "FP8_DTYPES", "DTYPE_BYTES_FP8", "SCALE_MIN", "SCALE_MAX", "is_fp8",
            "fp8_format", "check_fp8_dtype", "check_scale", "recommended_scale", "descale_of", "saturates",
-           "GpuRequirement", "unmet"]
+           "GpuRequirement", "unmet", "FP8_TENSOR_CORES", "SDPA_FP8", "SDPA_FP8_HALF_OUT", "SDPA_FP8_BOTTOM_RIGHT",
+           "SDPA_FP8_BWD_HEAD_DIM", "SDPA_FP8_BWD_RAGGED", "FP8_GEMM_OUT_DTYPES", "check_amax"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,3 +186,32 @@ def unmet(req: GpuRequirement, cc: tuple[int, int], cudnn_version: int) -> str |
         return None
     where = f" [{req.source}]" if req.source else ""
     return f"{req.feature} needs {' and '.join(reasons)}{where}"
+
+
+# --- what the FP8 problems need from the GPU (checked before a run; the Lab shows them as hints) ---------------
+
+_SUPPORT = "cudnn-frontend include/cudnn_frontend/node/sdpa_support_surface.h"
+#: FP8 tensor cores: Ada (8.9) and Hopper (9.0) on; cuDNN's FP8 GEMM/conv samples gate on Hopper.
+FP8_TENSOR_CORES = GpuRequirement("FP8 matmul and convolution", min_cc=(8, 9),
+                                  source="FP8 tensor cores exist from compute capability 8.9 (Ada) on")
+SDPA_FP8 = GpuRequirement("FP8 attention (sdpa_fp8)", min_cc=(9, 0), min_cudnn=90100, source=_SUPPORT)
+SDPA_FP8_HALF_OUT = GpuRequirement("an fp16/bf16 output of FP8 attention", min_cc=(10, 0), min_cudnn=91300,
+                                   source=_SUPPORT + " and sdpa_fp8_bwd.h")
+SDPA_FP8_BOTTOM_RIGHT = GpuRequirement("a bottom-right causal mask in FP8 attention", min_cc=(10, 0),
+                                       min_cudnn=90700, source=_SUPPORT)
+SDPA_FP8_BWD_HEAD_DIM = GpuRequirement("FP8 attention backward with head_dim other than 128", min_cc=(10, 0),
+                                       source="cudnn-frontend sdpa_fp8_bwd.h (Hopper takes d_qk = d_v = 128 only)")
+SDPA_FP8_BWD_RAGGED = GpuRequirement("ragged (THD) FP8 attention backward", min_cc=(10, 0), min_cudnn=92101,
+                                     source="cudnn-frontend sdpa_fp8_bwd.h (not on Hopper); test_mhas_v2.py "
+                                     "(cuDNN > 9.21.0)")
+
+#: Output dtypes an FP8 GEMM or convolution may write (the input dtype is FP8, the output is not).
+FP8_GEMM_OUT_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32")
+
+
+def check_amax(spec: str, value: Any) -> bool:
+    """The ``amax`` switch: a bool (True adds the Amax output, max |output|, as FP8 training reads it)."""
+    if not isinstance(value, bool):
+        raise SpecError("amax", value, "must be True or False (True adds an Amax output: the largest |output|)",
+                        spec=spec)
+    return value

@@ -159,8 +159,8 @@ class ConvPrologueSpec(_ConvFusionSpec):
         self._check_conv()
         self._set("param_dtype", check_choice(name, "param_dtype", self.param_dtype, PARAM_DTYPES))
         if self.param_dtype not in ("fp32", self.dtype):
-            raise SpecError("param_dtype", self.param_dtype, f"must be fp32 or the data's dtype ({self.dtype})",
-                            spec=name)
+            raise SpecError("param_dtype", self.param_dtype, f"needs dtype={self.param_dtype} (scale and bias are "
+                            f"fp32 or the data's own dtype, here {self.dtype})", spec=name)
         self._set("genstats", check_bool(name, "genstats", self.genstats))
         self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y": ("n", "k", "h", "w"),
                              "scale": ("c",), "bias": ("c",), "SUM": ("k",), "SQ_SUM": ("k",)})

@@ -1,14 +1,24 @@
-"""Batched matrix multiplication C[b] = A[b] @ B[b], optionally with transposed operands and an epilogue."""
+"""Batched matrix multiplication C[b] = A[b] @ B[b], optionally with transposed operands and an epilogue, or with FP8
+operands scaled per tensor (Hopper's FP8 GEMM)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_choice, check_int
 from .epilogue import check_epilogue
+from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, FP8_TENSOR_CORES, GpuRequirement, check_amax, check_scale, is_fp8
 from .layout import packed_strides
+
+MATMUL_DTYPES: tuple[str, ...] = (*DTYPES, *FP8_DTYPES)
+#: B's FP8 format: "same" as A's, or its own (training multiplies e4m3 activations by e5m2 gradients).
+B_DTYPES: tuple[str, ...] = ("same", *FP8_DTYPES)
+#: The fields only an FP8 matmul reads (ignored, as given, otherwise; a form hides them).
+FP8_FIELDS: tuple[str, ...] = ("b_dtype", "out_dtype", "scale_a", "scale_b", "amax")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,6 +27,12 @@ class MatmulSpec(Spec):
 
     ``transpose_a``/``transpose_b`` store an operand column-major (its strides swap), as BLAS's 'T' does;
     the logical dims cuDNN sees stay [batch, m, k] and [batch, k, n].
+
+    FP8 (``dtype`` 'fp8_e4m3' or 'fp8_e5m2'): A and B hold float data quantized with ``scale_a`` / ``scale_b``
+    (None: a power of two from the data's amax); the graph multiplies the product by both descales (1/scale) and
+    writes C in ``out_dtype``; ``amax`` adds an output Amax = max |C|. ``b_dtype`` gives B its own format. FP8
+    GEMMs read both operands K-major: A row-major (``transpose_a=False``), B column-major (``transpose_b=True``),
+    ``k`` a multiple of 16; no epilogue. These fields are ignored when ``dtype`` is not FP8.
     """
 
     op: ClassVar[str] = "matmul"
@@ -24,7 +40,7 @@ class MatmulSpec(Spec):
     description: ClassVar[str] = "matrix multiplication: MatmulSpec (batched, fused epilogue)"
     #: compute_dtype is left out: it has one allowed value (fp32), so a form shows no control for it.
     field_order: ClassVar[tuple[str, ...]] = ("batch", "m", "n", "k", "transpose_a", "transpose_b", "dtype",
-                                              "epilogue")
+                                              "b_dtype", "out_dtype", "scale_a", "scale_b", "amax", "epilogue")
 
     batch: int = 1
     m: int = 1024
@@ -35,23 +51,102 @@ class MatmulSpec(Spec):
     transpose_a: bool = False
     transpose_b: bool = False
     epilogue: tuple[str, ...] = ()
+    b_dtype: str = "same"
+    out_dtype: str = "bf16"
+    scale_a: float | None = None
+    scale_b: float | None = None
+    amax: bool = False
 
     def __post_init__(self) -> None:
         name = type(self).__name__
         for f in ("batch", "m", "n", "k"):
             self._set(f, check_int(name, f, getattr(self, f)))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+        self._set("dtype", check_choice(name, "dtype", self.dtype, MATMUL_DTYPES))
         self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, ("fp32",)))
         self._set("transpose_a", check_bool(name, "transpose_a", self.transpose_a))
         self._set("transpose_b", check_bool(name, "transpose_b", self.transpose_b))
         self._set("epilogue", check_epilogue(name, self.epilogue))
+        # FP8 fields are validated whatever the dtype (junk never enters), used only when it is FP8.
+        self._set("b_dtype", check_choice(name, "b_dtype", self.b_dtype, B_DTYPES))
+        self._set("out_dtype", check_choice(name, "out_dtype", self.out_dtype, FP8_GEMM_OUT_DTYPES))
+        self._set("scale_a", check_scale(name, "scale_a", self.scale_a))
+        self._set("scale_b", check_scale(name, "scale_b", self.scale_b))
+        self._set("amax", check_amax(name, self.amax))
+        if self.fp8:
+            self._check_fp8(name)
         out = ("batch", "m", "n")
         self.check_elements({"A": ("batch", "m", "k"), "B": ("batch", "k", "n"), "C": out, "residual": out,
-                             "bias": ("n",), "scale": ("n",)})
+                             "bias": ("n",), "scale": ("n",), "descale_A": ("batch",), "descale_B": ("batch",),
+                             "scale_C": ("batch",), "Amax": ("batch",)})
+
+    def _check_fp8(self, name: str) -> None:
+        """What an FP8 GEMM needs, whatever the GPU: K-major operands, 16-byte K rows, a pair cuBLASLt offers."""
+        if self.transpose_a:
+            raise SpecError("transpose_a", self.transpose_a, "must be False for FP8: FP8 tensor-core GEMMs read both "
+                            "operands K-major, so A is stored row-major [m, k]", spec=name)
+        if not self.transpose_b:
+            raise SpecError("transpose_b", self.transpose_b, "must be True for FP8: FP8 tensor-core GEMMs read both "
+                            "operands K-major, so B is stored column-major (as cuDNN's FP8 matmul sample and "
+                            "torch._scaled_mm require)", spec=name)
+        if self.k % 16:
+            raise SpecError("k", self.k, "must be a multiple of 16 for FP8: each operand row of K values is read in "
+                            "16-byte pieces (16 FP8 values), as cuBLASLt and torch._scaled_mm require", spec=name)
+        if self.dtype == "fp8_e5m2" and self.b_fp8_dtype == "fp8_e5m2":
+            raise SpecError("b_dtype", self.b_dtype, "must not make an e5m2 x e5m2 GEMM: cuBLASLt (cuDNN's engine 0) "
+                            "has none; use fp8_e4m3 for one operand", spec=name)
+        if self.epilogue:
+            raise SpecError("epilogue", self.epilogue, "must be empty for FP8 in this version of the kit (the descale "
+                            "multiplies are the FP8 GEMM's epilogue)", spec=name)
 
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
-        return {"dtype": DTYPES, "compute_dtype": ("fp32",)}
+        return {"dtype": MATMUL_DTYPES, "compute_dtype": ("fp32",), "b_dtype": B_DTYPES,
+                "out_dtype": FP8_GEMM_OUT_DTYPES}
+
+    @classmethod
+    def hidden_fields(cls, values: Mapping[str, Any]) -> frozenset[str]:
+        """The FP8 fields unless ``dtype`` is FP8; the epilogue when it is (FP8 GEMMs take none here)."""
+        return frozenset({"epilogue"} if is_fp8(values.get("dtype")) else FP8_FIELDS)
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        if not is_fp8(values.get("dtype")):
+            return {}
+        return {"k": "mult. of 16", "transpose_a": "FP8: off", "transpose_b": "FP8: on",
+                "scale_a": "blank: 2^n from amax", "scale_b": "blank: 2^n from amax"}
+
+    # --- FP8 ------------------------------------------------------------------------------------------------
+
+    @property
+    def fp8(self) -> bool:
+        """True when A and B are FP8."""
+        return is_fp8(self.dtype)
+
+    @property
+    def b_fp8_dtype(self) -> str:
+        """B's dtype when the GEMM is FP8 (``b_dtype``, or A's for 'same')."""
+        return self.dtype if self.b_dtype == "same" else self.b_dtype
+
+    @property
+    def c_dtype(self) -> str:
+        """The output's dtype: ``out_dtype`` for FP8, else ``dtype``."""
+        return self.out_dtype if self.fp8 else self.dtype
+
+    def scales(self) -> dict[str, float | None]:
+        """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
+        return {"A": self.scale_a, "B": self.scale_b} if self.fp8 else {}
+
+    def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
+        """What this problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
+        return (FP8_TENSOR_CORES,) if self.fp8 else ()
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        """A and B in their (FP8) dtypes, C in ``c_dtype``, FP8's descales, scale and Amax in fp32."""
+        if not self.fp8:
+            return {n: self.dtype for n in self.tensor_shapes()}
+        out = {n: "fp32" for n in self.tensor_shapes()}
+        out.update(A=self.dtype, B=self.b_fp8_dtype, C=self.c_dtype)
+        return out
 
     def tensor_strides(self) -> dict[str, tuple[int, ...]]:
         """Row-major strides; a transposed operand is stored column-major (its last two dims swap in memory)."""
@@ -64,6 +159,10 @@ class MatmulSpec(Spec):
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         shapes: dict[str, tuple[int, ...]] = {
             "A": (self.batch, self.m, self.k), "B": (self.batch, self.k, self.n), "C": (self.batch, self.m, self.n)}
+        if self.fp8:
+            shapes.update({"descale_A": (1, 1, 1), "descale_B": (1, 1, 1)})
+            if self.amax:
+                shapes.update({"scale_C": (1, 1, 1), "Amax": (1, 1, 1)})
         if "bias" in self.epilogue:
             shapes["bias"] = (1, 1, self.n)
         if "scale" in self.epilogue:
@@ -75,14 +174,24 @@ class MatmulSpec(Spec):
     def io_names(self) -> tuple[tuple[str, ...], str]:
         return ("A", "B"), "C"
 
+    def output_names(self) -> tuple[str, ...]:
+        """Every tensor the graph writes, the main output first."""
+        return ("C", "Amax") if self.fp8 and self.amax else ("C",)
+
     def flops(self) -> int:
         return 2 * self.batch * self.m * self.n * self.k
 
     def min_bytes(self) -> int:
-        return DTYPE_BYTES[self.dtype] * sum(math.prod(d) for d in self.tensor_shapes().values())
+        dtypes = self.tensor_dtypes()
+        return sum(DTYPE_BYTES[dtypes[n]] * math.prod(d) for n, d in self.tensor_shapes().items())
 
     def label(self) -> str:
         t = ("T" if self.transpose_a else "N") + ("T" if self.transpose_b else "N")
         extra = "".join(f"+{e}" for e in self.epilogue)
         b = f"{self.batch}x" if self.batch > 1 else ""
-        return f"matmul {t} {self.dtype} {b}{self.m}x{self.n}x{self.k}{extra}"
+        dt = self.dtype
+        if self.fp8:
+            dt = (f"{self.dtype}x{self.b_fp8_dtype.removeprefix('fp8_')}" if self.b_dtype != "same" else dt)
+            dt += f"->{self.out_dtype}"
+            extra += "+amax" if self.amax else ""
+        return f"matmul {t} {dt} {b}{self.m}x{self.n}x{self.k}{extra}"

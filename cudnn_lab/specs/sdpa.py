@@ -2,6 +2,12 @@
 
 Logical dims are always [batch, heads, seq, head_dim] (what cuDNN takes); ``layout`` says how Q, K, V, O and
 their gradients are stored: ``BSHD`` ([b, s, h, d] in memory, as most models keep activations) or ``BHSD``.
+Variants: per-batch lengths (a padding mask; ``ragged`` packs the tokens without padding), an additive bias or
+ALiBi, dropout, a bottom-right diagonal (decode), and FP8 (e4m3/e5m2) Q, K, V with their scales.
+
+Not offered, though cuDNN has them: paged K/V caches (cuDNN 9.5+), sink tokens (9.13+, not with seq_q = 1),
+cumulative sequence lengths (9.24+), block masks (UNIFIED implementation, 9.13.1+), score-modifier callbacks and
+head dims that differ between Q/K and V.
 """
 
 from __future__ import annotations
@@ -12,10 +18,25 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
+from .attention_masks import (BIAS_KINDS, DIAGONAL_ALIGNMENTS, check_dropout, check_seq_lens, kept_pairs_batch)
 from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_choice, check_int, read_int
+from .fp8 import (FP8_DTYPES, SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_FP8_BWD_RAGGED,
+                  SDPA_FP8_HALF_OUT, GpuRequirement, check_scale, is_fp8)
 from .layout import packed_strides
 
-SDPA_DTYPES: tuple[str, ...] = ("fp16", "bf16")
+SDPA_DTYPES: tuple[str, ...] = ("fp16", "bf16", *FP8_DTYPES)
+#: What an FP8 attention writes (O, or dQ/dK/dV): FP8 on Hopper; fp16/bf16 need Blackwell and cuDNN 9.13.
+SDPA_FP8_OUT_DTYPES: tuple[str, ...] = (*FP8_DTYPES, "fp16", "bf16")
+#: Fields only FP8 attention reads (ignored, as given, otherwise; a form hides them).
+FP8_FIELDS: tuple[str, ...] = ("out_dtype", "scale_q", "scale_k", "scale_v", "scale_o", "scale_do")
+#: FP8 scalar inputs, [1, 1, 1, 1] fp32, in the frontend's order; and the amax outputs.
+_FP8_FWD_SCALARS = ("descale_Q", "descale_K", "descale_V", "descale_S", "scale_S", "scale_O")
+_FP8_BWD_SCALARS = ("descale_Q", "descale_K", "descale_V", "descale_O", "descale_dO", "descale_S", "descale_dP",
+                    "scale_S", "scale_dQ", "scale_dK", "scale_dV", "scale_dP")
+_FP8_FWD_AMAX = ("Amax_S", "Amax_O")
+_FP8_BWD_AMAX = ("Amax_dQ", "Amax_dK", "Amax_dV", "Amax_dP")
+#: Which side's lengths each tensor's tokens follow (for the padding mask and ragged packing).
+_SIDE = {"Q": "q", "O": "q", "dO": "q", "dQ": "q", "Stats": "q", "K": "kv", "V": "kv", "dK": "kv", "dV": "kv"}
 SDPA_LAYOUTS: tuple[str, ...] = ("BSHD", "BHSD")
 SDPA_DIRECTIONS: tuple[str, ...] = ("fwd_inference", "fwd_training", "bwd")
 #: Head sizes this kit builds SDPA graphs for (cuDNN's fused flash-attention engines cover these on Hopper).
@@ -37,6 +58,18 @@ class SdpaSpec(Spec):
     ``direction``: ``fwd_inference`` writes O; ``fwd_training`` also writes the softmax statistics
     Stats [b, heads, seq_q, 1] (fp32, logsumexp of each scaled score row) that the backward needs; ``bwd`` reads
     Q, K, V, O, dO and Stats and writes dQ, dK, dV. ``attn_scale`` ``None`` means 1/sqrt(head_dim).
+
+    ``seq_lens_q`` / ``seq_lens_kv``: each batch element's real length (None: all full); either turns on cuDNN's
+    padding mask, and ``ragged`` then packs the tokens without padding (THD, BSHD rows). ``bias``: 'tensor' adds a
+    [1, heads, seq_q, seq_kv] bias to the scaled scores, 'alibi' cuDNN's linear bias (causal only).
+    ``dropout`` p (training directions) drops softmax weights with a mask the kit draws from ``dropout_seed`` and
+    hands cuDNN (its custom-mask dropout), scaling the rest by 1/(1-p). ``diagonal_alignment`` 'bottom_right' ends
+    the causal diagonal at the last key (decode: seq_q = 1 sees the whole cache).
+
+    FP8 (``dtype`` fp8_e4m3/fp8_e5m2): Q, K, V (and dO) are float data quantized with ``scale_q``, ``scale_k``,
+    ``scale_v``, ``scale_do`` (None: a power of two from the data's amax); O (or dQ, dK, dV) is written in
+    ``out_dtype`` with ``scale_o`` (None: from amax(V), which bounds |O|); the graph also writes Amax_S and Amax_O
+    (or the gradients' amaxes). FP8 attention takes no bias, ALiBi or (backward) dropout.
     """
 
     op: ClassVar[str] = "sdpa"
@@ -44,7 +77,8 @@ class SdpaSpec(Spec):
     description: ClassVar[str] = "scaled dot-product attention: SdpaSpec (forward, training, backward)"
     field_order: ClassVar[tuple[str, ...]] = (
         "direction", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "sliding_window",
-        "attn_scale", "layout", "dtype")
+        "diagonal_alignment", "attn_scale", "seq_lens_q", "seq_lens_kv", "ragged", "bias", "dropout", "dropout_seed",
+        "layout", "dtype", "out_dtype", "scale_q", "scale_k", "scale_v", "scale_o", "scale_do")
 
     batch: int = 4
     heads: int = 16
@@ -58,6 +92,19 @@ class SdpaSpec(Spec):
     dtype: str = "fp16"
     direction: str = "fwd_inference"
     attn_scale: float | None = None
+    seq_lens_q: tuple[int, ...] | None = None
+    seq_lens_kv: tuple[int, ...] | None = None
+    ragged: bool = False
+    bias: str = "none"
+    dropout: float = 0.0
+    dropout_seed: int = 0
+    diagonal_alignment: str = "top_left"
+    out_dtype: str = "fp8_e4m3"
+    scale_q: float | None = None
+    scale_k: float | None = None
+    scale_v: float | None = None
+    scale_o: float | None = None
+    scale_do: float | None = None
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -82,6 +129,7 @@ class SdpaSpec(Spec):
         self._check_dtype(name)
         self._set("direction", check_choice(name, "direction", self.direction, SDPA_DIRECTIONS))
         self._set("attn_scale", self._check_scale(name))
+        self._check_variants(name)
         self._check_geometry(name)
 
     def _check_dtype(self, name: str) -> None:
@@ -89,8 +137,7 @@ class SdpaSpec(Spec):
             return
         allowed = f"must be one of {', '.join(SDPA_DTYPES)}"
         if isinstance(self.dtype, str) and "fp8" in self.dtype.lower():
-            allowed += (" (fp8 attention, with its scale/descale tensors and amax outputs, is out of scope in this "
-                        "version of the kit)")
+            allowed += " (FP8 attention: fp8_e4m3 or fp8_e5m2, the kit's names for cuDNN's FP8_E4M3 / FP8_E5M2)"
         elif self.dtype in ("fp32", "fp64"):
             allowed += " (cuDNN's fused attention takes half-precision Q, K, V; it accumulates in fp32 itself)"
         raise SpecError("dtype", self.dtype, allowed, spec=name)
@@ -110,6 +157,46 @@ class SdpaSpec(Spec):
             raise SpecError("attn_scale", v, allowed, spec=name)
         return f
 
+    def _check_variants(self, name: str) -> None:
+        """Lengths, ragged packing, bias, dropout, the diagonal's alignment and the FP8 fields, each naming itself."""
+        self._set("seq_lens_q", check_seq_lens(name, "seq_lens_q", self.seq_lens_q, self.batch, self.seq_q, "seq_q"))
+        self._set("seq_lens_kv", check_seq_lens(name, "seq_lens_kv", self.seq_lens_kv, self.batch, self.seq_kv,
+                                                "seq_kv"))
+        self._set("ragged", check_bool(name, "ragged", self.ragged))
+        self._set("bias", check_choice(name, "bias", self.bias, BIAS_KINDS))
+        self._set("dropout", check_dropout(name, self.dropout))
+        self._set("dropout_seed", check_int(name, "dropout_seed", self.dropout_seed, 0, 2**63 - 1))
+        self._set("diagonal_alignment", check_choice(name, "diagonal_alignment", self.diagonal_alignment,
+                                                     DIAGONAL_ALIGNMENTS))
+        self._set("out_dtype", check_choice(name, "out_dtype", self.out_dtype, SDPA_FP8_OUT_DTYPES))
+        for f in FP8_FIELDS[1:]:
+            self._set(f, check_scale(name, f, getattr(self, f)))
+        if self.ragged and not self.padded:
+            raise SpecError("ragged", self.ragged, "needs seq_lens_q or seq_lens_kv: packing without padding needs "
+                            "each batch element's length", spec=name)
+        if self.ragged and self.layout != "BSHD":
+            raise SpecError("ragged", self.ragged, "needs layout 'BSHD': cuDNN's ragged offsets count tokens of "
+                            "[heads, head_dim] rows", spec=name)
+        if self.bias == "alibi" and not self.causal:
+            raise SpecError("bias", self.bias, "'alibi' needs causal=True (cuDNN's ALiBi requires the causal mask, "
+                            "right bound 0)", spec=name)
+        if self.dropout and self.direction == "fwd_inference":
+            raise SpecError("dropout", self.dropout, "needs direction 'fwd_training' or 'bwd': dropout is a "
+                            "training-time op (0 turns it off)", spec=name)
+        if self.bottom_right and (self.bias != "none" or self.dropout):
+            raise SpecError("diagonal_alignment", self.diagonal_alignment, "'bottom_right' does not combine with a "
+                            "bias, ALiBi or dropout in cuDNN (use 'top_left')", spec=name)
+        if self.bottom_right and self.seq_q > self.seq_kv and not self.padded:
+            raise SpecError("diagonal_alignment", self.diagonal_alignment, f"'bottom_right' needs seq_q <= seq_kv "
+                            f"(here {self.seq_q} > {self.seq_kv}): cuDNN refuses it without a padding mask",
+                            spec=name)
+        if self.fp8 and self.bias != "none":
+            raise SpecError("bias", self.bias, "must be 'none' for FP8: cuDNN's FP8 attention takes causal and "
+                            "padding masks only ('SDPA FP8 does not support bias')", spec=name)
+        if self.fp8 and self.direction == "bwd" and self.dropout:
+            raise SpecError("dropout", self.dropout, "must be 0 for FP8 backward: cuDNN's FP8 attention backward "
+                            "takes no dropout", spec=name)
+
     def _check_geometry(self, name: str) -> None:
         if self.sliding_window and not self.causal:
             raise SpecError("sliding_window", self.sliding_window, "needs causal=True: the window is the band of "
@@ -122,27 +209,112 @@ class SdpaSpec(Spec):
                             "supported); use a longer sequence", spec=name)
         kv_heads = "heads" if self.kv_heads is None else "kv_heads"
         q, kv = ("batch", "heads", "seq_q"), ("batch", kv_heads, "seq_kv")
-        self.check_elements({"Q": q, "O": q, "dO": q, "dQ": q, "Stats": q, "K": kv, "V": kv, "dK": kv, "dV": kv})
+        scores = ("batch", "heads", "seq_q", "seq_kv")
+        small = {n: ("batch",) for n in (*_FP8_BWD_SCALARS, *_FP8_FWD_SCALARS, *_FP8_FWD_AMAX, *_FP8_BWD_AMAX,
+                                         "seq_len_q", "seq_len_kv", "Dropout_scale", "Dropout_scale_inv",
+                                         *(f"{t}_offset" for t in _SIDE))}
+        self.check_elements({"Q": q, "O": q, "dO": q, "dQ": q, "Stats": q, "K": kv, "V": kv, "dK": kv, "dV": kv,
+                             "Bias": scores, "Dropout_mask": scores, **small})
 
     # --- rules a form shows ------------------------------------------------------------------------------------
 
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
         return {"direction": SDPA_DIRECTIONS, "layout": SDPA_LAYOUTS, "dtype": SDPA_DTYPES,
-                "head_dim": SDPA_HEAD_DIMS}
+                "head_dim": SDPA_HEAD_DIMS, "bias": BIAS_KINDS, "diagonal_alignment": DIAGONAL_ALIGNMENTS,
+                "out_dtype": SDPA_FP8_OUT_DTYPES}
 
     @classmethod
     def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
-        """``kv_heads`` up to ``heads`` (and it must divide it); ``sliding_window`` from 0 (off)."""
+        """``kv_heads`` up to ``heads`` (and it must divide it); ``sliding_window`` from 0 (off); any seed."""
         heads = max(read_int(values, "heads", 1), 1)
         return {"batch": (1, MAX_DIM), "heads": (1, MAX_DIM), "kv_heads": (1, heads), "seq_q": (1, MAX_DIM),
-                "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM)}
+                "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM), "dropout_seed": (0, 2**63 - 1)}
+
+    @classmethod
+    def hidden_fields(cls, values: Mapping[str, Any]) -> frozenset[str]:
+        """The FP8 fields unless ``dtype`` is FP8 (scale_do unless backward), the seed without dropout, the
+        alignment without a causal mask."""
+        hidden: set[str] = set()
+        if not is_fp8(values.get("dtype")):
+            hidden |= set(FP8_FIELDS)
+        elif values.get("direction") != "bwd":
+            hidden.add("scale_do")
+        if not values.get("dropout"):
+            hidden.add("dropout_seed")
+        if not values.get("causal"):
+            hidden.add("diagonal_alignment")
+        return frozenset(hidden)
 
     @classmethod
     def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
-        return {"kv_heads": f"divides {max(read_int(values, 'heads', 1), 1)}", "sliding_window": "0: off"}
+        batch = max(read_int(values, "batch", 1), 1)
+        hints = {"kv_heads": f"divides {max(read_int(values, 'heads', 1), 1)}", "sliding_window": "0: off",
+                 "seq_lens_q": f"{batch} lengths, blank: full", "seq_lens_kv": f"{batch} lengths, blank: full",
+                 "dropout": "training only", "bias": "alibi: causal"}
+        if read_int(values, "seq_q", 0) == 1:
+            hints["diagonal_alignment"] = "decode: bottom_right"
+        if is_fp8(values.get("dtype")):
+            hints.update({f: "blank: 2^n from amax" for f in FP8_FIELDS[1:]})
+            hints["out_dtype"] = "Hopper: fp8 only"
+        return hints
 
     # --- derived sizes ------------------------------------------------------------------------------------------
+
+    @property
+    def fp8(self) -> bool:
+        """True when Q, K, V are FP8."""
+        return is_fp8(self.dtype)
+
+    @property
+    def padded(self) -> bool:
+        """True when some batch element is shorter than the maximum (cuDNN's padding mask is on)."""
+        return self.seq_lens_q is not None or self.seq_lens_kv is not None
+
+    @property
+    def bottom_right(self) -> bool:
+        """True when a causal diagonal ends at the last key (bottom-right alignment)."""
+        return self.causal and self.diagonal_alignment == "bottom_right"
+
+    @property
+    def lens_q(self) -> tuple[int, ...]:
+        """Each batch element's query length (seq_q where none are given)."""
+        return self.seq_lens_q if self.seq_lens_q is not None else (self.seq_q,) * self.batch
+
+    @property
+    def lens_kv(self) -> tuple[int, ...]:
+        """Each batch element's key/value length (seq_kv where none are given)."""
+        return self.seq_lens_kv if self.seq_lens_kv is not None else (self.seq_kv,) * self.batch
+
+    def ragged_tensors(self) -> dict[str, str]:
+        """Tensors packed without padding (``ragged``), each with the side ('q' or 'kv') whose lengths it follows."""
+        if not self.ragged:
+            return {}
+        return {n: _SIDE[n] for n in self.tensor_shapes() if n in _SIDE}
+
+    def scales(self) -> dict[str, float | None]:
+        """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
+        if not self.fp8:
+            return {}
+        out = {"Q": self.scale_q, "K": self.scale_k, "V": self.scale_v}
+        if self.direction == "bwd":
+            out.update(O=self.scale_o, dO=self.scale_do)
+        return out
+
+    def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
+        """What this problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
+        if not self.fp8:
+            return ()
+        reqs = [SDPA_FP8]
+        if self.out_dtype in ("fp16", "bf16"):
+            reqs.append(SDPA_FP8_HALF_OUT)
+        if self.bottom_right:
+            reqs.append(SDPA_FP8_BOTTOM_RIGHT)
+        if self.direction == "bwd" and self.head_dim != 128:
+            reqs.append(SDPA_FP8_BWD_HEAD_DIM)
+        if self.direction == "bwd" and self.ragged:
+            reqs.append(SDPA_FP8_BWD_RAGGED)
+        return tuple(reqs)
 
     @property
     def h_kv(self) -> int:
@@ -172,58 +344,110 @@ class SdpaSpec(Spec):
         return (self.batch, self.heads, self.seq_q, 1)
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
-        """Names of the op's inputs and of its main output (the first of :meth:`output_names`)."""
-        ins = ("Q", "K", "V", "O", "dO", "Stats") if self.direction == "bwd" else ("Q", "K", "V")
-        return ins, self.output_names()[0]
+        """Names of the op's inputs and of its main output (the first of :meth:`output_names`).
+
+        Inputs in order: Q, K, V (the backward's O, dO, Stats), the FP8 scalars, the lengths, the ragged offsets,
+        the bias, the dropout mask and its scale(s)."""
+        bwd = self.direction == "bwd"
+        ins: list[str] = ["Q", "K", "V", "O", "dO", "Stats"] if bwd else ["Q", "K", "V"]
+        if self.fp8:
+            ins += _FP8_BWD_SCALARS if bwd else _FP8_FWD_SCALARS
+        if self.padded:
+            ins += ["seq_len_q", "seq_len_kv"]
+        if self.ragged:
+            ins += [f"{n}_offset" for n in (*ins[:6 if bwd else 3], *self.output_names()) if n in _SIDE]
+        if self.bias == "tensor":
+            ins.append("Bias")
+        if self.dropout:
+            ins += ["Dropout_mask", "Dropout_scale"] + (["Dropout_scale_inv"] if bwd else [])
+        return tuple(dict.fromkeys(ins)), self.output_names()[0]
 
     def output_names(self) -> tuple[str, ...]:
-        """Every tensor the graph writes, the main output first."""
-        return {"fwd_inference": ("O",), "fwd_training": ("O", "Stats"),
-                "bwd": ("dQ", "dK", "dV")}[self.direction]
+        """Every tensor the graph writes, the main output first (FP8 adds the amax outputs)."""
+        outs = {"fwd_inference": ("O",), "fwd_training": ("O", "Stats"), "bwd": ("dQ", "dK", "dV")}[self.direction]
+        if self.fp8:
+            outs += _FP8_BWD_AMAX if self.direction == "bwd" else _FP8_FWD_AMAX
+        return outs
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Logical dims of every tensor (the graph's; a ragged tensor's storage is packed: :meth:`storage_shapes`)."""
+        b, h, sq, skv = self.batch, self.heads, self.seq_q, self.seq_kv
         dims = {"Q": self.q_dims, "K": self.kv_dims, "V": self.kv_dims, "O": self.q_dims, "dO": self.q_dims,
-                "Stats": self.stats_dims, "dQ": self.q_dims, "dK": self.kv_dims, "dV": self.kv_dims}
+                "Stats": self.stats_dims, "dQ": self.q_dims, "dK": self.kv_dims, "dV": self.kv_dims,
+                "seq_len_q": (b, 1, 1, 1), "seq_len_kv": (b, 1, 1, 1), "Bias": (1, h, sq, skv),
+                "Dropout_mask": (b, h, sq, skv)}
         ins, _ = self.io_names()
-        return {n: dims[n] for n in (*ins, *self.output_names())}
+        return {n: dims.get(n, (b + 1, 1, 1, 1) if n.endswith("_offset") else (1, 1, 1, 1))
+                for n in (*ins, *self.output_names())}
 
     def tensor_dtypes(self) -> dict[str, str]:
-        """Each tensor's dtype: the spec's, but Stats is always fp32."""
-        return {n: "fp32" if n == "Stats" else self.dtype for n in self.tensor_shapes()}
+        """Each tensor's dtype: Q, K, V (dO) and Bias/Dropout_mask in ``dtype``; O (or dQ, dK, dV) in ``dtype``, or
+        ``out_dtype`` for FP8; Stats, scalars and amaxes fp32; lengths int32, ragged offsets int64."""
+        out_dt = self.out_dtype if self.fp8 else self.dtype
+        outs = {"O", "dQ", "dK", "dV"}
+        special = {"seq_len_q": "int32", "seq_len_kv": "int32"}
+        return {n: special.get(n, "int64" if n.endswith("_offset") else out_dt if n in outs
+                               else self.dtype if n in ("Q", "K", "V", "dO", "Bias", "Dropout_mask") else "fp32")
+                for n in self.tensor_shapes()}
 
     def tensor_strides(self) -> dict[str, tuple[int, ...]]:
-        """Each tensor's strides: the layout's for Q, K, V, O and their gradients; Stats packed [b, h, s_q, 1]."""
-        return {n: packed_strides(d, (0, 1, 2, 3) if n == "Stats" else _ORDERS[self.layout])
-                for n, d in self.tensor_shapes().items()}
+        """Each tensor's strides: the layout's for Q, K, V, O and their gradients; Stats [b, h, s_q, 1] packed (token
+        major, [b, s_q, h, 1], when ragged); the rest packed."""
+        out = {}
+        for n, d in self.tensor_shapes().items():
+            if n == "Stats":
+                order = _ORDERS["BSHD"] if self.ragged else (0, 1, 2, 3)
+            else:
+                order = _ORDERS[self.layout] if n in _SIDE else (0, 1, 2, 3)
+            out[n] = packed_strides(d, order)
+        return out
 
     def score_count(self) -> int:
-        """Query-key pairs the mask keeps, summed over one (batch, head): N in the FLOP formulas.
+        """Query-key pairs the mask keeps, averaged over the batch for one head (exact without seq_lens): N.
 
-        Unmasked: seq_q * seq_kv. Causal (top-left): query i keeps min(i + 1, seq_kv) keys, so a square problem
-        keeps seq_q * (seq_q + 1) / 2; a sliding window W keeps min(i + 1, W) (seq_q <= seq_kv there).
+        Unmasked: seq_q * seq_kv. Causal top-left: query i keeps min(i + 1, seq_kv) keys (seq_q * (seq_q + 1) / 2
+        square); a sliding window W keeps min(i + 1, W); bottom-right shifts the diagonal by seq_kv - seq_q.
         """
-        if not self.causal:
-            return self.seq_q * self.seq_kv
-        cap = min(self.seq_kv, self.sliding_window) if self.sliding_window else self.seq_kv
-        # sum over i < seq_q of min(i + 1, cap)
-        full = min(self.seq_q, cap)
-        return full * (full + 1) // 2 + (self.seq_q - full) * cap
+        return self.kept_pairs() // self.batch
+
+    def kept_pairs(self) -> int:
+        """Query-key pairs the mask keeps over the whole batch, one head, with each element's lengths."""
+        return kept_pairs_batch(self.seq_q, self.seq_kv, self.batch, self.seq_lens_q, self.seq_lens_kv,
+                                causal=self.causal, alignment=self.diagonal_alignment if self.causal else "top_left",
+                                left_bound=self.sliding_window if self.causal else 0)
 
     def flops(self) -> int:
-        """2*B*Hq*N*(Dqk + Dvo) forward, 2*B*Hq*N*(3*Dqk + 2*Dvo) backward, with N the unmasked pairs."""
+        """2*Hq*N*(Dqk + Dvo) forward, 2*Hq*N*(3*Dqk + 2*Dvo) backward, with N the kept pairs of the batch."""
         d = self.head_dim
         per_pair = 2 * (3 * d + 2 * d) if self.direction == "bwd" else 2 * (d + d)
-        return self.batch * self.heads * self.score_count() * per_pair
+        return self.heads * self.kept_pairs() * per_pair
 
     def min_bytes(self) -> int:
-        dtypes = self.tensor_dtypes()
-        return sum(DTYPE_BYTES[dtypes[n]] * math.prod(d) for n, d in self.tensor_shapes().items())
+        """Every tensor once; ragged tensors by their real tokens."""
+        dtypes, total = self.tensor_dtypes(), 0
+        tokens = {"q": sum(self.lens_q), "kv": sum(self.lens_kv)}
+        ragged = self.ragged_tensors()
+        for n, d in self.tensor_shapes().items():
+            numel = math.prod(d)
+            if n in ragged:
+                numel = numel // (d[0] * d[2]) * tokens[ragged[n]]
+            total += DTYPE_BYTES[dtypes[n]] * numel
+        return total
 
     def label(self) -> str:
         kv = f" kv{self.kv_heads}" if self.kv_heads is not None else ""
         mask = " causal" if self.causal else ""
+        if self.bottom_right:
+            mask += "-br"
         if self.sliding_window:
             mask += f" win{self.sliding_window}"
+        if self.padded:
+            mask += " ragged" if self.ragged else " padded"
+        if self.bias != "none":
+            mask += f" {self.bias if self.bias == 'alibi' else 'bias'}"
+        if self.dropout:
+            mask += f" drop{self.dropout:g}"
         scale = f" scale{self.attn_scale:g}" if self.attn_scale is not None else ""
-        return (f"sdpa {self.direction} {self.layout} {self.dtype} b{self.batch} h{self.heads}{kv} "
+        dt = f"{self.dtype}->{self.out_dtype}" if self.fp8 else self.dtype
+        return (f"sdpa {self.direction} {self.layout} {dt} b{self.batch} h{self.heads}{kv} "
                 f"sq{self.seq_q} skv{self.seq_kv} d{self.head_dim}{mask}{scale}")

@@ -17,8 +17,11 @@ from ..errors import SpecError
 from ..specs import Spec
 from ..specs.base import MAX_DIM, spec_classes
 
-__all__ = ["OPS", "controls_from_spec", "field_kind", "fields_of", "hidden_fields", "hints", "label_of",
-           "limits", "spec_class", "spec_from_controls"]
+__all__ = ["OPS", "TEXT_KINDS", "controls_from_spec", "field_kind", "field_text", "fields_of", "hidden_fields",
+           "hints", "label_of", "limits", "parse_field", "spec_class", "spec_from_controls"]
+
+#: Kinds of field typed as text in the form and parsed here (never silently rounded or truncated).
+TEXT_KINDS = frozenset({"int", "pair", "float", "optional_int", "optional_float"})
 
 #: Shorter labels where a field's name does not fit its place on the form (presentation only).
 _LABELS: dict[str, str] = {"compute_dtype": "compute", "sliding_window": "window", "attn_scale": "scale",
@@ -67,18 +70,35 @@ def controls_from_spec(spec: Spec) -> dict[str, Any]:
     return {"op": spec.op, **{f: getattr(spec, f) for f in fields_of(spec.op)}}
 
 
-def parse_optional(kind: str, value: Any) -> Any:
-    """A Text control's value for an optional field: None for empty/'none'/'default', else the number, else the
-    text as typed (the spec refuses it, naming the field)."""
-    if value is None or isinstance(value, (int, float)):
-        return value
-    text = str(value).strip()
-    if text.lower() in ("", "none", "default", "auto"):
-        return None
-    try:
-        return int(text) if kind == "optional_int" else float(text)
-    except ValueError:
+def field_text(kind: str, value: Any) -> str:
+    """A field's value as its text control shows it: 16, '3x1' (a pair that differs), 1e-05, '' (None)."""
+    if value is None:
+        return ""
+    if kind == "pair" and isinstance(value, (tuple, list)):
+        return str(value[0]) if len(set(value)) == 1 else "x".join(str(v) for v in value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def parse_field(op: str, name: str, text: Any) -> Any:
+    """The value a text control holds, typed as the field is: '16' -> 16, '3x1' -> (3, 1), '1e-5' -> 1e-05, ''
+    -> None (optional fields). A value that is not exactly one of the field's kind ('3.5' or '1e3' for a whole
+    number, two values) raises SpecError naming the field; parsing is the sweeps layer's (one set of rules)."""
+    from ..sweeps import parse_axis
+
+    kind = field_kind(op, name)
+    if kind not in TEXT_KINDS or not isinstance(text, str):
         return text
+    stripped = text.strip()
+    if kind.startswith("optional") and stripped.lower() in ("", "none", "default", "auto"):
+        return None
+    if not stripped:
+        raise SpecError(name, text, "needs a value", spec=spec_class(op).__name__)
+    values = parse_axis(spec_class(op), name, stripped)
+    if len(values) != 1:
+        raise SpecError(name, text, "takes one value (no commas)", spec=spec_class(op).__name__)
+    return values[0]
 
 
 def spec_from_controls(values: dict[str, Any]) -> Spec:
@@ -89,9 +109,8 @@ def spec_from_controls(values: dict[str, Any]) -> Spec:
     op = values.pop("op", next(iter(OPS)))
     cls = spec_class(op)
     for name, value in values.items():
-        kind = field_kind(op, name) if name in fields_of(op) else ""
-        if kind in ("optional_int", "optional_float"):
-            values[name] = parse_optional(kind, value)
+        if name in fields_of(op) and isinstance(value, str) and field_kind(op, name) in TEXT_KINDS:
+            values[name] = parse_field(op, name, value)
     return cls.from_dict(values)
 
 

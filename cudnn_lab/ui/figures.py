@@ -1,48 +1,73 @@
-"""The figure host: the one place the Lab puts plotly figures and graph drawings (SVG) into its panes.
+"""The figure host: the one place the Lab puts plotly figures into its panes.
 
-A pane is a ``Box`` named for what it shows ('latency', 'sweep', ...). :meth:`FigureHost.show` puts a new widget in
-it at each redraw (a FigureWidget updated in place keeps stale annotations and shapes in the browser) and closes
-the old one, so no widget comm is left behind.
+A pane is one ``Output`` widget per name ('latency', 'sweep', ...), made once and kept: each redraw replaces its
+output with the figure as plotly's mime bundle (``application/vnd.plotly.v1+json``, drawn by JupyterLab's plotly
+renderer). No widget is made or closed per redraw, so loading a recording opens no comm (a ``FigureWidget`` per
+figure sent plotly.js, about 5 MB, with every new widget and left "No such comm" messages when closed). The
+figure's width follows its pane (``autosize``, no fixed width; the renderer resizes it with the pane).
 """
 
 from __future__ import annotations
 
 import functools
 import html
+import json
 from typing import Any
 
 from .status import StatusLog
 
-__all__ = ["FIGURE_WIDTH", "FigureHost", "drawing_html", "placeholder"]
+__all__ = ["FIGURE_HEIGHTS", "FigureHost", "PLOTLY_MIME", "drawing_html", "fit_to_pane", "figure_bundle",
+           "placeholder"]
 
-FIGURE_WIDTH = 920
-_HEIGHTS = {"placeholder": 260, "histogram": 360, "sweep": 480}
-_DEFAULT_HEIGHT = 440
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+#: Height of each pane's figure in px (its width follows the pane).
+FIGURE_HEIGHTS: dict[str, int] = {"placeholder": 220, "histogram": 380, "sweep": 520, "errors": 460}
+_DEFAULT_HEIGHT = 460
+#: plotly's config for every figure: resize with the pane, no logo, a PNG export named for the figure.
+PLOTLY_CONFIG: dict[str, Any] = {"responsive": True, "displaylogo": False,
+                                 "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 
 def placeholder(text: str) -> Any:
     """An empty figure that says ``text`` (no result yet, nothing to draw)."""
     import plotly.graph_objects as go
 
-    fig = go.Figure(layout={"template": "plotly_white", "height": _HEIGHTS["placeholder"]})
+    fig = go.Figure(layout={"template": "plotly_white", "height": FIGURE_HEIGHTS["placeholder"]})
     fig.add_annotation(text=text, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"size": 14})
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
 
 
+def fit_to_pane(fig: Any, height: int) -> Any:
+    """Size ``fig`` for a pane of any width: no fixed width (plotly fills the pane), ``height`` px tall."""
+    fig.update_layout(width=None, autosize=True, height=height)
+    return fig
+
+
+def figure_bundle(fig: Any) -> dict[str, Any]:
+    """The output of a figure: plotly's mime bundle (data, layout, config as plain JSON) and a text line."""
+    import plotly.io as pio
+
+    data = json.loads(pio.to_json(fig, validate=False, remove_uids=False))
+    data["config"] = dict(PLOTLY_CONFIG)
+    title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
+    return {PLOTLY_MIME: data, "text/plain": f"<plotly figure: {str(title).split('<br>')[0]}>"}
+
+
 @functools.lru_cache(maxsize=128)
 def drawing_html(dot: str) -> str:
-    """A DOT text as inline SVG for the Graph pane (``cudnn_lab.graph.render.to_svg`` renders it; memoized, as the
-    view redraws at every change), at its natural size in a scrolling pane so its text stays legible."""
+    """A DOT text as inline SVG (``cudnn_lab.graph.render.to_svg`` renders it; memoized, as the view redraws at
+    every change). The Graph view sizes it (:mod:`.graph_view`)."""
     from ..graph.render import to_svg
 
-    return f"<div class='cl-graph-drawing'>{to_svg(dot)}</div>"
+    return to_svg(dot)
 
 
 class FigureHost:
-    """Named panes of plotly figures: ``pane(name)`` is the Box shown in a view; ``figures[name]`` the figure,
-    ``widgets[name]`` the widget showing it."""
+    """Named panes of plotly figures: ``pane(name)`` is the Output shown in a view (the same one for the panel's
+    life); ``figures[name]`` the figure shown there; ``widgets[name]`` the pane again (kept for callers that
+    looked up the widget showing a figure)."""
 
     def __init__(self, W: Any, log: StatusLog) -> None:
         self._W = W
@@ -52,44 +77,34 @@ class FigureHost:
         self.widgets: dict[str, Any] = {}
 
     def pane(self, name: str) -> Any:
-        """The Box that shows figure ``name`` (made on first use)."""
+        """The Output that shows figure ``name`` (made on first use)."""
         if name not in self._panes:
-            self._panes[name] = self._W.Box(layout=self._W.Layout(width="100%", overflow="auto"))
+            out = self._W.Output(layout=self._W.Layout(width="100%", min_width="0"))
+            out.add_class("cl-figure").add_class(f"cl-figure-{name}")
+            self._panes[name] = out
         return self._panes[name]
 
     def show(self, name: str, fig: Any, *, empty: bool = False) -> Any:
-        """Size ``fig`` for its pane and show it there; ``empty`` sizes it as a placeholder. Returns the figure."""
-        height = _HEIGHTS["placeholder"] if empty else _HEIGHTS.get(name, _DEFAULT_HEIGHT)
-        # An explicit width: a FigureWidget does not follow its container and would take plotly's default 700 px.
-        fig.update_layout(height=height, width=FIGURE_WIDTH, margin={"t": 80, "r": 20})
+        """Size ``fig`` for its pane and show it there (replacing what it showed); ``empty`` sizes it as a
+        placeholder. Returns the figure."""
+        height = FIGURE_HEIGHTS["placeholder"] if empty else FIGURE_HEIGHTS.get(name, _DEFAULT_HEIGHT)
+        fit_to_pane(fig, height)
         self.figures[name] = fig
-        old = self.widgets.get(name)
-        widget = self._widget(fig)
-        widget.add_class(f"cl-figure-{name}")
-        self.widgets[name] = widget
-        self.pane(name).children = [widget]
-        if old is not None:
-            old.close()
+        pane = self.pane(name)
+        pane.outputs = ({"output_type": "display_data", "data": figure_bundle(fig), "metadata": {}},)
+        self.widgets[name] = pane
         return fig
 
     def show_text(self, name: str, text: str) -> Any:
         """Show a placeholder figure saying ``text`` in pane ``name``."""
         return self.show(name, placeholder(text), empty=True)
 
-    def _widget(self, fig: Any) -> Any:
-        try:
-            import plotly.graph_objects as go
-
-            return go.FigureWidget(fig)
-        except Exception as e:  # noqa: BLE001 - plotly >= 6 needs anywidget: fall back to an Output
-            if not any("FigureWidget" in m for m in self._log.messages):
-                self._log.warn(f"plotly FigureWidget unavailable ({e}); figures are shown as static output")
-            from IPython.display import display
-
-            out = self._W.Output()
-            with out:
-                display(fig)
-            return out
+    def shown(self, name: str) -> dict[str, Any] | None:
+        """The plotly JSON (data, layout, config) pane ``name`` shows now, or None (for tests and checks)."""
+        pane = self._panes.get(name)
+        if pane is None or not pane.outputs:
+            return None
+        return pane.outputs[0]["data"].get(PLOTLY_MIME)
 
 
 def error_html(what: str, error: BaseException) -> str:

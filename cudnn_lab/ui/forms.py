@@ -1,9 +1,10 @@
 """The spec form: an operation choice and, per operation, one control per spec field (:mod:`.fields` says which).
 
-A choice field becomes toggle buttons (a dropdown when its labels are long), an integer an ``IntText``, a flag a
-``Checkbox``, a float a ``FloatText``, an optional number a ``Text`` (empty: the spec's default), the epilogue a
-``TagsInput``. An invalid value never raises: the control that the :class:`~cudnn_lab.errors.SpecError` names turns
-red with a short message under it, and :attr:`SpecForm.spec` keeps the last valid spec.
+A choice field becomes toggle buttons (a dropdown when its labels are long), a number (whole, pair, float,
+optional) a ``Text`` that :func:`~.fields.parse_field` reads (so "3.5" in a whole-number field is refused with a
+message, never truncated as ``IntText`` would), a flag a ``Checkbox``, the epilogue a ``TagsInput``. An invalid value
+never raises: the control that the :class:`~cudnn_lab.errors.SpecError` names turns red with a short message under
+it, and :attr:`SpecForm.spec` keeps the last valid spec.
 """
 
 from __future__ import annotations
@@ -14,19 +15,14 @@ from typing import Any
 
 from ..errors import SpecError
 from ..specs import EPILOGUES, Spec
-from .fields import (OPS, controls_from_spec, field_kind, fields_of, hidden_fields, hints, label_of, limits,
-                     spec_from_controls)
+from .fields import (OPS, TEXT_KINDS, controls_from_spec, field_kind, field_text, fields_of, hidden_fields, hints,
+                     label_of, limits, parse_field, spec_from_controls)
 from .style import cell, clear_invalid, mark_invalid, row
 
-__all__ = ["NOT_OFFERED_HTML", "SpecControls", "SpecForm"]
+__all__ = ["OP_NOTE", "SpecControls", "SpecForm"]
 
-#: Shown under the operation choice: what the frontend 1.32 graph API does not offer and what to use instead.
-NOT_OFFERED_HTML = (
-    "<div class='cl-hint cl-not-offered-text' style='white-space: normal; line-height: 1.35'>"
-    "Not offered: <b>RNN</b> and <b>tensor transform</b> (layout change): neither is in the cuDNN frontend "
-    "1.32 graph API from Python (RNNs are in cuDNN's classic API only). For a layout change, a convolution's "
-    "NHWC/NCHW layout is chosen by its tensors' strides: see the <i>layout</i> control. The kit does not "
-    "silently emulate either.</div>")
+#: The operation's own description (from its spec) shown under the choice: what it is and how cuDNN runs it.
+OP_NOTE = "<div class='cl-hint cl-op-note-text' style='white-space: normal; line-height: 1.35'>{}</div>"
 #: Kinds of field short enough to share a line with another.
 _SHORT = frozenset({"int", "pair", "optional_int", "bool", "float", "optional_float"})
 
@@ -41,14 +37,11 @@ def _make_widget(W: Any, op: str, name: str) -> Any:
             return W.Dropdown(options=options, value=options[0], layout=W.Layout(width=f"{longest * 8 + 40}px"))
         return W.ToggleButtons(options=options, style={"button_width": f"{max(longest * 8 + 18, 52)}px"}
                                ).add_class("cl-compact")
-    if kind in ("int", "pair"):
-        return W.IntText(value=1, layout=W.Layout(width="66px"))
+    if kind in TEXT_KINDS:  # typed as text and parsed (a whole number is never silently rounded)
+        return W.Text(value="", placeholder="default" if kind.startswith("optional") else "",
+                      continuous_update=False, layout=W.Layout(width="74px" if kind == "float" else "66px"))
     if kind == "bool":
         return W.Checkbox(value=False, indent=False, layout=W.Layout(width="40px"))
-    if kind == "float":
-        return W.FloatText(value=0.0, layout=W.Layout(width="74px"))
-    if kind in ("optional_int", "optional_float"):
-        return W.Text(value="", placeholder="default", layout=W.Layout(width="66px"))
     if kind == "tags":
         return W.TagsInput(value=[], allowed_tags=list(EPILOGUES), allow_duplicates=True,
                            layout=W.Layout(width="250px"))
@@ -90,17 +83,16 @@ class SpecForm:
         self.on_change = on_change
         self._guard: Callable[..., Any] = guard or (lambda fn, *args: fn(*args))
         self._silent = False
-        self._pairs: dict[tuple[str, str], tuple[int, int]] = {}
         self.error: SpecError | None = None
         first = next(iter(OPS.values()))
         spec = spec if spec is not None else first()
         self.spec: Spec = spec
 
+        # Buttons as wide as their titles (11 operations and more: they wrap over lines, none is cut short).
         self.op = W.ToggleButtons(options=[(cls.title or op, op) for op, cls in OPS.items()], value=first.op,
                                   tooltips=[cls.description for cls in OPS.values()],
-                                  style={"button_width": "75px"}).add_class("cl-op")
-        self.not_offered = W.HTML(NOT_OFFERED_HTML, layout=W.Layout(margin="0 0 6px 0", width="400px")
-                                  ).add_class("cl-not-offered")
+                                  style={"button_width": "auto"}).add_class("cl-op")
+        self.op_note = W.HTML("", layout=W.Layout(margin="0 0 6px 0", width="400px")).add_class("cl-op-note")
         self.widgets: dict[str, dict[str, Any]] = {op: {n: _make_widget(W, op, n) for n in fields_of(op)}
                                                    for op in OPS}
         self.hints: dict[str, dict[str, Any]] = {op: {} for op in OPS}
@@ -130,7 +122,7 @@ class SpecForm:
             self.boxes[op] = W.VBox(rows).add_class(f"cl-{op}-controls")
         self.general_message = W.HTML("", layout=W.Layout(display="none")).add_class("cl-message")
         self.op.observe(lambda ch: self._guard(self._op_changed, ch), names="value")
-        self.box = W.VBox([self.op, self.not_offered, *self.boxes.values(), self.general_message]
+        self.box = W.VBox([self.op, self.op_note, *self.boxes.values(), self.general_message]
                           ).add_class("cl-controls")
         for cls in OPS.values():  # the hidden operations' controls start at their defaults
             self._fill(controls_from_spec(cls()))
@@ -152,27 +144,30 @@ class SpecForm:
         """The widgets of the operation shown now."""
         return self.widgets[self.op.value]
 
-    def values(self) -> dict[str, Any]:
-        """The shown operation's control values, as :func:`~.fields.spec_from_controls` takes them."""
+    def values(self, *, strict: bool = False) -> dict[str, Any]:
+        """The shown operation's control values, typed (:func:`~.fields.parse_field`). A text that does not parse
+        raises its SpecError with ``strict``; otherwise the current spec's value stands in (for the ranges shown)."""
         op = self.op.value
         out: dict[str, Any] = {"op": op}
         for name, widget in self.active.items():
             value, kind = widget.value, field_kind(op, name)
             if kind == "tags":
                 value = tuple(value)
-            elif kind in ("optional_int", "optional_float"):
-                from .fields import parse_optional
-
-                value = parse_optional(kind, value)
-            if kind == "pair" and (op, name) in self._pairs and value == self._pairs[(op, name)][0]:
-                value = self._pairs[(op, name)]  # an (h, w) pair set from a spec stays while its control is untouched
+            elif kind == "text":  # a field of a type the form has no control for: its text, empty for None
+                value = value.strip() or None
+            elif kind in TEXT_KINDS:
+                try:
+                    value = parse_field(op, name, value)
+                except SpecError:
+                    if strict:
+                        raise
+                    value = getattr(self.spec, name) if self.spec.op == op else None
             out[name] = value
         return out
 
     def set_spec(self, spec: Spec) -> None:
         """Show ``spec`` (any operation; the choice follows) without a change callback, and make it current."""
         values = controls_from_spec(spec)
-        self._pairs = {k: v for k, v in self._pairs.items() if k[0] != spec.op}
         self._fill(values)
         self._silent = True
         try:
@@ -190,13 +185,10 @@ class SpecForm:
         try:
             for name, widget in self.widgets[op].items():
                 value, kind = values[name], field_kind(op, name)
-                if kind == "pair" and isinstance(value, tuple):
-                    self._pairs[(op, name)] = value
-                    value = value[0]
                 if kind == "tags":
                     value = list(value)
-                elif kind in ("optional_int", "optional_float"):
-                    value = "" if value is None else str(value)
+                elif kind in TEXT_KINDS or kind == "text":
+                    value = field_text(kind, value)
                 widget.value = value
         finally:
             self._silent = False
@@ -207,7 +199,7 @@ class SpecForm:
         """Build the spec from the controls: on success it becomes :attr:`spec`; on a SpecError mark the field."""
         self.update_limits()
         try:
-            spec = spec_from_controls(self.values())
+            spec = spec_from_controls(self.values(strict=True))
         except SpecError as e:
             self.mark(e)
             return None
@@ -268,6 +260,7 @@ class SpecForm:
     def _show_op(self) -> None:
         for op, box in self.boxes.items():
             box.layout.display = "flex" if op == self.op.value else "none"
+        self.op_note.value = OP_NOTE.format(html.escape(OPS[self.op.value].description or ""))
 
     def _op_changed(self, change: dict[str, Any]) -> None:
         self._show_op()

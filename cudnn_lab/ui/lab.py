@@ -15,20 +15,22 @@ import html
 from pathlib import Path
 from typing import Any
 
-from ..errors import NoGPUError, OptionError, PathError, SpecError
+from ..errors import NoGPUError, OptionError, SpecError
 from ..options import RunOptions
+from ..provenance import provenance
 from ..specs import Spec
 from .fields import OPS
 from .figures import FigureHost
 from .forms import SpecForm
 from .graph_view import GraphView
+from .recordings import recording_options
 from .results_view import ResultView
 from .run_form import RunForm, call_with_options
 from .state import STATE_VERSION, LabState
+from .state_panel import StatePanel
 from .status import Busy, StatusLog
 from .style import CSS, row, section
 from .sweepview import SweepView
-from .tables import cudnn_version_text
 
 __all__ = ["DEFAULT_REPORT", "Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
 
@@ -60,15 +62,16 @@ class Lab:
     def __init__(self, spec: Spec | None = None, *, gpu: bool | None = None) -> None:
         import ipywidgets as W
 
-        from ..capabilities import probe
+        from ..capabilities import gpu_visible
 
         if spec is not None:
             _check_spec(spec)
-        self._gpu: bool = probe().gpu if gpu is None else bool(gpu)
+        self._gpu: bool = gpu_visible() if gpu is None else bool(gpu)  # no torch import: the Lab shows at once
         self.recorded: str | None = None
         #: The last report written by :meth:`save_report` (absolute path), or None.
         self.report_written: Path | None = None
         self.datasets_frame: Any = None
+        self._offered_op: str | None = None
 
         # ---- the parts
         self.status_log = StatusLog(W)
@@ -78,7 +81,7 @@ class Lab:
         self.figures, self.figure_widgets = self.figure_host.figures, self.figure_host.widgets
         self.controls = SpecForm(spec, on_change=self._on_spec_change, guard=self.status_log.guard)
         self.run_form = RunForm()
-        self.graph_view = GraphView(W)
+        self.graph_view = GraphView(W, guard=self.status_log.guard)
         self.results = ResultView(W, self.figure_host, self.status_log)
         #: The Sweep view: live sweeps, recorded sweeps, GPU comparison (given the parts it uses, not the Lab).
         self.sweep_view = SweepView(log=self.status_log, figures=self.figure_host, busy=self.busy_flag,
@@ -96,10 +99,11 @@ class Lab:
         self.load_button = W.Button(description="Load", icon="folder-open",
                                     tooltip="show the chosen recording in every view",
                                     layout=W.Layout(width="110px")).add_class("cl-load")
+        self.recordings_note = W.HTML("", layout=W.Layout(width="400px")).add_class("cl-recordings-note")
         self.live_box = W.VBox([row(W, "", self.run_button, self.run_note), row(W, "progress", self.progress)]
                                ).add_class("cl-live")
-        self.recorded_box = W.VBox([row(W, "recording", self.datasets), row(W, "", self.load_button)]
-                                   ).add_class("cl-recorded")
+        self.recorded_box = W.VBox([row(W, "recording", self.datasets), self.recordings_note,
+                                    row(W, "", self.load_button)]).add_class("cl-recorded")
         self.report_path = W.Text(value=DEFAULT_REPORT, placeholder=DEFAULT_REPORT,
                                   tooltip="an .html file; a relative path is in the current folder",
                                   layout=W.Layout(width="290px")).add_class("cl-report-path")
@@ -107,10 +111,12 @@ class Lab:
                                       layout=W.Layout(width="110px")).add_class("cl-report")
         self.report_box = W.VBox([row(W, "report", self.report_path), row(W, "", self.report_button)]
                                  ).add_class("cl-report-box")
+        self.state_panel = StatePanel(W, state=lambda: LabState.from_dict(self.state()), apply=self.apply_state,
+                                      log=self.status_log)
         left = W.VBox([W.HTML(CSS), W.HTML("<div class='cl-title'>cuDNN lab</div>"),
                        section(W, "problem"), self.controls.box, section(W, "run options"), self.run_form.box,
                        section(W, "results"), row(W, "source", self.source), self.live_box, self.recorded_box,
-                       self.report_box],
+                       self.report_box, section(W, "lab state (hand it out)"), self.state_panel.box],
                       layout=W.Layout(width="420px", min_width="420px", padding="0 12px 0 0")).add_class("cl-left")
 
         # ---- right: status and views
@@ -119,8 +125,9 @@ class Lab:
         self.tabs = W.Tab(children=[views[v] for v in VIEWS])
         self.tabs.titles = VIEWS
         right = W.VBox([self.status, self.results.info, self.tabs],
-                       layout=W.Layout(flex="1 1 auto", min_width="0")).add_class("cl-right")
-        self.root = W.HBox([left, right], layout=W.Layout(width="100%")).add_class("cl-lab")
+                       layout=W.Layout(flex="1 1 560px", min_width="0")).add_class("cl-right")
+        # Side by side where both fit (420 + 560 px), else the views wrap below the controls at full width.
+        self.root = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap")).add_class("cl-lab")
 
         # ---- wiring: every callback goes through the log's guard
         guard = self.status_log.guard
@@ -206,6 +213,8 @@ class Lab:
         """Draw the current spec's graph and script; the Sweep view offers its fields; stale results are marked."""
         spec = self.spec
         self.sweep_view.set_op(spec.op)
+        if spec.op != self._offered_op:
+            self.offer_recordings()
         self.results.label(spec)
         self.graph_view.redraw(spec)
 
@@ -236,7 +245,8 @@ class Lab:
     def load_recorded(self, name_or_path: str | Path) -> Any:
         """Show a recording: a name from ``cl.recorded_datasets()`` or the path of a ``RunResult.save`` file.
 
-        The recording's spec becomes ``lab.spec``.
+        The recording's spec becomes ``lab.spec``; a recording of another operation than the one chosen switches
+        the operation, and the status line says so (the panel's list offers only the chosen operation's).
         """
         if name_or_path is None or name_or_path == "":
             raise OptionError("recording", name_or_path, "choose a recording first (none is selected)", where="Lab")
@@ -253,9 +263,10 @@ class Lab:
         return result
 
     def show_result(self, result: Any, *, source: str = "live", recorded: str | None = None) -> None:
-        """Show ``result`` in every view; its spec becomes ``lab.spec`` (when the form edits its family)."""
+        """Show ``result`` in every view; its spec becomes ``lab.spec`` (when the form edits its family). A result
+        of another operation switches the operation and says so."""
         self.recorded = recorded if source == "recorded" else None
-        text = ("recorded " + Path(recorded).stem) if recorded else "live run"
+        before = self.spec.op
         if result.spec != self.spec:
             try:
                 self.controls.set_spec(result.spec)
@@ -265,10 +276,17 @@ class Lab:
             else:
                 self.graph_view.redraw(result.spec)
                 self.sweep_view.set_op(result.spec.op)
-        self.results.show(result, text, self.spec)
+                if result.spec.op != self._offered_op:
+                    self.offer_recordings()
+        origin = provenance(result, recorded=source == "recorded",
+                            name=Path(recorded).stem if recorded else None)
+        self.results.show(result, origin, self.spec)
         self._set_buttons(self.busy)
         n_ok = int((result.plans["status"] == "ok").sum())
-        self.status_log.say(f"Showing {len(result.plans)} plans ({n_ok} ran) from the {text}.")
+        switched = (f" The operation switched from {before} to {result.spec.op} to match it."
+                    if result.spec.op != before else "")
+        what = f"recording {Path(recorded).stem}" if recorded else "run on this machine's GPU"
+        self.status_log.say(f"Showing {len(result.plans)} plans ({n_ok} ran) from the {what}.{switched}")
 
     def select(self, plan: str | None) -> None:
         """Highlight ``plan`` in the table and every figure (None: no highlight)."""
@@ -282,15 +300,11 @@ class Lab:
         if self.result is None:
             raise OptionError("report", None, "there is no result to report yet: Run, or Load a recording first",
                               where="Save report")
-        text = str(path if path is not None else self.report_path.value).strip() or DEFAULT_REPORT
-        target = Path(text).expanduser()
-        if target.suffix.lower() not in (".html", ".htm"):
-            raise OptionError("report", text, "must be an .html file name (the report is one HTML page)",
-                              where="Save report")
-        if not target.parent.exists():
-            raise PathError(target, f"is in a folder that does not exist ({target.parent})")
         from ..report import save_report
+        from ..results.paths import check_output_path
 
+        text = str(path if path is not None else self.report_path.value).strip() or DEFAULT_REPORT
+        target = check_output_path(text, what="report", suffixes=(".html", ".htm"), make_parents=False)
         with self.busy_flag.working():
             written = save_report(self.result, target).resolve()
         self.report_written = written
@@ -305,7 +319,8 @@ class Lab:
         return written
 
     def refresh_datasets(self) -> Any:
-        """Fill the recording dropdown from ``cl.recorded_datasets(kind='run')``; sweeps are in the Sweep view."""
+        """Read ``cl.recorded_datasets(kind='run')`` again and offer those of the chosen operation (sweeps are in
+        the Sweep view)."""
         import cudnn_lab
 
         frame = None
@@ -313,22 +328,32 @@ class Lab:
             frame = cudnn_lab.recorded_datasets(kind="run")
         except Exception as e:  # noqa: BLE001 - a broken data folder must not break the panel
             self.status_log.report(e)
-        options = []
-        if frame is not None:
-            for _, r in frame.iterrows():
-                options.append((f"{r.get('label') or r['name']} — {r.get('gpu') or '?'}, cuDNN "
-                                f"{cudnn_version_text(r.get('cudnn'))}, {str(r.get('date') or '')[:10]}",
-                                str(r["name"])))
         self.datasets_frame = frame
-        self.datasets.options = options
-        if options:  # preselect the recording of the spec shown, if there is one
-            labels = list(frame["label"]) if "label" in frame else []
-            mine = self.spec.label()
-            self.datasets.value = options[labels.index(mine)][1] if mine in labels else options[0][1]
-        self.datasets.disabled = not options
-        self.datasets.tooltip = "" if options else "no recorded datasets are shipped with this cudnn_lab"
-        self._set_buttons(self.busy)
+        self.offer_recordings()
         return frame
+
+    def offer_recordings(self) -> list[tuple[str, str]]:
+        """Fill the recording list with the chosen operation's recordings only (the one of the problem shown
+        first); with none, say so beside the list."""
+        spec = self.spec
+        self._offered_op = spec.op
+        options, value = recording_options(self.datasets_frame, spec.op, spec.label())
+        self.datasets.options = options
+        if value is not None:
+            self.datasets.value = value
+        self.datasets.disabled = not options
+        title = OPS[spec.op].title or spec.op
+        if options:
+            self.recordings_note.value = ""
+        else:
+            others = 0 if self.datasets_frame is None else len(self.datasets_frame)
+            self.recordings_note.value = (
+                f"<div class='cl-hint' style='white-space: normal'>No recording of {html.escape(title)} is shipped "
+                f"with this cudnn_lab{f' ({others} of other operations are)' if others else ''}: choose another "
+                "operation to load one, or Run on a GPU.</div>")
+        self.datasets.tooltip = "" if options else f"no recording of {title} is shipped"
+        self._set_buttons(self.busy)
+        return options
 
     # ---- state
 

@@ -15,7 +15,7 @@ from ..errors import OptionError
 from ..specs import Spec
 from .figures import FigureHost
 from .status import StatusLog
-from .tables import heuristic_summary, plan_table_html, result_label
+from .tables import heuristic_summary, plan_table_html
 
 __all__ = ["RESULT_FIGURES", "ResultView", "pick_name"]
 
@@ -46,7 +46,8 @@ def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], 
 
 
 class ResultView:
-    """The result shown (``result``), where it came from (``source_text``) and the plan highlighted (``selected``)."""
+    """The result shown (``result``), where it came from (``origin``, a :class:`~cudnn_lab.provenance.Provenance`;
+    ``source_text`` its line) and the plan highlighted (``selected``)."""
 
     def __init__(self, W: Any, figures: FigureHost, log: StatusLog) -> None:
         self._figures = figures
@@ -55,6 +56,7 @@ class ResultView:
         self.result: Any = None
         self.selected: str | None = None
         self.source_text = ""
+        self.origin: Any = None
         self.info = W.HTML("").add_class("cl-result-info")
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
@@ -73,9 +75,10 @@ class ResultView:
         self.plan_select.observe(lambda ch: log.guard(self._on_plan_select, ch), names="value")
         self.draw()
 
-    def show(self, result: Any, source_text: str, spec: Spec) -> None:
-        """Show ``result`` in every view, its pick selected; ``spec`` is the problem the controls show now."""
-        self.result, self.source_text = result, source_text
+    def show(self, result: Any, origin: Any, spec: Spec) -> None:
+        """Show ``result`` in every view, its pick selected, under a banner saying where it comes from (``origin``:
+        a :class:`~cudnn_lab.provenance.Provenance`); ``spec`` is the problem the controls show now."""
+        self.result, self.origin, self.source_text = result, origin, origin.text
         plans = result.plans.sort_values("heuristic_rank", kind="stable", na_position="last")
         options = [(name if status == "ok" else f"{name} ({status})", name)
                    for name, status in zip(plans["plan"], plans["status"])]
@@ -108,15 +111,16 @@ class ResultView:
         self.draw()
 
     def label(self, spec: Spec) -> None:
-        """The result's label (GPU, driver, cuDNN, date, source), and a note when the controls have moved on."""
+        """The banner over every view: RECORDED or MEASURED HERE with GPU, driver, cuDNN and date; and a note when
+        the controls have moved on from the result's problem."""
         if self.result is None:
             self.info.value = ""
             return
-        text = html.escape(result_label(self.result, self.source_text))
+        text = self.origin.to_html()
         if self.result.spec != spec:
-            text += (f"<br><span class='cl-stale'>These results are for {html.escape(self.result.spec.label())}; "
-                     "the controls have changed since (Run to measure them).</span>")
-        self.info.value = f"<span class='cl-result-info'>{text}</span>"
+            text += (f"<div class='cl-stale'>These results are for {html.escape(self.result.spec.label())}; "
+                     "the controls have changed since (Run, or Load its recording, to see theirs).</div>")
+        self.info.value = text
 
     def draw(self) -> None:
         """Draw every figure again from the result and the selected plan."""

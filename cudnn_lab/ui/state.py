@@ -1,13 +1,19 @@
-"""The Lab's state as plain data: what a teacher hands out (a JSON file) to rebuild a panel as it was.
+"""The Lab's state as plain data: what a teacher hands out (a JSON file, or a short code to paste) to rebuild a
+panel as it was.
 
 :class:`LabState` is frozen and validated: spec, view, selected plan, run options, source and recording. It reads
-and writes a dict (``to_dict``/``from_dict``) and a file (``save``/``load``); the Lab makes one and applies one.
+and writes a dict (``to_dict``/``from_dict``), a file (``save``/``load``) and a code (``to_code``/``from_code``:
+the compact JSON, compressed and base64url-encoded after :data:`CODE_PREFIX`, which fits in a chat message or a
+link's ``#`` fragment); the Lab makes one and applies one.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +21,13 @@ from ..errors import DataError, OptionError, PathError
 from ..options import RunOptions
 from ..specs import Spec, spec_from_dict
 
-__all__ = ["SOURCES", "STATE_VERSION", "LabState"]
+__all__ = ["CODE_PREFIX", "SOURCES", "STATE_VERSION", "LabState"]
 
 STATE_VERSION = 1
 #: Where the results shown come from.
 SOURCES: tuple[str, ...] = ("live", "recorded")
+#: How a state code starts (a link may carry it after ``#``: ``...01_lab.ipynb#cudnn-lab-state=<code>``).
+CODE_PREFIX = "cudnn-lab-state="
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,15 +64,37 @@ class LabState:
                    selected=data.get("selected"), run=RunOptions.coerce(data.get("run") or None),
                    source=data.get("source") or "live", recorded=data.get("recorded"))
 
+    def to_code(self) -> str:
+        """The state as one line of text to copy: ``cudnn-lab-state=`` then compressed JSON in base64url."""
+        raw = json.dumps(self.to_dict(), separators=(",", ":"), sort_keys=True).encode()
+        return CODE_PREFIX + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+    @staticmethod
+    def is_code(text: Any) -> bool:
+        """Whether ``text`` holds a state code (alone, or after a link's ``#``)."""
+        return isinstance(text, str) and CODE_PREFIX in text
+
+    @classmethod
+    def from_code(cls, text: str) -> LabState:
+        """Inverse of :meth:`to_code`; also takes a whole link whose ``#`` fragment holds the code."""
+        if not cls.is_code(text):
+            raise OptionError("state code", text, f"must start with {CODE_PREFIX!r} (copy it from Link)",
+                              where="Lab state")
+        body = text.split(CODE_PREFIX, 1)[1].strip().split("&")[0]
+        try:
+            raw = zlib.decompress(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+            data = json.loads(raw)
+        except (binascii.Error, ValueError, zlib.error):
+            raise OptionError("state code", text, "is damaged (copied only in part?); copy it again",
+                              where="Lab state") from None
+        return cls.from_dict(data)
+
     def save(self, path: str | Path) -> Path:
-        """Write the state as JSON."""
-        path = Path(path).expanduser()
-        if path.is_dir():
-            raise PathError(path, "is a folder", hint="give a file name such as lab.json")
-        if not path.parent.exists():
-            raise PathError(path, "is in a folder that does not exist")
-        path.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True))
-        return path
+        """Write the state as JSON (the path is checked first: PathError / OptionError say what is wrong)."""
+        from ..results.paths import check_output_path, write_text
+
+        path = check_output_path(path, what="Lab state", suffixes=(".json",), make_parents=False)
+        return write_text(path, json.dumps(self.to_dict(), indent=1, sort_keys=True), what="Lab state")
 
     @classmethod
     def load(cls, path: str | Path) -> LabState:

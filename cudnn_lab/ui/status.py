@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import CudnnLabError
 
-__all__ = ["Busy", "StatusLog"]
+__all__ = ["Busy", "StatusLog", "error_sentence"]
 
 
 class StatusLog:
@@ -43,14 +43,20 @@ class StatusLog:
                         self.warn(f"{w.category.__name__}: {w.message}")
 
     def report(self, error: BaseException) -> None:
-        """An error: one line in the status, the detail (the kit's message, or a traceback) in the Log."""
-        short = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        self.messages.append(short)
-        detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-        if isinstance(error, CudnnLabError):  # the kit's own errors say what to do: no traceback needed
-            detail = f"{type(error).__name__}: {error}\n"
-        self.log.append_stderr(detail)
-        self.status.value = f"<span class='cl-status-error'>{html.escape(short)} (details in the Log tab)</span>"
+        """An error: one readable sentence in the status line and in the Log; the traceback (for an error that is
+        not the kit's own) only inside a collapsed "details" under it."""
+        sentence = error_sentence(error)
+        self.messages.append(f"{type(error).__name__}: {sentence}")
+        trace = "" if isinstance(error, CudnnLabError) else "".join(
+            traceback.format_exception(type(error), error, error.__traceback__))
+        details = (f"<details><summary>traceback</summary><pre class='cl-traceback'>{html.escape(trace)}</pre>"
+                   "</details>") if trace else ""
+        self.log.outputs += ({"output_type": "display_data", "metadata": {}, "data": {
+            "text/html": f"<div class='cl-log-error'><b>{html.escape(type(error).__name__)}</b>: "
+                         f"{html.escape(sentence)}{details}</div>",
+            "text/plain": f"{type(error).__name__}: {sentence}\n{trace}"}},)
+        self.status.value = (f"<span class='cl-status-error'>{html.escape(sentence)}"
+                             f"{' (traceback in the Log tab)' if trace else ''}</span>")
 
     def warn(self, text: str) -> None:
         """A warning: kept in ``messages`` and written to the Log."""
@@ -68,6 +74,18 @@ class StatusLog:
     def say_html(self, markup: str) -> None:
         """Markup made by the caller (a link) in the status line."""
         self.status.value = f"<span class='cl-status-text'>{markup}</span>"
+
+
+def error_sentence(error: BaseException) -> str:
+    """One readable sentence for an error: the kit's own message (it says what to do), else the exception's
+    first line after its class name; always ends with a full stop."""
+    text = " ".join(str(error).split()) if isinstance(error, CudnnLabError) else \
+        (str(error).strip().splitlines() or [""])[0].strip()
+    if not isinstance(error, CudnnLabError):
+        text = f"{type(error).__name__}: {text}" if text else f"{type(error).__name__} (no message)"
+    if len(text) > 400:
+        text = text[:397] + "…"
+    return text if text.endswith((".", "!", "?", "…")) else text + "."
 
 
 class Busy:

@@ -24,28 +24,48 @@ CSS = """
 .cl-lab .cl-status-error { font-size: 12px; color: #b91c1c; }
 .cl-lab .cl-result-info { font-size: 12px; color: #1f2937; }
 .cl-lab .cl-stale { color: #b45309; }
-.cl-lab .cl-table-wrap { max-height: 620px; overflow: auto; }
+.cl-lab .cl-table-wrap { max-height: 560px; overflow: auto; max-width: 100%; }
 .cl-lab .cl-plan-table { border-collapse: collapse; font-size: 12px; line-height: 1.35; }
-.cl-lab .cl-plan-table th { text-align: left; border-bottom: 2px solid #9ca3af; padding: 3px 8px;
-  position: sticky; top: 0; background: white; }
-.cl-lab .cl-plan-table td { border-bottom: 1px solid #e5e7eb; padding: 2px 8px; white-space: nowrap;
+.cl-lab .cl-plan-table th { text-align: left; border-bottom: 2px solid #9ca3af; padding: 3px 6px;
+  position: sticky; top: 0; background: white; white-space: nowrap; font-weight: 600; }
+.cl-lab .cl-plan-table td { border-bottom: 1px solid #e5e7eb; padding: 2px 6px; white-space: nowrap;
   font-variant-numeric: tabular-nums; vertical-align: top; }
 .cl-lab .cl-plan-table tr.cl-selected { background: #fef3c7; }
 .cl-lab .cl-plan-table tr.cl-failed { color: #9ca3af; }
-.cl-lab .cl-plan-table td.cl-col-plan { font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
-.cl-lab .cl-plan-table td.cl-col-knobs, .cl-lab .cl-plan-table td.cl-col-notes { white-space: normal;
-  font-size: 11px; color: #4b5563; max-width: 200px; }
-.cl-lab .cl-plan-table td.cl-col-knobs { min-width: 220px; max-width: 320px; }
-.cl-lab .cl-plan-table td.cl-col-error { white-space: normal; min-width: 64px; max-width: 260px; }
+.cl-lab .cl-plan-table td.cl-col-knobs { white-space: normal; font-family: var(--jp-code-font-family, monospace);
+  font-size: 11px; min-width: 90px; max-width: 190px; word-break: break-word; }
 .cl-lab .cl-plan-table td.cl-col-median, .cl-lab .cl-plan-table td.cl-col-iqr,
-.cl-lab .cl-plan-table td.cl-col-workspace { text-align: right; }
+.cl-lab .cl-plan-table td.cl-col-error, .cl-lab .cl-plan-table td.cl-col-workspace,
+.cl-lab .cl-plan-table td.cl-col-rank, .cl-lab .cl-plan-table td.cl-col-engine { text-align: right; }
+.cl-lab .cl-plan-table-full td { font-size: 11px; }
+.cl-lab .cl-plan-table-full td.cl-col-plan, .cl-lab .cl-plan-table-full td.cl-col-knobs { font-size: 11px;
+  font-family: var(--jp-code-font-family, monospace); }
+.cl-lab .cl-plan-table-full td.cl-col-error, .cl-lab .cl-plan-table-full td.cl-col-behavior_notes {
+  white-space: normal; min-width: 120px; max-width: 260px; }
+.cl-lab .cl-all-columns summary { cursor: pointer; font-size: 12px; color: #1d4ed8; margin: 6px 0; }
+.cl-lab .cl-provenance b { letter-spacing: 0.04em; }
+.cl-lab .cl-log-error { font-size: 12px; color: #991b1b; margin: 2px 0; }
+.cl-lab .cl-log-error summary { cursor: pointer; color: #6b7280; }
+.cl-lab .cl-traceback { font-size: 11px; white-space: pre-wrap; color: #374151; }
+.cl-lab .cl-op .widget-toggle-button { padding-left: 6px; padding-right: 6px; }
+.cl-lab .cl-op .widget-toggle-buttons { flex-wrap: wrap; row-gap: 2px; }
+.cl-lab .cl-state-code textarea { font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
 .cl-lab .cl-code-text { max-height: 600px; overflow: auto; font-size: 12px; background: #f9fafb;
   border: 1px solid #e5e7eb; padding: 8px; margin: 0; white-space: pre; line-height: 1.4; }
-.cl-lab .cl-graph-svg { overflow: auto; }
+.cl-lab .cl-graph-svg { width: 100%; min-width: 0; }
+.cl-lab .cl-graph-scroll { overflow: auto; max-height: 78vh; max-width: 100%; border: 1px solid #e5e7eb;
+  background: white; }
+.cl-lab .cl-graph-drawing { margin: 0; }
+.cl-lab.cl-lab { flex-wrap: wrap; row-gap: 12px; }
+.cl-lab > .cl-left { flex: 0 0 420px; }
+.cl-lab > .cl-right { flex: 1 1 560px; min-width: 0; max-width: 100%; }
+.cl-lab .widget-tab > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }
+.cl-lab .widget-tab > .lm-TabBar .lm-TabBar-tab { flex: 0 0 auto; min-width: 0; }
+.cl-lab .cl-figure { width: 100%; min-width: 0; overflow: hidden; }
+.cl-lab .cl-figure .jp-OutputArea-output { width: 100%; min-width: 0; }
 .cl-lab .cl-empty { color: #6b7280; font-style: italic; }
-.cl-lab .cl-not-offered-text { font-size: 11px; white-space: normal; }
-.cl-lab .cl-op .widget-toggle-button, .cl-lab .cl-compact .widget-toggle-button { padding-left: 2px;
-  padding-right: 2px; }
+.cl-lab .cl-op-note-text { font-size: 11px; white-space: normal; }
+.cl-lab .cl-compact .widget-toggle-button { padding-left: 2px; padding-right: 2px; }
 .cl-lab .cl-code-note { font-size: 13px; line-height: 1.45; max-width: 820px; }
 </style>
 """

@@ -264,3 +264,32 @@ def test_engine_space_lists_every_engine_and_explores_beyond_the_proposals():
     statuses = {c.status for c in cands}
     assert "ok" in statuses, [(c.name, c.status, c.error) for c in cands]
     assert "wrong" not in statuses
+
+
+def test_a_run_records_knob_names_kernels_notes_determinism_and_explored_plans(tmp_path):
+    from cudnn_lab.cli import plan_table
+    from cudnn_lab.results.anatomy import kernels_table
+
+    result = cl.run(NCHW, plans="all", max_plans=8, explore=6, explore_time_s=60, baselines=False)
+    plans = result.plans
+    ok = result.ok
+    proposed = ok[ok["proposed"].astype(bool)]
+    assert not proposed.empty
+    assert proposed["knob_names"].str.len().gt(0).any()
+    assert proposed["kernel_ms"].notna().all() and (proposed["kernel_ms"] > 0).all()
+    assert proposed["launch_gap_ms"].notna().all()
+    assert proposed["deterministic"].notna().all()
+    assert proposed["numeric_notes"].notna().any()
+    assert "transpose" in set(kernels_table(proposed)["kind"])  # NCHW: layout transposes around the NHWC kernel
+    explored = plans[~plans["proposed"].astype(bool)]
+    assert len(explored) >= 1 and explored["origin"].str.len().gt(0).all()
+    assert not set(explored["plan"]) & set(plans[plans["proposed"].astype(bool)]["plan"])
+    assert result.engine_space["engines"] and result.engine_space["sampled"] == 6
+    assert result.exploration["best_proposed"] is not None
+    back = cl.RunResult.load(result.save(tmp_path / "r.json"))
+    assert back.plans["kernels"].equals(plans["kernels"]) and back.engine_space == result.engine_space
+    assert "knob_names" in plan_table(back).columns
+    # a repeated run reuses the session's anatomy (same plans, same kernels)
+    again = cl.run(NCHW, plans="all", max_plans=8, baselines=False)
+    same = again.ok.set_index("plan")["kernels"].dropna()
+    assert (same == proposed.set_index("plan")["kernels"].reindex(same.index)).all()

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from cudnn_lab.errors import OptionError, PlanError
-from cudnn_lab.gpu.engine_space import (EngineInfo, answer_text, beat_heuristics, check_budget, knob_points,
-                                        neighbours, sample_configs, space_size)
+from cudnn_lab.gpu.engine_space import EngineInfo, neighbours, sample_configs, space_size
 from cudnn_lab.gpu.kernels import KernelStat, PlanKernels, split_segments, summarize
 from cudnn_lab.gpu.notes import NotesResult, classify
 from cudnn_lab.gpu.pin import KnobRange, check_config, status_of
+from cudnn_lab.results.anatomy import answer_text, beat_heuristics, knob_points
 
 # Engine 62's knobs as get_knobs_for_engine reported them for an NHWC fp16 3x3 conv on an H100 (GPU_FACTS).
 E62 = EngineInfo(62, True, "", (KnobRange("TILE_SIZE", 0, 23), KnobRange("TILEK", 0, 3), KnobRange("IDX_MODE", 0, 1),
@@ -93,11 +93,26 @@ def test_did_anything_beat_the_heuristics_and_by_how_much():
     assert beat_heuristics(rows[:2])["beaten"] is None
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, True, "10", 10**9])
-def test_exploration_budget_is_checked(bad):
-    with pytest.raises(OptionError, match="explore"):
-        check_budget(bad)
-    assert check_budget(200) == 200
+@pytest.mark.parametrize("option,bad", [("explore", -1), ("explore", 1.5), ("explore", True), ("explore", 10**9),
+                                        ("explore_time_s", 0), ("kernels", 1), ("notes", "yes")])
+def test_anatomy_options_are_checked(option, bad):
+    from cudnn_lab.options import RunOptions
+
+    with pytest.raises(OptionError, match=option):
+        RunOptions.coerce(None, **{option: bad})
+    opts = RunOptions.coerce({"explore": 200, "explore_time_s": 30})
+    assert (opts.explore, opts.explore_time_s, opts.kernels, opts.notes) == (200, 30.0, True, True)
+    assert RunOptions.from_dict(opts.to_dict()) == opts
+
+
+def test_cli_refuses_a_bad_exploration_budget_before_the_gpu(tmp_path, capsys):
+    import cudnn_lab as cl
+    from cudnn_lab import cli
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(cl.ConvSpec(n=1, c=8, h=8, w=8, k=8).to_json())
+    assert cli.main(["run", str(spec), "--explore", "-3"]) == 2
+    assert "explore" in capsys.readouterr().err
 
 
 def test_note_filter_failure_message_is_read_plan_by_plan():

@@ -27,8 +27,18 @@ def test_cold_l2_with_auto_timing_means_events() -> None:
     assert t.mode == "events" and t.cold_l2
 
 
-def test_the_timer_implements_every_run_option_mode_but_cupti() -> None:
-    assert set(SUPPORTED_MODES) == set(TIMING_MODES) - {"cupti"}
+def test_the_timer_implements_every_run_option_mode() -> None:
+    assert set(SUPPORTED_MODES) == set(TIMING_MODES)
+
+
+def test_tiny_calls_get_more_calls_per_graph_up_to_the_limit() -> None:
+    from cudnn_lab.gpu.timing import calls_per_graph
+
+    o = TimingOptions()
+    assert calls_per_graph(0.030, o) == 10  # 0.3 ms target
+    assert calls_per_graph(0.002, o) == 500  # tiny: 1 ms target, so the replay's fixed cost is spread thin
+    assert calls_per_graph(0.0001, o) == o.max_calls == 1000
+    assert calls_per_graph(5.0, o) == 1
 
 
 def test_rel_iqr_of_a_result() -> None:
@@ -107,3 +117,16 @@ def test_a_captured_graph_is_replayed_by_key(op) -> None:
     graph = cache["mul"]
     again = timer.time(fn, key="mul")
     assert cache["mul"] is graph and again.calls_per_sample == first.calls_per_sample
+
+
+@pytest.mark.gpu
+def test_cupti_mode_gives_kernel_time_per_call(op) -> None:
+    from cudnn_lab.gpu.timing import Timer
+
+    stream, fn = op
+    opts = TimingOptions(mode="cupti", min_samples=10, max_samples=20)
+    r = Timer(stream, opts).time(fn)
+    assert r.mode == "cupti" and r.calls_per_sample == 1 and r.samples >= 10
+    assert 0 < r.min_ms <= r.median_ms
+    replay = Timer(stream, TimingOptions(mode="cuda_graph", time_cap_s=0.2)).time(fn)
+    assert replay.median_ms >= 0.5 * r.median_ms  # replayed time cannot be far below the kernels' own time

@@ -95,3 +95,15 @@ def test_convert_has_no_recipe_but_the_graph_kinds_do() -> None:
     recipe = recipe_for(TransformSpec(**SMALL, kind="concatenate", axis=2, concat_size=3))
     assert recipe.ops[0].inputs == (("inputs[]", "X"), ("inputs[]", "X2"))
     assert recipe.ops[0].params == (("axis", 2),) and recipe.tensor("Y").dims == (2, 3, 7, 5)
+
+
+def test_concatenate_script_passes_its_inputs_as_one_list(tmp_path) -> None:
+    """A list port (concatenate's ``inputs``) goes to the frontend, and into the exported script, as one list."""
+    from scripting import run_without_gpu
+
+    spec = TransformSpec(**SMALL, kind="concatenate", axis=3, concat_size=2)
+    assert "inputs=[tensors['X'], tensors['X2']]" in cl.build_graph(spec).to_script()
+    printed, _ = run_without_gpu(spec, tmp_path)
+    node = printed["nodes"][0]
+    assert node["type"] == "CONCATENATE" and node["inputs"] == {"inputs_0": "X", "inputs_1": "X2"}
+    assert printed["tensors"]["Y"]["dim"] == [2, 3, 4, 7]

@@ -13,9 +13,13 @@ from cudnn_lab.graph import DRAWINGS, RECIPES, REFERENCE_CODE, SafeDigraph, buil
 from cudnn_lab.graph.families import reference_code
 from cudnn_lab.graph.pool import PoolingHasNoGraphError
 from cudnn_lab.graph.recipe import Recipe
-from cudnn_lab.specs import ConvSpec, PoolSpec, Spec, spec_classes
+from cudnn_lab.graph.classic_call import ClassicOnlyError
+from cudnn_lab.specs import (ActivationSpec, ConvSpec, PoolSpec, RnnSpec, SoftmaxSpec, Spec, TransformSpec,
+                             spec_classes)
 
 FAMILIES = list(spec_classes().values())
+#: Families the graph API does not hold (their default spec): cuDNN's classic calls run them.
+CLASSIC = (PoolSpec, SoftmaxSpec, ActivationSpec, TransformSpec, RnnSpec)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +43,7 @@ def test_every_spec_family_is_registered_in_each_graph_registry(cls: type[Spec])
     assert lines[-1] == "return y" and all(isinstance(x, str) for x in lines)
 
 
-@pytest.mark.parametrize("cls", [c for c in FAMILIES if c is not PoolSpec], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [c for c in FAMILIES if c not in CLASSIC], ids=lambda c: c.__name__)
 def test_graph_families_build_their_registered_recipe(cls: type[Spec]) -> None:
     spec = cls()
     recipe = recipe_for(spec)
@@ -51,6 +55,13 @@ def test_pooling_registers_a_recipe_that_says_why_there_is_none() -> None:
     with pytest.raises(PoolingHasNoGraphError):
         recipe_for(PoolSpec())
     assert "cudnnPoolingForward" in drawing(PoolSpec()).source
+
+
+@pytest.mark.parametrize("cls", CLASSIC[1:], ids=lambda c: c.__name__)
+def test_classic_families_register_a_recipe_that_says_why_there_is_none(cls: type[Spec]) -> None:
+    with pytest.raises(ClassicOnlyError) as info:
+        recipe_for(cls())
+    assert "classic" in str(info.value) and "classic" in drawing(cls()).source
 
 
 @pytest.mark.parametrize("call,what", [(recipe_for, "cuDNN graph recipe"), (reference_code, "script reference code"),

@@ -59,8 +59,11 @@ def test_verdict_says_why_and_hides_the_answer_until_one_is_given(capsys: pytest
 # ------------------------------------------------------------------------------------------------ provenance
 
 def test_provenance_of_a_recording_names_gpu_driver_cudnn_and_date(conv: cl.RunResult) -> None:
-    assert course.provenance(conv) == "RECORDED (NVIDIA H200, driver 580.159.04, cuDNN 9.19.0, 2026-11-21)"
-    assert course.provenance(conv, measured_here=True).startswith("MEASURED HERE (NVIDIA H200, ")
+    assert course.provenance(conv, measured_here=False) == (
+        "RECORDED on NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · cuDNN 9.19.0 · 2026-11-21")
+    assert course.provenance(conv, measured_here=False, name="h200_conv_nhwc_fp16_bias_relu").endswith(
+        "2026-11-21 (h200_conv_nhwc_fp16_bias_relu)")
+    assert course.provenance(conv, measured_here=True).startswith("MEASURED HERE on this machine's NVIDIA H200 · ")
 
 
 def test_provenance_of_two_sweeps_names_both_gpus() -> None:
@@ -68,11 +71,12 @@ def test_provenance_of_two_sweeps_names_both_gpus() -> None:
 
     both = pd.concat([cl.load_results("h100_standard"), cl.load_results("h200_standard")])
     text = course.provenance(both)
-    assert text.startswith("RECORDED (NVIDIA H100") and "; NVIDIA H200, driver" in text and "cuDNN 9.19.0" in text
+    assert text.startswith("RECORDED on NVIDIA H100 80GB HBM3 · driver 580.159.04 · CUDA 13.0 · cuDNN 9.19.0 · ")
+    assert "; RECORDED on NVIDIA H200 · driver" in text
 
 
 @pytest.mark.parametrize(("value", "text"), [(91900, "9.19.0"), ("91900", "9.19.0"), (90501, "9.5.1"),
-                                             (8907, "8.9.7"), (None, "?"), ("9.22.0", "9.22.0")])
+                                             (8907, "8.9.7"), ("9.22.0", "9.22.0")])
 def test_cudnn_version_as_people_write_it(value: object, text: str) -> None:
     assert course.cudnn_version(value) == text
 
@@ -202,3 +206,16 @@ def test_waves(tiles: int, sms: int, busy: float, whole: int) -> None:
 ])
 def test_tile_shape_from_kernel_names(name: str, tile: tuple | None) -> None:
     assert course.tile_shape(name) == tile
+
+
+def test_main_tile_is_the_tile_of_the_kernel_that_takes_most_time() -> None:
+    import json
+
+    kernels = [{"name": "nchwToNhwcKernel", "count": 2, "us": 3.75, "total_us": 7.5},
+               {"name": "cudnn_generated_fort_native_sm90_matMul_knob_2_128x128x64_5_0", "count": 1, "us": 30.7,
+                "total_us": 30.7},
+               {"name": "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "count": 1, "us": 5.0, "total_us": 5.0}]
+    assert course.main_tile(json.dumps(kernels)) == (128, 128, 64)
+    assert course.main_tile(kernels[2:]) == (256, 128)
+    assert course.main_tile(None) is None and course.main_tile(float("nan")) is None
+    assert course.main_tile(json.dumps(kernels[:1])) is None

@@ -20,6 +20,9 @@ def test_choices():
 
 def test_seq_lens_none_and_lists():
     assert check_seq_lens("SdpaSpec", "seq_lens_q", None, 4, 1024, "seq_q") is None
+    assert check_seq_lens("SdpaSpec", "seq_lens_q", " none ", 4, 1024, "seq_q") is None
+    assert check_seq_lens("SdpaSpec", "seq_lens_q", "", 4, 1024, "seq_q") is None
+    assert check_seq_lens("SdpaSpec", "seq_lens_q", "1024, 700 512,1", 4, 1024, "seq_q") == (1024, 700, 512, 1)
     assert check_seq_lens("SdpaSpec", "seq_lens_q", [1024, 700, 512, 1], 4, 1024, "seq_q") == (1024, 700, 512, 1)
 
 
@@ -31,7 +34,7 @@ def test_seq_lens_none_and_lists():
     ([1, -2, 3, 4], "entry 1 (-2) must be at least 1"),
     ([1, 2.5, 3, 4], "entry 1 (2.5) is not an integer"),
     ([1, True, 3, 4], "entry 1 (True) is not an integer"),
-    ("1,2,3,4", "a list of 4 lengths"),
+    ("1,2,x,4", "whole numbers separated by commas"),
     (7, "a list of 4 lengths"),
 ])
 def test_bad_seq_lens_name_the_field(value, why):

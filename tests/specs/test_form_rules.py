@@ -92,7 +92,9 @@ def test_sdpa_rules() -> None:
     values = SdpaSpec(heads=12).to_dict()
     assert SdpaSpec.field_limits(values)["kv_heads"] == (1, 12)
     assert SdpaSpec.field_limits(values)["sliding_window"][0] == 0
-    assert SdpaSpec.field_hints(values) == {"kv_heads": "divides 12", "sliding_window": "0: off"}
+    hints = SdpaSpec.field_hints(values)
+    assert hints["kv_heads"] == "divides 12" and hints["sliding_window"] == "0: off"
+    assert hints["seq_lens_q"] == "4 lengths, blank: full"  # one per batch element (batch=4)
     assert SdpaSpec.field_choices()["head_dim"] == (64, 128, 256)
 
 

@@ -89,7 +89,10 @@ def test_to_dict_is_plain_json() -> None:
     d = small(kv_heads=2, causal=True, sliding_window=4, attn_scale=0.2).to_dict()
     assert d == {"op": "sdpa", "batch": 2, "heads": 4, "kv_heads": 2, "seq_q": 16, "seq_kv": 16, "head_dim": 64,
                  "causal": True, "sliding_window": 4, "layout": "BSHD", "dtype": "fp16",
-                 "direction": "fwd_inference", "attn_scale": 0.2}
+                 "direction": "fwd_inference", "attn_scale": 0.2, "seq_lens_q": None, "seq_lens_kv": None,
+                 "ragged": False, "bias": "none", "dropout": 0.0, "dropout_seed": 0, "diagonal_alignment": "top_left",
+                 "out_dtype": "fp8_e4m3", "scale_q": None, "scale_k": None, "scale_v": None, "scale_o": None,
+                 "scale_do": None}
 
 
 def test_kv_heads_equal_to_heads_is_stored_as_none() -> None:
@@ -135,9 +138,9 @@ def test_bad_values_name_field_value_and_what_is_allowed(field: str, value, word
     assert isinstance(err, CudnnLabError) and isinstance(err, ValueError)
 
 
-@pytest.mark.parametrize("dtype", ["fp8", "fp8_e4m3", "FP8_E5M2"])
-def test_fp8_is_named_out_of_scope(dtype: str) -> None:
-    with pytest.raises(SpecError, match="fp8 attention.*out of scope") as info:
+@pytest.mark.parametrize("dtype", ["fp8", "fp8_e4m3fn", "FP8_E5M2"])
+def test_other_fp8_names_point_at_the_kits(dtype: str) -> None:
+    with pytest.raises(SpecError, match="fp8_e4m3 or fp8_e5m2") as info:
         small(dtype=dtype)
     assert info.value.field == "dtype"
 

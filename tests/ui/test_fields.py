@@ -39,7 +39,7 @@ def test_field_kinds_follow_the_spec() -> None:
     with pytest.raises(cl.SpecError):
         field_kind("conv", "nonsense")
     with pytest.raises(cl.SpecError):
-        fields_of("rnn")
+        fields_of("fft")
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.label())
@@ -62,7 +62,7 @@ def test_bad_values_raise_spec_error_naming_the_field() -> None:
         spec_from_controls({**values, "padding": 5})
     assert info.value.field == "padding" and info.value.value == 5
     with pytest.raises(cl.SpecError) as info:
-        spec_from_controls({**values, "op": "rnn"})
+        spec_from_controls({**values, "op": "fft"})
     assert info.value.field == "op"
     with pytest.raises(cl.SpecError) as info:
         spec_from_controls({**controls_from_spec(cl.SdpaSpec()), "attn_scale": "abc"})
