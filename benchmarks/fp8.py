@@ -3,8 +3,9 @@
 For each problem, the bf16 twin and the FP8 (e4m3) version each run every plan of heuristic modes A and FALLBACK
 (``cl.run``, checked against float64); the table shows per dtype: the best plan's median, TFLOP/s, % of the
 measured bf16 and FP8 ceilings (a large torch.matmul and torch._scaled_mm), % of the datasheet's dense peak, the
-FP8 speed-up, the error against float64 (the kernel's, against a reference from the same FP8 values; the total,
-against the unquantized float data; the quantization's alone), and PyTorch beside it: torch._scaled_mm for the FP8
+FP8 speed-up, the error against float64 (the kernel's, against a reference from the same FP8 values; the
+quantization's alone: in the inputs, and in the output as float64 from the FP8 values vs from the float data), and
+PyTorch beside it: torch._scaled_mm for the FP8
 GEMM, torch.matmul / conv2d / scaled_dot_product_attention for bf16 (PyTorch has no FP8 conv or attention op).
 
 Run on a GPU machine:  python benchmarks/fp8.py [--json out.json] [--quick]
@@ -61,11 +62,18 @@ def _fmt(v: Any, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
-def _quant_rel_l2(result: Any) -> float | None:
-    """The largest quantization error over the run's FP8 inputs (RunResult.quantization), None for bf16."""
-    q = getattr(result, "quantization", None) or {}
+def _quantization(result: Any) -> tuple[float | None, float | None]:
+    """(largest quantization error over the FP8 inputs, the error quantizing alone causes in the output), from the
+    run's ``settings["quantization"]``; (None, None) for bf16."""
+    q = result.settings.get("quantization") or {}
     vals = [v.get("rel_l2") for v in q.values() if isinstance(v, dict) and v.get("rel_l2") is not None]
-    return max(vals) if vals else None
+    return (max(vals) if vals else None), q.get("output_rel_l2")
+
+
+def _torch_name(spec: cl.Spec) -> str:
+    fp8 = getattr(spec, "fp8", False)
+    return {"matmul": "torch._scaled_mm" if fp8 else "torch.matmul", "conv": "conv2d",
+            "sdpa": "F.scaled_dot_product_attention"}[spec.op]
 
 
 def _run(spec: cl.Spec) -> dict[str, Any]:
@@ -77,11 +85,12 @@ def _run(spec: cl.Spec) -> dict[str, Any]:
         return {"label": spec.label(), "error": str(e).splitlines()[0]}
     torch_ms = r.torch.get("benchmark_off_ms")
     get = best.get
+    quant_in, quant_out = _quantization(r)
     return {"label": spec.label(), "plans": len(r.plans), "plan": get("plan"), "us": get("median_ms") * 1e3,
             "tflops": get("tflops"), "kernel_rel_l2": get("rel_l2"), "pass": bool(get("pass_cudnn")),
-            "total_rel_l2": get("total_rel_l2"), "quant_rel_l2": _quant_rel_l2(r),
-            "torch_us": torch_ms * 1e3 if torch_ms else None, "torch_op": r.torch.get("op"),
-            "torch_error": r.torch.get("benchmark_off_error") or r.torch.get("unavailable"),
+            "quant_rel_l2": quant_in, "quant_out_rel_l2": quant_out,
+            "torch_us": torch_ms * 1e3 if torch_ms else None, "torch_op": _torch_name(spec),
+            "torch_error": (r.torch.get("benchmark_off_error") or "")[:60],
             "device": r.device.get("gpu"), "cudnn": r.device.get("cudnn_backend")}
 
 
@@ -103,19 +112,21 @@ def _print_row(name: str, kind: str, row: dict[str, Any], roofs: dict[str, Any])
     print(f"{name:<38} {kind:<5} {row['us']:10.1f} us {_fmt(t, '8.1f')} TF/s "
           f"{_fmt(_pct(t, roofs['fp8']['tflops']), '5.1f')}% fp8roof {_fmt(_pct(t, roofs['bf16']['tflops']), '5.1f')}%"
           f" bf16roof {_fmt(_pct(t, DATASHEET_TFLOPS[kind]), '5.1f')}% sheet | err kernel "
-          f"{_fmt(row['kernel_rel_l2'], '.1e')} total {_fmt(row['total_rel_l2'], '.1e')} quant "
-          f"{_fmt(row['quant_rel_l2'], '.1e')} pass {row['pass']} | torch {row['torch_op'] or ''} "
-          f"{_fmt(row['torch_us'], '.1f')} us {row['torch_error'] or ''}", flush=True)
+          f"{_fmt(row['kernel_rel_l2'], '.1e')} pass {row['pass']}, quantization: inputs "
+          f"{_fmt(row['quant_rel_l2'], '.1e')} output {_fmt(row['quant_out_rel_l2'], '.1e')} | "
+          f"{row['torch_op']} {_fmt(row['torch_us'], '.1f')} us {row['torch_error']}", flush=True)
 
 
 def dry_run(names: tuple[str, ...]) -> None:
     """Build each twin's real cuDNN graph (no GPU needed) and print the problems and their FLOPs."""
+    from cudnn_lab.graph.render import dtype_name
+
     for name in names:
         make, args = PROBLEMS[name]
         for dtype in ("bf16", FP8):
             spec = make(*args, dtype)
             g = cl.build_graph(spec)
-            dtypes = sorted({t["dtype"] for t in g.inspect()["tensors"].values() if t.get("dtype")})
+            dtypes = sorted({dtype_name(t["dtype"]) for t in g.inspect()["tensors"].values()} - {"None"})
             print(f"{name:<38} {spec.label():<60} {spec.flops() / 1e9:10.1f} GFLOP  tensors: {', '.join(dtypes)}")
 
 

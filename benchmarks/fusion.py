@@ -32,7 +32,8 @@ PATTERNS = {
     # Fusion beyond epilogues (issue 16): statistics after the conv, a pointwise prologue before it.
     "conv+genstats (BN statistics)": cl.ConvGenstatsSpec(**FUSION_CONV),
     "BN-ReLU prologue->conv": cl.ConvPrologueSpec(**FUSION_CONV, param_dtype="fp32"),
-    "BN-ReLU prologue->conv+genstats": cl.ConvPrologueSpec(**FUSION_CONV, param_dtype="fp32", genstats=True),
+    # 9.19 runs the prologue with genstats only with fp16 scale and bias (docs/FINDINGS.md)
+    "BN-ReLU prologue->conv+genstats": cl.ConvPrologueSpec(**FUSION_CONV, param_dtype="fp16", genstats=True),
 }
 
 

@@ -133,7 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument("--info", action="store_true", help="say where the caches are and how big (the default)")
     report = commands.add_parser("report", help="write a self-contained HTML report of a result (opens offline)",
                                  allow_abbrev=False, epilog=_EPILOG)
-    report.add_argument("results", help="a result JSON written by `cudnn-lab run`, or a recorded dataset's name")
+    report.add_argument("results", help="a result JSON written by `cudnn-lab run`, a sweep (Parquet file or store "
+                        "folder written by `cudnn-lab sweep`), or a recorded dataset's name (run or sweep)")
     report.add_argument("-o", "--output", required=True, help="the HTML file to write")
     return parser
 
@@ -228,10 +229,9 @@ def _report(args: argparse.Namespace) -> int:
     from cudnn_lab.results.paths import check_output_path
 
     out = check_output_path(args.output, what="report")
-    result = cl.load_results(args.results)
-    if not isinstance(result, cl.RunResult):
-        raise OptionError("results", args.results, "must be a single run's result (JSON); sweep reports are not "
-                          "supported by this command yet")
+    result = cl.load_results(args.results)  # a RunResult, or a sweep frame: save_report makes either report
+    if not isinstance(result, cl.RunResult) and not hasattr(result, "columns"):
+        raise OptionError("results", args.results, "must be a run's result (JSON) or a sweep (Parquet or store)")
     return _save(lambda p: save_report(result, p), out, "report", ".html")
 
 

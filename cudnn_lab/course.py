@@ -438,38 +438,18 @@ def tile_shape(kernel: str) -> tuple[int, ...] | None:
 
 
 def kernels_frame(result: Any) -> Any:
-    """One row per (plan, kernel) from a result whose plan table carries kernels (the ``kernels`` column: a JSON list
-    of {name, kind, count, us, total_us} per plan, measured with CUPTI), with the plain reading of each name; an
-    empty frame for a result made without kernels."""
-    import pandas as pd
-
-    from .kernel_names import read
+    """One row per (plan, kernel) of a result whose plan table carries kernels (measured with CUPTI), with the plain
+    reading of each name and its tile as a tuple: the results layer's ``kernels_table``; empty for a result made
+    without kernels."""
+    from .results.anatomy import kernels_table
 
     plans = result.plans if hasattr(result, "plans") else result
-    columns = ["plan", "engine", "kernel", "kind", "reading", "count", "us", "total_us", "tile"]
-    if "kernels" not in plans.columns:
-        return pd.DataFrame(columns=columns)
-    rows = []
-    for _, row in plans.iterrows():
-        value = row["kernels"]
-        if not isinstance(value, (list, tuple)) and _missing(value):
-            continue
-        try:
-            items = json.loads(value) if isinstance(value, str) else list(value)
-        except ValueError:
-            continue
-        for item in items:
-            item = item if isinstance(item, dict) else {"name": str(item)}
-            name = str(item.get("name") or "?")
-            reading = read(name)
-            count = float(item.get("count", 1) or 1)
-            us = float(item["us"]) if _is_number(item.get("us")) else None
-            total = float(item["total_us"]) if _is_number(item.get("total_us")) else (
-                count * us if us is not None else None)
-            rows.append({"plan": row["plan"], "engine": int(row["engine_id"]), "kernel": reading.short,
-                         "kind": reading.kind, "reading": reading.summary, "count": count, "us": us,
-                         "total_us": total, "tile": tile_shape(name)})
-    return pd.DataFrame(rows, columns=columns)
+    table = kernels_table(plans).rename(columns={"engine_id": "engine"})
+    table["tile"] = [tuple(int(t) for t in re.findall(r"\d+", tile)) or None if isinstance(tile, str) else None
+                     for tile in table["tile"]]
+    for col in ("count", "us", "total_us"):
+        table[col] = table[col].astype("float64")
+    return table[["plan", "engine", "kernel", "kind", "reading", "count", "us", "total_us", "tile"]]
 
 
 def main_tile(kernels: Any) -> tuple[int, ...] | None:

@@ -274,6 +274,17 @@ def safe_label(knobs: Any, version: Any = None) -> str:
         return str(knobs)
 
 
+def plan_label(plan: Any, version: Any = None) -> str:
+    """The knobs of a plan by its name, for tables: ``TILE_SIZE=0, TILEK=1`` for a backend plan, the bracketed
+    knobs of a frontend python-engine plan (``sdpa_fwd_prefill_sm90[TILE_M=128]`` -> ``TILE_M=128``), else ''."""
+    text = str(plan or "")
+    parsed = parse_plan_name(text)
+    if parsed is not None:
+        return ", ".join(k.label for k in decode(parsed[1], version))
+    m = re.search(r"\[(.*)\]$", text)
+    return m[1] if m else ""
+
+
 # ---------------------------------------------------------------------------------------------------- replaying
 def replay_problem(knob: Knob, frontend_names: Iterable[str] | None = None) -> str:
     """Why ``knob`` cannot be passed to ``create_execution_plan`` ('' when it can)."""

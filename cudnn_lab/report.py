@@ -1,5 +1,8 @@
-"""Self-contained HTML reports: one file that opens offline and holds the graph, the figures, the plan table,
-the device record, the spec and the repro script: what people attach to a bug report or hand to students.
+"""Self-contained HTML reports: one file that opens offline. A run's report holds the graph, the figures, the plan
+table, the device record, the spec and the repro script (what people attach to a bug report or hand to students); a
+sweep's report holds its roofline, each operation's latency along its sizes, the errors per dtype and one row per
+point with the heuristic's pick, the best plan and the regret. Figures fill the page's width; a banner says where the numbers come from (RECORDED or MEASURED
+HERE, :mod:`cudnn_lab.provenance`).
 """
 
 from __future__ import annotations
@@ -10,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MissingDependencyError, OptionError
+from .provenance import Provenance, provenance
 from .results import RunResult, metrics
 from .results.paths import check_output_path, write_text
+
+__all__ = ["TABLE_COLUMNS", "report_html", "save_report", "save_sweep_report", "sweep_report_html"]
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1200px;
@@ -20,8 +26,23 @@ h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid
 table{border-collapse:collapse;font-size:.8rem}td,th{border:1px solid #e5e7eb;padding:.2rem .4rem;text-align:right}
 th{background:#f3f4f6}td:first-child,th:first-child{text-align:left}
 pre{background:#f9fafb;border:1px solid #e5e7eb;padding:.75rem;overflow:auto;font-size:.75rem}
-.graph svg{max-width:100%;height:auto}.note{color:#6b7280;font-size:.85rem}
+.graph{overflow:auto;border:1px solid #e5e7eb}.graph svg{max-width:100%;height:auto}
+.note{color:#6b7280;font-size:.85rem}
+.wrap{overflow-x:auto;max-width:100%}.cl-table-wrap{overflow:auto;max-width:100%}
+.cl-plan-table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
+.cl-plan-table td,.cl-plan-table th{white-space:nowrap;text-align:right;vertical-align:top}
+.cl-plan-table td.cl-col-knobs,.cl-plan-table td.cl-col-knob_names{white-space:normal;text-align:left;
+font-family:ui-monospace,monospace;font-size:.72rem;min-width:9rem;max-width:16rem}
+.cl-plan-table td.cl-col-passes,.cl-plan-table td.cl-col-plan,.cl-plan-table td.cl-col-error,
+.cl-plan-table td.cl-col-behavior_notes,.cl-plan-table th.cl-col-knobs,.cl-plan-table th.cl-col-passes{text-align:left}
+.cl-plan-table-full td.cl-col-error,.cl-plan-table-full td.cl-col-behavior_notes{white-space:normal;min-width:8rem}
+.cl-plan-table tr.cl-failed{color:#9ca3af}.cl-plan-table caption{caption-side:bottom;text-align:left;
+font-size:.75rem;color:#6b7280;padding-top:.3rem}
+details.cl-all-columns summary{cursor:pointer;color:#1d4ed8;margin:.5rem 0}
+.figure{margin:1rem 0}
 """
+#: plotly's config in reports: resize with the page, no logo.
+_PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 TABLE_COLUMNS = ["heuristic_rank", "plan", "engine_id", "knob_names", "behavior_notes", "numeric_notes",
                  "workspace_bytes", "build_ms", "status", "median_ms", "iqr_ms", "samples", "timing_mode", "kernel_ms",
                  "kernel_count", "launch_gap_ms", "tflops", "pct_of_ceiling", "rel_l2", "max_abs", "pass_torch",
@@ -65,30 +86,47 @@ def _figures(result: RunResult) -> list[Any]:
             plots.error_histogram(result), plots.roofline(result)]
 
 
-def report_html(result: RunResult, *, title: str | None = None) -> str:
-    """The whole report as one HTML string; plotly's library is embedded once, so it opens with no network."""
+def _figures_html(figs: list[Any]) -> str:
+    """Figures as HTML that fill the page's width; plotly's library inline once (the first), so it opens offline."""
     import plotly.io as pio
 
+    return "".join(f"<div class='figure'>" + pio.to_html(
+        fig, full_html=False, include_plotlyjs="inline" if i == 0 else False, config=_PLOTLY_CONFIG,
+        default_width="100%", default_height=f"{int(fig.layout.height or 460)}px") + "</div>"
+        for i, fig in enumerate(figs))
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def report_html(result: RunResult, *, title: str | None = None, origin: Provenance | None = None) -> str:
+    """The whole report as one HTML string; plotly's library is embedded once, so it opens with no network.
+    ``origin`` says where the numbers come from (default: :func:`cudnn_lab.provenance.provenance` of the result).
+    A sweep frame gets :func:`sweep_report_html`."""
     from . import __version__
     from .errors import UnsupportedGraphError
     from .graph import build_graph
 
+    if _is_sweep(result):
+        return sweep_report_html(result, title=title)
     if not isinstance(result, RunResult):
-        raise OptionError("result", type(result).__name__, "must be a single RunResult (a sweep frame has no report "
-                          "yet)", where="report")
+        raise OptionError("result", type(result).__name__, "must be a RunResult (cl.run, cl.load_results of a run) "
+                          "or a sweep frame (cl.sweep, cl.load_results of a sweep or store)", where="report")
     if title is not None and not isinstance(title, str):
         raise OptionError("title", title, "must be text or None", where="report")
     title = title or f"cudnn_lab report: {result.spec.label()}"
-    figs = _figures(result)
-    fig_html = "".join(
-        pio.to_html(fig, full_html=False, include_plotlyjs="inline" if i == 0 else False,
-                    config={"displaylogo": False}) for i, fig in enumerate(figs)) or \
-        "<p class='note'>No plan ran, so there is nothing to plot.</p>"
-    from .results.anatomy import with_knob_names
+    from .plots.tables import plan_table_html
 
-    plans = with_knob_names(result.plans, result.device.get("cudnn_backend"))
-    table = plans[[c for c in TABLE_COLUMNS if c in plans and (c in ("plan", "knob_names", "status")
-                                                                or not plans[c].isna().all())]]
+    figs = _figures(result)
+    fig_html = _figures_html(figs) or "<p class='note'>No plan ran, so there is nothing to plot.</p>"
+    origin = origin or provenance(result)
+    columns = [c for c in TABLE_COLUMNS if c in result.plans and (c in ("plan", "status")
+                                                                  or not result.plans[c].isna().all())]
+    if "knob_names" in TABLE_COLUMNS and "knob_names" not in columns:
+        columns.insert(TABLE_COLUMNS.index("knob_names"), "knob_names")  # filled from the plan names
     device_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
                           for k, v in {**result.device, **{f"ceiling {k}": v for k, v in result.ceilings.items()},
                                        **{f"torch {k}": v for k, v in result.torch.items()}}.items())
@@ -97,10 +135,8 @@ def report_html(result: RunResult, *, title: str | None = None) -> str:
         script = build_graph(result.spec).to_script()
     except UnsupportedGraphError as e:  # pooling: no frontend graph, so no script; say why
         script = f"# No standalone script: {e}"
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title><style>{_STYLE}</style></head>
-<body>
-<h1>{html.escape(title)}</h1>
+    return _page(title, f"""<h1>{html.escape(title)}</h1>
+{origin.to_html()}
 <p class="note">Measured {html.escape(str(result.created))} on {html.escape(str(result.device.get('gpu')))}
 (driver {html.escape(str(result.device.get('driver')))}, CUDA {html.escape(str(result.device.get('cuda')))},
 cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
@@ -109,18 +145,124 @@ cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
 {f"<ul>{warnings}</ul>" if warnings else ""}
 <h2>Graph</h2><div class="graph">{graph_svg(result)}</div>
 <h2>Figures</h2>{fig_html}
-<h2>Plans</h2>{table.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}")}
+<h2>Plans</h2>{plan_table_html(result, columns=columns)}
 {anatomy_html(result)}
 <h2>Device</h2><table>{device_rows}</table>
 <h2>Spec</h2><pre>{html.escape(json.dumps(result.spec.to_dict(), indent=1))}</pre>
 <h2>Settings</h2><pre>{html.escape(json.dumps(result.settings, indent=1))}</pre>
 <h2>Repro script</h2><p class="note">Rebuilds and runs this graph with cudnn and torch only.</p>
-<pre>{html.escape(script)}</pre>
-</body></html>
-"""
+<pre>{html.escape(script)}</pre>""")
 
 
-def save_report(result: RunResult, path: str | Path, *, title: str | None = None) -> Path:
-    """Write :func:`report_html` to ``path`` and return it; the path is checked before the report is made."""
+def save_report(result: Any, path: str | Path, *, title: str | None = None,
+                origin: Provenance | None = None) -> Path:
+    """Write :func:`report_html` (a run) or :func:`sweep_report_html` (a sweep frame) to ``path`` and return it; the
+    path is checked before the report is made. ``origin`` says where the numbers come from (for a sweep, only its
+    kind counts: recorded unless it says measured)."""
     path = check_output_path(path, what="report")
-    return write_text(path, report_html(result, title=title), what="report")
+    if _is_sweep(result):
+        recorded = origin is None or origin.kind == "recorded"
+        return write_text(path, sweep_report_html(result, title=title, recorded=recorded), what="report")
+    return write_text(path, report_html(result, title=title, origin=origin), what="report")
+
+
+def save_sweep_report(frame: Any, path: str | Path, *, title: str | None = None) -> Path:
+    """Write :func:`sweep_report_html` to ``path`` (checked first) and return it."""
+    return save_report(_require_sweep(frame), path, title=title)
+
+
+# ------------------------------------------------------------------------------------------------ sweep reports
+
+def _is_sweep(value: Any) -> bool:
+    return type(value).__name__ == "DataFrame" and hasattr(value, "columns")
+
+
+def _require_sweep(frame: Any) -> Any:
+    if not _is_sweep(frame):
+        raise OptionError("frame", type(frame).__name__, "must be a sweep frame (cl.sweep, or cl.load_results of a "
+                          "sweep or store)", where="sweep report")
+    return frame
+
+
+def _sweep_figures(frame: Any) -> list[Any]:
+    from . import plots
+    from .plots.axes import default_axes
+    from .results.metrics import cell_text
+
+    ran = metrics.sweep_ran(frame)
+    if ran.empty:
+        return []
+    figs = [plots.sweep_roofline(frame)]
+    ops = [o for o in dict.fromkeys(cell_text(v) for v in ran["op"]) if o] if "op" in ran.columns else [None]
+    for op in ops:
+        rows = frame if op is None else frame[frame["op"].map(cell_text) == op]
+        x, color = default_axes(rows)  # the Lab's Sweep view draws the same by default
+        if x is None:
+            continue
+        figs.append(plots.sweep_latency(rows, x, color=color, which="best"))
+    if "rel_l2" in ran.columns and ran["rel_l2"].notna().any():
+        figs.append(plots.error_by_dtype(frame))
+    return figs
+
+
+def _points_table(frame: Any) -> str:
+    """One row per point that ran: problem, pick and best plan with their times, regret, best TFLOP/s and GB/s."""
+    from .plots.tables import sig3, us_text
+    from .results.metrics import cell_text, row_gbps, row_tflops
+
+    rows = metrics.sweep_regret(frame)
+    if rows.empty:
+        return "<p class='note'>No point of this sweep ran.</p>"
+    heads = ["operation", "problem", "heuristic's pick", "pick (µs)", "best plan", "best (µs)", "regret",
+             "TFLOP/s", "GB/s"]
+    body = []
+    for _, r in rows.sort_values(["op", "label"] if "label" in rows.columns else ["op"], kind="stable").iterrows():
+        cells = [cell_text(r.get("op")) or "", cell_text(r.get("label")) or "", cell_text(r.get("plan")) or "",
+                 us_text(r.get("median_ms")), cell_text(r.get("best_plan")) or "", us_text(r.get("best_ms")),
+                 f"{float(r['regret']):.2f}x", sig3(row_tflops(r)), sig3(row_gbps(r))]
+        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    return (f"<div class='wrap'><table><thead><tr>{''.join(f'<th>{h}</th>' for h in heads)}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _sweep_origin(frame: Any, devices: list[str], recorded: bool) -> Provenance:
+    from .provenance import cudnn_version_text
+    from .results.metrics import cell_text
+
+    def first(col: str) -> str:
+        values = [cell_text(v) for v in frame[col]] if col in frame.columns else []
+        return next((v for v in values if v), "unknown")
+
+    dates = sorted({str(v)[:10] for v in frame["created"] if cell_text(v)}) if "created" in frame.columns else []
+    date = (dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}") if dates else "undated"
+    return Provenance(kind="recorded" if recorded else "measured", gpu=" and ".join(devices), driver=first("driver"),
+                      cudnn=cudnn_version_text(first("cudnn")), cuda=first("cuda"), date=date)
+
+
+def sweep_report_html(frame: Any, *, title: str | None = None, recorded: bool = True) -> str:
+    """A sweep's report as one HTML string (opens offline): where it was measured, how many points ran, the
+    roofline, each operation's best-plan latency along its size field, the errors per dtype, and one row per point
+    (with the heuristic's regret). ``recorded``: the banner says RECORDED (a file) or MEASURED HERE (a live
+    sweep)."""
+    from . import __version__
+    from .results.metrics import cell_text, point_key
+
+    frame = _require_sweep(frame)
+    if title is not None and not isinstance(title, str):
+        raise OptionError("title", title, "must be text or None", where="report")
+    key = point_key(frame) if len(frame.columns) else None
+    points = frame.drop_duplicates(subset=[key]) if key in frame.columns else frame
+    statuses = points["point_status"].map(cell_text).value_counts().to_dict() if "point_status" in points else {}
+    ran = metrics.sweep_ran(frame)
+    devices = [g for g in dict.fromkeys(cell_text(v) for v in (ran if not ran.empty else frame).get("gpu", []))
+               if g] or ["unknown GPU"]
+    ops = ", ".join(o for o in dict.fromkeys(cell_text(v) for v in points.get("op", [])) if o) or "none"
+    title = title or f"cudnn_lab sweep report: {ops} on {' and '.join(devices)}"
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or f"{len(points)} points"
+    figs = _sweep_figures(frame)
+    return _page(title, f"""<h1>{html.escape(title)}</h1>
+{_sweep_origin(frame, devices, recorded).to_html()}
+<p class="note">{len(points)} points ({html.escape(counts)}); operations: {html.escape(ops)}. Report written by
+cudnn_lab {__version__}.</p>
+<h2>Figures</h2>{_figures_html(figs) or "<p class='note'>No point ran, so there is nothing to plot.</p>"}
+<h2>Points</h2>{_points_table(frame)}""")

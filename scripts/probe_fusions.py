@@ -3,6 +3,8 @@ frontend's samples and tests), build the frontend graph, ask heuristics A and FA
 it once. Prints a Markdown table (pattern, plans, first plan, ran, cuDNN's answer) for docs/FINDINGS.md.
 
 Run on a GPU machine:  python scripts/probe_fusions.py [--json out.json]
+With ``--variants``: the prologue and bf16 genstats over data types, op names and virtual-tensor settings, plans
+per heuristic mode (what the kit's recipes follow: docs/FINDINGS.md, 2026-11-22).
 
 The candidates and where they come from (NVIDIA/cudnn-frontend):
 - conv_fprop + genstats, and scale-bias-relu -> conv_fprop (+ genstats): samples/cpp/convolution/fprop.cpp "SBRCS",
@@ -83,7 +85,8 @@ def _prologue(p: Probe, param: str) -> Any:
     x = p.tensor("X", [N, C, H, W])
     a = p.g.scale(input=x, scale=p.tensor("scale", [1, C, 1, 1], param), **_float(p))
     b = p.g.bias(input=a, bias=p.tensor("bias", [1, C, 1, 1], param), **_float(p))
-    return p.g.relu(input=b, **_float(p))
+    # the conv's image in the io type: left in the float32 intermediate type, 9.19 has no engine (--variants)
+    return p.g.relu(input=b, **_float(p)).set_data_type(p.cudnn.data_type.HALF)
 
 
 def prologue_conv(p: Probe, param: str = "FLOAT") -> None:
@@ -91,7 +94,7 @@ def prologue_conv(p: Probe, param: str = "FLOAT") -> None:
 
 
 def prologue_conv_genstats(p: Probe) -> None:
-    y = p.output(p.conv(_prologue(p, "FLOAT"), p.tensor("W", [K, C, 3, 3])), "Y", [N, K, H, W])
+    y = p.output(p.conv(_prologue(p, "HALF"), p.tensor("W", [K, C, 3, 3])), "Y", [N, K, H, W])
     s, q = p.g.genstats(input=y, **_float(p))
     p.output(s, "SUM", [1, K, 1, 1], "FLOAT")
     p.output(q, "SQ_SUM", [1, K, 1, 1], "FLOAT")
@@ -141,7 +144,7 @@ CANDIDATES: dict[str, Callable[[Probe], None]] = {
     "conv_fprop + genstats": conv_genstats,
     "scale+bias+relu -> conv_fprop (fp32 params)": prologue_conv,
     "scale+bias+relu -> conv_fprop (fp16 params)": lambda p: prologue_conv(p, "HALF"),
-    "scale+bias+relu -> conv_fprop + genstats (SBRCS)": prologue_conv_genstats,
+    "scale+bias+relu -> conv_fprop + genstats (SBRCS, fp16 params)": prologue_conv_genstats,
     "conv_fprop + bias + relu -> genstats": conv_bias_relu_genstats,
     "conv_fprop + reduction over channels": conv_channel_reduction,
     "conv_fprop + concatenate (in place)": conv_concatenate_in_place,
@@ -149,6 +152,120 @@ CANDIDATES: dict[str, Callable[[Probe], None]] = {
     "concatenate alone": concatenate_alone,
     "relu alone": relu_alone,
 }
+
+
+# --- Recipe variants of the prologue and of bf16 genstats (what changes cuDNN's answer) -----------------------------
+
+def prologue_variant(p: Probe, param: str, op_compute: bool, ops: str, virtual: str, genstats: bool,
+                     dtype: str = "HALF") -> None:
+    """relu(x * scale + bias) -> conv_fprop (-> genstats). ``ops``: 'scale_bias' (graph.scale/bias) or 'mul_add';
+    ``virtual``: '' (frontend infers), 'dims' (dims and NHWC strides set on each virtual tensor, as the kit does),
+    'dims+io' (also its data type set to the io type) or 'conv_in_io' (only the conv's input set to the io type)."""
+    kw = _float(p) if op_compute else {}
+    x = p.tensor("X", [N, C, H, W], dtype)
+    s, b = p.tensor("scale", [1, C, 1, 1], param), p.tensor("bias", [1, C, 1, 1], param)
+    a = (p.g.scale(input=x, scale=s, **kw) if ops == "scale_bias" else p.g.mul(a=x, b=s, **kw))
+    a2 = (p.g.bias(input=a, bias=b, **kw) if ops == "scale_bias" else p.g.add(a=a, b=b, **kw))
+    r = p.g.relu(input=a2, **kw)
+    for t in (a, a2, r):
+        if virtual.startswith("dims"):
+            t.set_dim([N, C, H, W]).set_stride(_nhwc([N, C, H, W]))
+        if virtual == "dims+io" or (virtual == "conv_in_io" and t is r):
+            t.set_data_type(getattr(p.cudnn.data_type, dtype))
+    y = p.output(p.conv(r, p.tensor("W", [K, C, 3, 3], dtype)), "Y", [N, K, H, W], dtype)
+    if genstats:
+        sm, sq = p.g.genstats(input=y, **_float(p))
+        p.output(sm, "SUM", [1, K, 1, 1], "FLOAT")
+        p.output(sq, "SQ_SUM", [1, K, 1, 1], "FLOAT")
+
+
+def genstats_variant(p: Probe, dtype: str, op_compute: bool) -> None:
+    y = p.output(p.conv(p.tensor("X", [N, C, H, W], dtype), p.tensor("W", [K, C, 3, 3], dtype)), "Y",
+                 [N, K, H, W], dtype)
+    sm, sq = p.g.genstats(input=y, **(_float(p) if op_compute else {}))
+    p.output(sm, "SUM", [1, K, 1, 1], "FLOAT")
+    p.output(sq, "SQ_SUM", [1, K, 1, 1], "FLOAT")
+
+
+def variants() -> list[tuple[str, str, str, Callable[[Probe], None]]]:
+    """(label, io, intermediate, build): the prologue over intermediate type x params x op compute type x op names x
+    virtual-tensor settings x genstats, then bf16 genstats and bf16 prologues."""
+    out = []
+    for inter in ("FLOAT", "HALF"):
+        for genstats in (False, True):
+            for param in ("HALF", "FLOAT"):
+                for op_compute in (True, False):
+                    for ops in ("scale_bias", "mul_add"):
+                        for virtual in ("", "dims", "conv_in_io"):
+                            compute = "FLOAT" if op_compute else "-"
+                            label = (f"prologue inter={inter} params={param} op_compute={compute}"
+                                     f" ops={ops} virtual={virtual or '-'} genstats={genstats}")
+                            out.append((label, "HALF", inter, lambda p, a=(param, op_compute, ops, virtual, genstats):
+                                        prologue_variant(p, *a)))
+    for inter in ("FLOAT", "BFLOAT16"):
+        for op_compute in (True, False):
+            out.append((f"bf16 conv+genstats inter={inter} op_compute={op_compute}", "BFLOAT16", inter,
+                        lambda p, o=op_compute: genstats_variant(p, "BFLOAT16", o)))
+        for genstats in (False, True):
+            for param in ("BFLOAT16", "FLOAT"):
+                for virtual in ("", "dims", "conv_in_io"):
+                    out.append((f"bf16 prologue inter={inter} params={param} virtual={virtual or '-'} "
+                                f"genstats={genstats}", "BFLOAT16", inter,
+                                lambda p, a=(param, True, "scale_bias", virtual, genstats):
+                                prologue_variant(p, *a, dtype="BFLOAT16")))
+    return out
+
+
+def probe_modes(name: str, io: str, inter: str, build: Callable[[Probe], None], handle: Any) -> dict[str, Any]:
+    """Plans per heuristic mode (A, B, FALLBACK; each a fresh graph), then on A+FALLBACK: plan names, how many
+    built, and one run of the first that built."""
+    import cudnn
+    import torch
+
+    row: dict[str, Any] = {"pattern": name, "A": 0, "B": 0, "FALLBACK": 0, "plans": [], "built": 0, "ran": False,
+                           "answer": ""}
+    for mode in ("A", "B", "FALLBACK"):
+        try:
+            p = Probe(handle, io, inter)
+            build(p)
+            p.g.validate()
+            p.g.build_operation_graph()
+            p.g.create_execution_plans([getattr(cudnn.heur_mode, mode)])
+            row[mode] = p.g.get_execution_plan_count()
+        except Exception as e:  # noqa: BLE001 - cuDNN's answer is the result
+            row[mode] = 0
+            row.setdefault("answers", {})[mode] = " ".join(str(e).split())[:300]
+    modes = [m for m in ("A", "B", "FALLBACK") if row[m]]
+    if not modes:
+        row["answer"] = row.get("answers", {}).get("A", "")
+        return row
+    try:
+        p = Probe(handle, io, inter)
+        build(p)
+        g = p.g
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([getattr(cudnn.heur_mode, m) for m in modes])
+        first = None
+        for i in range(g.get_execution_plan_count()):
+            row["plans"].append(g.get_plan_name_at_index(i))
+            try:
+                g.build_plan_at_index(i)
+                row["built"] += 1
+                first = i if first is None else first
+            except Exception as e:  # noqa: BLE001
+                row["answer"] = " ".join(str(e).split())[:200]
+        if first is not None:
+            dtypes = {"HALF": torch.float16, "FLOAT": torch.float32, "BFLOAT16": torch.bfloat16}
+            feed = {t: torch.empty_strided(dims, strides, dtype=dtypes[dt], device="cuda").uniform_(0, 1)
+                    for t, dims, strides, dt in p.feed.values()}
+            ws = torch.empty(max(g.get_workspace_size_plan_at_index(first), 1), dtype=torch.uint8, device="cuda")
+            g.execute_plan_at_index(feed, ws, index=first, handle=handle)
+            torch.cuda.synchronize()
+            row["ran"], row["answer"] = True, "ran"
+    except Exception as e:  # noqa: BLE001
+        row["answer"] = " ".join(str(e).split())[:300]
+    return row
 
 
 def probe(name: str, build: Callable[[Probe], None], handle: Any) -> dict[str, Any]:
@@ -168,7 +285,7 @@ def probe(name: str, build: Callable[[Probe], None], handle: Any) -> dict[str, A
         g.check_support()
         g.build_plan_at_index(0)
         row["first_plan"] = g.get_plan_name_at_index(0)
-        dtypes = {"HALF": torch.float16, "FLOAT": torch.float32}
+        dtypes = {"HALF": torch.float16, "FLOAT": torch.float32, "BFLOAT16": torch.bfloat16}
         feed = {t: torch.empty_strided(dims, strides, dtype=dtypes[dt], device="cuda").uniform_(0, 1)
                 for t, dims, strides, dt in p.feed.values()}
         ws = torch.empty(max(g.get_workspace_size_plan_at_index(0), 1), dtype=torch.uint8, device="cuda")
@@ -187,8 +304,13 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the rows to this JSON file")
+    parser.add_argument("--variants", action="store_true",
+                        help="probe recipe variants of the prologue and of bf16 genstats instead (per heuristic mode)")
     args = parser.parse_args()
     handle = cudnn.create_handle()
+    if args.variants:
+        _print_variants(handle, args.json)
+        return
     rows = [probe(name, build, handle) for name, build in CANDIDATES.items()]
     gpu = torch.cuda.get_device_name()
     print(f"{gpu}, cuDNN {cudnn.backend_version()}, frontend {cudnn.__version__}; NHWC fp16 n{N} c{C} {H}x{W} k{K}\n")
@@ -199,6 +321,25 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": gpu, "cudnn": int(cudnn.backend_version()), "rows": rows}, f, indent=1)
+
+
+def _print_variants(handle: Any, path: str | None) -> None:
+    import cudnn
+    import torch
+
+    print(f"{torch.cuda.get_device_name()}, cuDNN {cudnn.backend_version()}, frontend {cudnn.__version__}; "
+          f"NHWC n{N} c{C} {H}x{W} k{K} 3x3\n")
+    print("| variant | A | B | FALLBACK | built | ran | first plans | answer |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
+    rows = []
+    for label, io, inter, build in variants():
+        r = probe_modes(label, io, inter, build, handle)
+        rows.append(r)
+        print(f"| {label} | {r['A']} | {r['B']} | {r['FALLBACK']} | {r['built']} | {r['ran']} | "
+              f"{' '.join(r['plans'][:3])} | {r['answer'][:160]} |", flush=True)
+        if path:
+            with open(path, "w") as f:
+                json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 The set follows real models, in the spirit of DeepBench's lists: ResNet-50's convolutions (NCHW and NHWC, fp16),
 a few DeepBench-style training convolutions, BERT-base and GPT-style GEMMs (bf16 and fp16, and fp32 for TF32),
-a GEMM size sweep, and attention and normalization shapes of today's models where this version of the kit has
+a GEMM size sweep (bf16, fp32, and FP8 e4m3 beside bf16 TN), and attention and normalization shapes of today's models where this version of the kit has
 them. Every plan of heuristic modes A and FALLBACK is built, checked and timed.
 
 Run on a GPU machine:  python scripts/record_sweeps.py   (writes cudnn_lab/data/sweeps/<gpu>_standard.parquet)
@@ -41,6 +41,10 @@ def standard_set() -> list[cl.Spec]:
     for m in (256, 512, 1024, 2048, 4096, 8192):
         specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="bf16"))
         specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="fp32"))
+    # FP8 GEMM size sweep (issue 15): e4m3 -> bf16 beside bf16, both TN (the layout FP8 needs).
+    for m in (1024, 2048, 4096, 8192, 16384):
+        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="fp8_e4m3", transpose_b=True, out_dtype="bf16"))
+        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="bf16", transpose_b=True))
     if hasattr(cl, "SdpaSpec"):
         for seq in (512, 1024, 2048, 4096):
             for causal in (False, True):

@@ -139,3 +139,10 @@ def test_header_enum_parses_and_is_checked_against_the_table():
     full = {k.name: k.number for k in knobs.KNOB_TYPES if k.since <= (9, 19, 0)} | {"COUNTS": 44}
     assert knobs.check_against_header(full, 91900) == []
     assert knobs.check_against_header(full | {"TILEK": 14}, 91900)
+
+
+def test_plan_labels_for_tables():
+    assert knobs.plan_label("eng4_k24=27", 91900) == "KERNEL_CFG=27"
+    assert knobs.plan_label("eng8") == ""
+    assert knobs.plan_label("sdpa_fwd_prefill_sm90[TILE_M=128, TILE_N=64]") == "TILE_M=128, TILE_N=64"
+    assert knobs.plan_label("cudnnPoolingForward") == "" and knobs.plan_label(None) == ""

@@ -5,7 +5,6 @@ its plan rows, and every failure is recorded per plan (or as a warning), never r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,7 +20,7 @@ def knob_columns(rows: Iterable[dict[str, Any]], version: Any) -> None:
     """Fill ``knob_names`` (``TILE_SIZE=0, TILEK=1``) from each row's plan name; ``proposed``/``origin`` default to
     the heuristics'."""
     for row in rows:
-        row["knob_names"] = knob_table.safe_label(str(row.get("plan") or ""), version)
+        row["knob_names"] = knob_table.plan_label(row.get("plan"), version)
         row.setdefault("proposed", True)
         row.setdefault("origin", "heuristics")
 
@@ -157,14 +156,3 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
               "time_budget_s": float(getattr(options, "explore_time_s", 60.0))}
     return rows, record, histograms
 
-
-def kernels_of(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``kernels`` column of a row as a list of {name, kind, count, us, total_us} (empty when absent)."""
-    value = row.get("kernels")
-    if not value:
-        return []
-    try:
-        items = json.loads(value) if isinstance(value, str) else list(value)
-    except ValueError:
-        return []
-    return [i for i in items if isinstance(i, dict)]

@@ -2,8 +2,9 @@
 pointwise prologue (scale, bias, relu) feeding the conv's image operand, as in the frontend's C++ sample "SBRCS"
 (``samples/cpp/convolution/fprop.cpp``) and its Python test ``test/python/test_conv_genstats.py``.
 
-Every tensor is NHWC; the pointwise ops and the conv compute in float32 (the prologue found no engine on 9.19
-without ``compute_data_type=FLOAT`` on its ops: docs/FINDINGS.md). Pure: no cudnn import here.
+Every tensor is NHWC; the ops compute in float32. The prologue's virtual tensors are in the data's own type (the
+graph's intermediate type): the conv's image must be fp16/bf16 like its filter, or 9.19's engine 3 refuses the graph
+(docs/FINDINGS.md, 2026-11-22). Pure: no cudnn import here.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def genstats_recipe(spec: ConvGenstatsSpec) -> Recipe:
 
 @RECIPES.register(ConvPrologueSpec)
 def prologue_recipe(spec: ConvPrologueSpec) -> Recipe:
-    """X -> scale -> bias -> relu (virtual, x's shape) -> conv_fprop image; W the filter; Y (and its statistics)."""
+    """X -> scale -> bias -> relu (virtual, x's shape and dtype) -> conv_fprop image; W the filter; Y (and its
+    statistics). The intermediate type is the data's: a float32 image (the frontend's default for virtual tensors
+    here) left cuDNN 9.19 with no engine for the graph without genstats."""
     x = _decl(spec, "X", "input")
     tensors = [x, *(_decl(spec, n, "input") for n in ("scale", "bias", "W"))]
     ops, current = [], "X"
@@ -56,7 +59,7 @@ def prologue_recipe(spec: ConvPrologueSpec) -> Recipe:
     if spec.genstats:
         ops.append(_genstats())
     tensors += [_decl(spec, n, "output") for n in spec.output_names()]
-    return Recipe(spec.dtype, "fp32", "fp32", tuple(tensors), tuple(ops))
+    return Recipe(spec.dtype, spec.dtype, "fp32", tuple(tensors), tuple(ops))
 
 
 def _conv_line(spec: ConvGenstatsSpec | ConvPrologueSpec, image: str) -> str:

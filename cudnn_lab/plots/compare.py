@@ -11,7 +11,7 @@ from ..results import metrics
 from ..results.metrics import cell_text, sweep_chosen, sweep_ran
 from .style import (LINE_COLOR, LINE_WIDTH, MARKER_SIZE, WHICH_TEXT, column, empty, field_name, fitted, geomean,
                     group_colors, legend_line, log_ticks, numeric, plain, point_counts, ratio_colorscale, require_choice,
-                    require_sweep, sorted_values, spec_key, sweep_devices, sweep_hover, sweep_title, title_block)
+                    require_sweep, short_gpu, sorted_values, spec_key, sweep_devices, sweep_hover, sweep_title, title_block)
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -121,9 +121,9 @@ def compare_gpus(frame_a: Any, frame_b: Any, *, x: str | None = None, kind: str 
         fig.update_yaxes(title_text=f"b: {name_b}, best-plan median latency (µs)", type="log",
                          range=[math.log10(lo), math.log10(hi)], **log_ticks(lo, hi))
         return fig
-    fig.add_trace(go.Bar(x=cats, y=us_a, name=f"a: {name_a}", marker={"color": "#1f77b4"}, hovertext=hover,
+    fig.add_trace(go.Bar(x=cats, y=us_a, name=f"a: {short_gpu(name_a)}", marker={"color": "#1f77b4"}, hovertext=hover,
                          hoverinfo="text", offsetgroup="a"))
-    fig.add_trace(go.Bar(x=cats, y=us_b, name=f"b: {name_b}", marker={"color": "#ff7f0e"}, hovertext=hover,
+    fig.add_trace(go.Bar(x=cats, y=us_b, name=f"b: {short_gpu(name_b)}", marker={"color": "#ff7f0e"}, hovertext=hover,
                          hoverinfo="text", offsetgroup="b"))
     fig.add_trace(go.Scatter(x=cats, y=speedups, mode="markers+text", name="speedup of b (right axis)", yaxis="y2",
                              text=[f"{r:.2f}x" for r in speedups], textposition="top center", hovertext=hover,
@@ -131,7 +131,7 @@ def compare_gpus(frame_a: Any, frame_b: Any, *, x: str | None = None, kind: str 
     top = max(*speedups, 1.0) * 1.25
     step = next(s for s in (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0) if top / s <= 6)
     fig.update_layout(barmode="group",
-                      yaxis2={"title": {"text": "speedup of b: a's latency / b's (> 1: b faster)"},
+                      yaxis2={"title": {"text": "speedup of b (a's latency / b's)"},
                               "overlaying": "y", "side": "right", "range": [0, math.ceil(top / step) * step],
                               "dtick": step, "tickformat": ".2~f", "ticksuffix": "x", "showgrid": False})
     fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y2", y0=1, y1=1,
@@ -230,9 +230,14 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
     speedups = [float(a["median_ms"]) / float(b["median_ms"]) for a, b in pairs]
     extra = f"{len(pairs)} shared points (a: {ran_a}, b: {ran_b} ran)"
     if speedups:
-        extra += f"; geometric-mean speedup {geomean(speedups):.2f}x"
-    fig.update_layout(template="plotly_white", legend_itemsizing="constant", legend_title_text="operation",
-                      title=title_block(f"Speedup of b over a per problem", f"a: {base_a}", f"b: {base_b}", extra))
+        extra += f"; geometric mean {geomean(speedups):.2f}x"
+    bw = (_ceiling(frame_a, "ceiling_gbps"), _ceiling(frame_b, "ceiling_gbps"))
+    peak = (_ceiling(frame_a, "ceiling_tflops"), _ceiling(frame_b, "ceiling_tflops"))
+    roofs = (f"measured ceilings b / a: {bw[1]:.0f} / {bw[0]:.0f} GB/s, {peak[1]:.0f} / {peak[0]:.0f} TFLOP/s"
+             if all(bw) and all(peak) else "ceilings not measured in both sweeps")
+    fig.update_layout(template="plotly_white", legend_itemsizing="constant", legend_title_text="",
+                      title=title_block("Speedup of b over a per problem", f"a: {base_a}", f"b: {base_b}", extra,
+                                        roofs))
     if not pairs:
         return empty(fig, "nothing to plot: no point ran in both sweeps")
     xs = [metrics.row_intensity(a) for a, _ in pairs]
@@ -254,8 +259,6 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
                                    f"{float(xs[i]):.3g} FLOP/byte; speedup {speedups[i]:.2f}x") for i in idx],
             hoverinfo="text", customdata=[speedups[i] for i in idx]))
     x_lo, x_hi = min(float(xs[i]) for i in keep) / 2, max(float(xs[i]) for i in keep) * 2
-    bw = (_ceiling(frame_a, "ceiling_gbps"), _ceiling(frame_b, "ceiling_gbps"))
-    peak = (_ceiling(frame_a, "ceiling_tflops"), _ceiling(frame_b, "ceiling_tflops"))
     marks = [1.0]
     fig.add_hline(y=1.0, line={"color": "#9ca3af", "width": 1}, name="same speed")
     if bw[0] and bw[1]:
@@ -263,30 +266,27 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
         marks.append(r)
         line = {"dash": "dash", "color": "#1d4ed8", "width": 1.5}
         fig.add_hline(y=r, line=line, name="bandwidth ratio")
-        legend_line(fig, f"bandwidth ratio {r:.2f}x ({bw[1]:.0f} / {bw[0]:.0f} GB/s, measured)", line)
+        legend_line(fig, f"bandwidth ratio {r:.2f}x", line)
     if peak[0] and peak[1]:
         r = peak[1] / peak[0]
         marks.append(r)
         line = {"dash": "dot", "color": "#b91c1c", "width": 1.5}
         fig.add_hline(y=r, line=line, name="compute ratio")
-        legend_line(fig, f"compute ratio {r:.2f}x ({peak[1]:.0f} / {peak[0]:.0f} TFLOP/s, measured)", line)
+        legend_line(fig, f"compute ratio {r:.2f}x", line)
     if bw[0] and bw[1] and peak[0] and peak[1]:
         n = 60
         grid = [x_lo * (x_hi / x_lo) ** (i / (n - 1)) for i in range(n)]
         expect = [metrics.roof(g, peak[1], bw[1]) / metrics.roof(g, peak[0], bw[0]) for g in grid]
-        fig.add_trace(go.Scatter(x=grid, y=expect, mode="lines", name="roofline expectation (roof b / roof a)",
+        fig.add_trace(go.Scatter(x=grid, y=expect, mode="lines", name="roofline expectation",
                                  line={"color": "#6b7280", "width": 1.5}, hoverinfo="skip"))
         for ridge_x, who in ((metrics.ridge(peak[0], bw[0]), "a"), (metrics.ridge(peak[1], bw[1]), "b")):
             if ridge_x and x_lo < ridge_x < x_hi:
                 fig.add_vline(x=ridge_x, line={"dash": "dot", "color": "#d1d5db", "width": 1})
-    else:
-        fig.add_annotation(text="ceilings not measured in both sweeps: no ratios to mark", xref="paper",
-                           yref="paper", x=0.01, y=0.99, xanchor="left", yanchor="top", showarrow=False)
     lo = min(min(speedups), *marks) * 0.9
     hi = max(max(speedups), *marks) * 1.08
     fig.update_xaxes(title_text="arithmetic intensity (FLOP/byte, at minimal bytes)", type="log",
                      range=[math.log10(x_lo), math.log10(x_hi)], **log_ticks(x_lo, x_hi))
-    fig.update_yaxes(title_text="speedup of b over a (a's latency / b's; > 1: b faster)", range=[lo, hi],
+    fig.update_yaxes(title_text="speedup of b (a's latency / b's)", range=[lo, hi],
                      tickformat=".2~f", ticksuffix="x", nticks=8)
     return fig
 

@@ -41,13 +41,14 @@ def _pick_and_best(result: RunResult, ran: pd.DataFrame) -> tuple[str | None, st
     return tuple(name if name in names else None for name in out)  # type: ignore[return-value]
 
 
+def _device(result: RunResult) -> str:
+    device = result.device or {}
+    return f"{device.get('gpu', 'unknown GPU')}, cuDNN {cudnn_version(device.get('cudnn_backend'))}"
+
+
 def _title(result: RunResult, what: str, extra: str = "") -> dict[str, Any]:
     """What is drawn, then the problem, then the GPU and cuDNN version (and ``extra``), one line each."""
-    device = result.device or {}
-    sub = f"{device.get('gpu', 'unknown GPU')}, cuDNN {cudnn_version(device.get('cudnn_backend'))}"
-    if extra:
-        sub += f"; {extra}"
-    return title_block(what, result.spec.label(), sub)
+    return title_block(what, result.spec.label(), _device(result) + (f"; {extra}" if extra else ""))
 
 
 def _hover(row: Any, *extra: str) -> str:
@@ -99,12 +100,12 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
             hoverinfo="text", customdata=list(group["plan"])))
 
     top = float((ran["median_ms"] + ran["iqr_ms"].fillna(0) / 2).max() * 1e3)
-    labels = {"benchmark_off_ms": "PyTorch (cudnn.benchmark off)", "benchmark_on_ms": "PyTorch (cudnn.benchmark on)"}
+    labels = {"benchmark_off_ms": "PyTorch", "benchmark_on_ms": "cudnn.benchmark"}  # short: the legend wraps
     for (key, label), dash in zip(labels.items(), ("dash", "dot")):
         ms = (result.torch or {}).get(key)
         if is_finite(ms):  # named in the legend (a label on the line would cover bars)
             fig.add_hline(y=float(ms) * 1e3, line_dash=dash, line_color="#444", line_width=1.5, name=label)
-            legend_line(fig, f"{label}: {float(ms) * 1e3:.3g} µs", {"dash": dash, "color": "#444", "width": 1.5})
+            legend_line(fig, f"{label} {float(ms) * 1e3:.3g} µs", {"dash": dash, "color": "#444", "width": 1.5})
             top = max(top, float(ms) * 1e3)
 
     low = float(ran["median_ms"].min() * 1e3)
@@ -256,7 +257,8 @@ def error_histogram(result: RunResult, plan: str | None = None) -> go.Figure:
     fig = go.Figure()
     if plan is None:
         plan = _pick_and_best(result, _ran(result))[0]
-    fig.update_layout(title=_title(result, "Absolute error per element", f"plan {plan}" if plan else ""),
+    fig.update_layout(title=title_block("Absolute error per element", result.spec.label(), _device(result),
+                                        f"plan {plan}" if plan else ""),
                       template="plotly_white", showlegend=False)
     hist = (getattr(result, "histograms", None) or {}).get(plan) if plan else None
     edges = [float(e) for e in (hist or {}).get("edges", [])]
@@ -284,8 +286,9 @@ def error_histogram(result: RunResult, plan: str | None = None) -> go.Figure:
         hovertext=[f"{head}<br>|error| in [1e{a:g}, 1e{b:g}): {int(c)} elements"
                    for a, b, c in zip(edges, edges[1:], counts)],
         hoverinfo="text", name=plan))
-    fig.update_xaxes(title_text="log10 of absolute error |out - ref| (output units; -3 = 1e-3)",
-                     tickvals=fixed, ticktext=[f"1e{e:g}" for e in edges])
+    every = max(1, math.ceil(len(fixed) / 8))  # at most about 8 labels: they stay level and legible
+    fig.update_xaxes(title_text="absolute error |out − ref| per element (output units, log bins)",
+                     tickvals=fixed[::every], ticktext=[f"1e{e:g}" for e in edges][::every], tickangle=0)
     fig.update_yaxes(title_text="elements (count)")
     return fig
 
@@ -304,7 +307,8 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
     fig = go.Figure()
     spec = result.spec
     ran = _ran(result)
-    fig.update_layout(title=_title(result, "Roofline"), template="plotly_white", legend_itemsizing="constant")
+    fig.update_layout(title=_title(result, "Roofline", "roofs measured on this GPU"),
+                      template="plotly_white", legend_itemsizing="constant")
     intensity = metrics.intensity(spec.flops(), spec.min_bytes()) or 1.0
     ceilings = result.ceilings or {}
     peak, bw = ceilings.get("tflops"), ceilings.get("gbps")
@@ -317,12 +321,12 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
     if bw:
         x_end = ridge if ridge else x_hi
         fig.add_trace(go.Scatter(x=[x_lo, x_end], y=[metrics.roof(x_lo, None, bw), metrics.roof(x_end, None, bw)],
-                                 mode="lines", name=f"memory roof ({bw:.0f} GB/s, measured)", line={"color": "#555", "width": 2},
+                                 mode="lines", name=f"memory {bw:.0f} GB/s", line={"color": "#555", "width": 2},
                                  hovertemplate="memory roof: %{y:.3g} TFLOP/s at %{x:.3g} FLOP/byte<extra></extra>"))
     if peak:
         x_start = ridge if ridge else x_lo
         fig.add_trace(go.Scatter(x=[x_start, x_hi], y=[peak, peak], mode="lines",
-                                 name=f"compute roof ({peak:.1f} TFLOP/s, measured)",
+                                 name=f"compute {peak:.0f} TFLOP/s",
                                  line={"color": "#222", "width": 2},
                                  hovertemplate="compute roof: %{y:.3g} TFLOP/s<extra></extra>"))
     if not (peak or bw):
@@ -343,8 +347,7 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
                               f"{fmt(row['pct_of_ceiling'], '.1f', '% of roof')}")
                        for t, (_, row) in zip(tflops, group.iterrows())],
             hoverinfo="text", customdata=list(group["plan"])))
-    for key, label in (("benchmark_off_ms", "PyTorch (cudnn.benchmark off)"),
-                       ("benchmark_on_ms", "PyTorch (cudnn.benchmark on)")):
+    for key, label in (("benchmark_off_ms", "PyTorch"), ("benchmark_on_ms", "cudnn.benchmark")):
         ms = (result.torch or {}).get(key)
         if is_finite(ms) and float(ms) > 0:
             t = metrics.tflops(spec.flops(), ms)

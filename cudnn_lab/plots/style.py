@@ -265,18 +265,16 @@ def point_counts(frame: Any, shown: int) -> str:
 
 
 def sweep_title(frame: Any, what: str, extra: str = "") -> dict[str, Any]:
-    """Title naming what is drawn and where: the ops, the GPU(s) and cuDNN version(s), then ``extra``."""
+    """Title naming what is drawn and where, one line each: what, the ops, the GPU(s) and cuDNN version(s),
+    ``extra``."""
     import pandas as pd
 
     ops = []
     if isinstance(frame, pd.DataFrame) and "op" in frame.columns:
         ops = [o for o in dict.fromkeys(cell_text(v) for v in frame["op"]) if o]
-    head = f"{what}: {', '.join(ops)}" if ops else what
     devices = sweep_devices(sweep_ran(frame)) or sweep_devices(frame)
-    sub = " vs ".join(devices) if devices else "unknown GPU, cuDNN unknown"
-    if extra:
-        sub += f"; {extra}"
-    return title_block(head, sub)
+    return title_block(what, f"{'operation' if len(ops) == 1 else 'operations'}: {', '.join(ops)}" if ops else "",
+                       " vs ".join(devices) if devices else "unknown GPU, cuDNN unknown", extra)
 
 
 def sweep_hover(row: Any, *extra: str) -> str:
@@ -360,7 +358,9 @@ def us(ms: Any) -> str:
 
 # ------------------------------------------------------------------------------------------------ layout for any width
 
-#: Legend under the plot, in rows (a legend on the right takes a third of a 430 px pane and hides nothing less).
+#: Legend under the plot, in rows (a legend on the right takes a third of a 430 px pane). plotly.js lays a
+#: horizontal legend out in columns as wide as its widest entry, within the plot area's width: entry names are
+#: kept under about 22 characters so that two columns fit a 430 px figure.
 LEGEND_BELOW: dict[str, Any] = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom",
                                 "xref": "container", "x": 0.0, "xanchor": "left", "title": {"side": "top"},
                                 "font": {"size": 11}}
@@ -371,7 +371,9 @@ def title_block(what: str, *lines: str) -> dict[str, Any]:
     """A title: ``what`` on its first line, then each non-empty line in a smaller font (problem, device, counts).
     Short lines wrap less: a figure is as wide as its pane, 430 px in a narrow Lab."""
     subs = "".join(f"<br><span style='font-size:11px'>{line}</span>" for line in lines if line)
-    return {"text": f"{what}{subs}", "x": 0.0, "xanchor": "left", "xref": "paper", "font": {"size": 15}}
+    # Anchored at the top (plotly measures a multi-line title's top from its first baseline: pad.t makes room).
+    return {"text": f"{what}{subs}", "x": 0.0, "xanchor": "left", "xref": "paper", "font": {"size": 15},
+            "yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 24}}
 
 
 def fit_width(fig: go.Figure) -> go.Figure:
@@ -380,7 +382,7 @@ def fit_width(fig: go.Figure) -> go.Figure:
     title = fig.layout.title.text or ""
     lines = title.count("<br>") + 1 if title else 0
     fig.update_layout(width=None, autosize=True, legend=LEGEND_BELOW, font={"size": FONT_SIZE},
-                      margin={"l": 64, "r": 24, "t": 28 + 19 * lines, "b": 40, "autoexpand": True},
+                      margin={"l": 60, "r": 16, "t": 36 + 19 * lines, "b": 40, "autoexpand": True},
                       hoverlabel={"font_size": 11}, title_automargin=False)
     return fig
 
@@ -394,6 +396,12 @@ def fitted(make: Any) -> Any:
         return fit_width(make(*args, **kwargs))
 
     return wrapper
+
+
+def short_gpu(name: Any) -> str:
+    """A GPU's name short enough for a legend: 'NVIDIA H100 80GB HBM3' -> 'H100', 'NVIDIA H200' -> 'H200'."""
+    words = str(name or "unknown GPU").split(",")[0].replace("NVIDIA", "").split()
+    return words[0] if words else str(name)
 
 
 def legend_line(fig: go.Figure, name: str, line: dict[str, Any]) -> None:

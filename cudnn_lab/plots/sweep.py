@@ -16,7 +16,7 @@ from ..results import metrics
 from ..results.metrics import (cell_text, is_finite, point_key, row_gbps, row_tflops, sweep_chosen, sweep_ran)
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, MARKER_SIZE, PASS_COLOR, UNKNOWN_COLOR, WHICH_TEXT, Y_AXES,
                     annotation_x, column, empty, field_name, fitted, fmt, group_colors, group_name, group_palette,
-                    log_span, log_ticks, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
+                    log_span, log_ticks, short_gpu, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
                     sorted_values, split_groups, sweep_hover, sweep_title, verdict_of)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,7 +52,7 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
         color = "plan"
     fig = go.Figure()
     fig.update_layout(template="plotly_white", legend_itemsizing="constant",
-                      title=sweep_title(frame, f"{what.capitalize()} along {x} ({WHICH_TEXT[which]})",
+                      title=sweep_title(frame, f"{what.capitalize()} along {x}, {WHICH_TEXT[which]}",
                                          point_counts(frame, rows[point_key(rows)].nunique()
                                                        if not rows.empty else 0)))
     if rows.empty:
@@ -80,7 +80,7 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
             hoverinfo="text", customdata=list(group[point_key(group)])))
     note = shared_x_note(groups, xcol)
     if note:
-        fig.update_layout(title=sweep_title(frame, f"{what.capitalize()} along {x} ({WHICH_TEXT[which]})", note))
+        fig.update_layout(title=sweep_title(frame, f"{what.capitalize()} along {x}, {WHICH_TEXT[which]}", note))
     if ccol is not None:
         fig.update_layout(legend_title_text=field_name(ccol))
     if numeric_x and log_span(rows[xcol]):
@@ -136,19 +136,19 @@ def sweep_roofline(frame: Any, *, which: str = "best") -> go.Figure:
     x_lo, x_hi = min(xs) / 20, max(xs) * 20
     dashes = ["solid", "dash", "dot", "dashdot"]
     for i, (gpu, peak, bw) in enumerate(roofs):
-        tag = f"{gpu}: " if len(gpus) > 1 else ""
+        tag = f"{short_gpu(gpu)} " if len(gpus) > 1 else ""
         ridge = metrics.ridge(peak, bw)
         line = {"color": "#555", "width": 2, "dash": dashes[i % len(dashes)]}
         if bw:
             x_end = ridge if ridge else x_hi
             fig.add_trace(go.Scatter(x=[x_lo, x_end], y=[metrics.roof(x_lo, None, bw), metrics.roof(x_end, None, bw)],
-                                     mode="lines", name=f"{tag}memory roof ({bw:.0f} GB/s, measured)", line=line,
+                                     mode="lines", name=f"{tag}memory {bw:.0f} GB/s", line=line,
                                      hovertemplate=f"{tag}memory roof: %{{y:.3g}} TFLOP/s at %{{x:.3g}} FLOP/byte"
                                                    "<extra></extra>"))
         if peak:
             x_start = ridge if ridge else x_lo
             fig.add_trace(go.Scatter(x=[x_start, x_hi], y=[peak, peak], mode="lines",
-                                     name=f"{tag}compute roof ({peak:.1f} TFLOP/s, measured)",
+                                     name=f"{tag}compute {peak:.0f} TFLOP/s",
                                      line={**line, "color": "#222"},
                                      hovertemplate=f"{tag}compute roof: %{{y:.3g}} TFLOP/s<extra></extra>"))
     unmeasured = [gpu for gpu, p, b in roofs if not (p or b)]
@@ -244,13 +244,17 @@ def regret_along(frame: Any, x: str, *, color: str | None = None) -> go.Figure:
     note = shared_x_note(groups, xcol)
     if note:
         fig.update_layout(title=sweep_title(frame, what, note))
-    if numeric_x:
-        fig.update_xaxes(type="log" if log_x else "linear")
+    if log_x:
+        xs = [float(v) for v in rows[xcol]]
+        fig.update_xaxes(type="log", range=[math.log10(min(xs) / 1.5), math.log10(max(xs) * 1.5)],
+                         **log_ticks(min(xs) / 1.5, max(xs) * 1.5))
+    elif numeric_x:
+        fig.update_xaxes(type="linear")
     else:
         fig.update_xaxes(type="category", categoryorder="array", categoryarray=sorted_values(rows[xcol]))
     top = max(float(rows["regret"].max()), 1.0)
     fig.update_xaxes(title_text=f"{field_name(xcol)} (spec field)" if xcol.startswith("spec_") else xcol)
-    fig.update_yaxes(title_text="regret: pick median / best median (1 = optimal)",
+    fig.update_yaxes(title_text="regret: pick / best median (1 = optimal)",
                      range=[min(0.8, float(rows["regret"].min()) * 0.9), top * 1.15])
     return fig
 

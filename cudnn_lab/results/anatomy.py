@@ -36,7 +36,7 @@ def is_proposed(value: Any) -> bool:
 def with_knob_names(plans: Any, version: Any = None) -> Any:
     """The plan table with ``knob_names`` filled from each plan's name where it is missing (older recordings)."""
     frame = plans.copy()
-    names = [knobs.safe_label(str(p or ""), version) for p in frame["plan"]]
+    names = [knobs.plan_label(p, version) for p in frame["plan"]]
     if "knob_names" in frame.columns:
         frame["knob_names"] = [n if (isinstance(n, str) and n) else d for n, d in zip(frame["knob_names"], names)]
     else:

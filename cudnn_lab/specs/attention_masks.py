@@ -37,7 +37,7 @@ def check_seq_lens(spec: str, field: str, value: Any, batch: int, maximum: int, 
     field that sets it, e.g. 'seq_kv'). Lists come back as tuples.
     """
     if isinstance(value, str):  # a form's text: "1024, 700, 512" (blank or 'none': every sequence full)
-        text = value.replace(",", " ").split()
+        text = value.strip().strip("()[]").replace(",", " ").split()
         if not text or (len(text) == 1 and text[0].lower() in ("none", "full", "default")):
             return None
         try:

@@ -1,13 +1,14 @@
 """Fusion beyond epilogues: graphs where cuDNN fuses work before a convolution or a reduction after it.
 
 - :class:`ConvGenstatsSpec`: y = conv_fprop(x, w), and in the same graph ``genstats``: the per-channel SUM and
-  SQ_SUM of y that batch-norm training needs (H100, cuDNN 9.19: 10 plans).
+  SQ_SUM of y that batch-norm training needs (fp16 only: cuDNN 9.19 has no engine for it in bf16).
 - :class:`ConvPrologueSpec`: y = conv_fprop(relu(x * scale + bias), w), the BN-ReLU-conv of ResNet training with
-  the batch norm folded into a per-channel scale and bias applied as x is loaded (H100, 9.19: 3 plans), optionally
-  with ``genstats`` of y too (the frontend's "SBRCS" sample: scale-bias-relu-conv-genstats).
+  the batch norm folded into a per-channel scale and bias applied as x is loaded, optionally with ``genstats`` of y
+  too (the frontend's "SBRCS" sample: scale-bias-relu-conv-genstats; fp16 data and fp16 scale/bias only on 9.19).
 
 cuDNN runs these with its runtime-fusion engines, which take channels-last (NHWC) fp16/bf16 tensors whose channel
-counts are multiples of 8 (16-byte vectors); the pointwise ops compute in float32. Pure: no torch or cudnn here.
+counts are multiples of 8 (16-byte vectors). What 9.19 ran and refused (H100, 2026-11-22): docs/FINDINGS.md.
+Pure: no torch or cudnn here.
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ from .layout import layout_strides
 FUSION_DTYPES: tuple[str, ...] = ("fp16", "bf16")
 #: Channel counts must be multiples of this (16 bytes of fp16/bf16): the fusion engines load 16-byte vectors.
 CHANNEL_MULTIPLE = 8
-#: The prologue's scale and bias: float32 or the data's own type (both measured to run on 9.19).
+#: conv_fprop + genstats: cuDNN 9.19's engine for it (engine 2) takes fp16 only; bf16 found no engine (H100).
+GENSTATS_DTYPES: tuple[str, ...] = ("fp16",)
+#: The prologue's scale and bias: float32 or the data's own type (both measured to run on 9.19 without genstats).
 PARAM_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
+#: Why 9.19 refuses the other types with genstats (measured on an H100, 2026-11-22; docs/FINDINGS.md).
+_NO_BF16_GENSTATS = ("cuDNN 9.19 has no engine for conv_fprop + genstats in bf16 (its runtime-fusion engine 2 takes "
+                     "fp16 only; measured on an H100)")
 _CONV_FIELDS = ("n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation")
 
 
@@ -54,6 +60,8 @@ class _ConvFusionSpec(Spec):
     def _check_conv(self) -> None:
         name = type(self).__name__
         self._set("dtype", check_choice(name, "dtype", self.dtype, FUSION_DTYPES))
+        if self.dtype not in GENSTATS_DTYPES and getattr(self, "genstats", True):
+            raise SpecError("dtype", self.dtype, f"must be fp16 with genstats: {_NO_BF16_GENSTATS}", spec=name)
         try:
             conv = ConvSpec(**{f: getattr(self, f) for f in _CONV_FIELDS}, layout="NHWC", dtype=self.dtype)
         except SpecError as e:
@@ -126,6 +134,10 @@ class ConvGenstatsSpec(_ConvFusionSpec):
         self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y": ("n", "k", "h", "w"),
                              "SUM": ("k",), "SQ_SUM": ("k",)})
 
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"dtype": GENSTATS_DTYPES}
+
     def input_names(self) -> tuple[str, ...]:
         return ("X", "W")
 
@@ -143,7 +155,7 @@ class ConvGenstatsSpec(_ConvFusionSpec):
 class ConvPrologueSpec(_ConvFusionSpec):
     """y = conv_fprop(relu(x * scale + bias), w) with per-input-channel ``scale`` and ``bias`` [1, c, 1, 1] in
     ``param_dtype`` (a folded batch norm, then ReLU, applied as the conv loads x); ``genstats`` adds y's SUM and
-    SQ_SUM as in :class:`ConvGenstatsSpec`."""
+    SQ_SUM as in :class:`ConvGenstatsSpec` (cuDNN 9.19 runs that with fp16 data and fp16 scale and bias only)."""
 
     op: ClassVar[str] = "conv_prologue"
     title: ClassVar[str] = "BN-ReLU-conv prologue"
@@ -156,12 +168,16 @@ class ConvPrologueSpec(_ConvFusionSpec):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
+        self._set("genstats", check_bool(name, "genstats", self.genstats))
         self._check_conv()
         self._set("param_dtype", check_choice(name, "param_dtype", self.param_dtype, PARAM_DTYPES))
         if self.param_dtype not in ("fp32", self.dtype):
             raise SpecError("param_dtype", self.param_dtype, f"needs dtype={self.param_dtype} (scale and bias are "
                             f"fp32 or the data's own dtype, here {self.dtype})", spec=name)
-        self._set("genstats", check_bool(name, "genstats", self.genstats))
+        if self.genstats and self.param_dtype != self.dtype:
+            raise SpecError("param_dtype", self.param_dtype, f"must be {self.dtype} with genstats=True: cuDNN 9.19 "
+                            "has no engine for the scale-bias-relu-conv-genstats graph with fp32 scale and bias "
+                            "(its engine 2 takes them in the data's fp16; measured on an H100)", spec=name)
         self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y": ("n", "k", "h", "w"),
                              "scale": ("c",), "bias": ("c",), "SUM": ("k",), "SQ_SUM": ("k",)})
 

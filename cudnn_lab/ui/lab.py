@@ -306,7 +306,7 @@ class Lab:
         text = str(path if path is not None else self.report_path.value).strip() or DEFAULT_REPORT
         target = check_output_path(text, what="report", suffixes=(".html", ".htm"), make_parents=False)
         with self.busy_flag.working():
-            written = save_report(self.result, target).resolve()
+            written = save_report(self.result, target, origin=self.results.origin).resolve()
         self.report_written = written
         try:
             href = written.relative_to(Path.cwd().resolve()).as_posix()

@@ -35,7 +35,7 @@ CSS = """
 .cl-lab .cl-plan-table td.cl-col-knobs { white-space: normal; font-family: var(--jp-code-font-family, monospace);
   font-size: 11px; min-width: 90px; max-width: 190px; word-break: break-word; }
 .cl-lab .cl-plan-table td.cl-col-median, .cl-lab .cl-plan-table td.cl-col-iqr,
-.cl-lab .cl-plan-table td.cl-col-error, .cl-lab .cl-plan-table td.cl-col-workspace,
+.cl-lab .cl-plan-table td.cl-col-rel-l2, .cl-lab .cl-plan-table td.cl-col-workspace,
 .cl-lab .cl-plan-table td.cl-col-rank, .cl-lab .cl-plan-table td.cl-col-engine { text-align: right; }
 .cl-lab .cl-plan-table-full td { font-size: 11px; }
 .cl-lab .cl-plan-table-full td.cl-col-plan, .cl-lab .cl-plan-table-full td.cl-col-knobs { font-size: 11px;

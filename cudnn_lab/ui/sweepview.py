@@ -28,13 +28,15 @@ from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
 
-__all__ = ["MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "parse_values", "plot_fields",
-           "sweep_fields", "validate_axes"]
+__all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "parse_values",
+           "plot_fields", "sweep_fields", "validate_axes"]
 
 #: y choices of the sweep figure -> ``plots.sweep_latency``'s ``y``.
 SWEEP_Y: dict[str, str] = {"latency": "median_ms", "TFLOP/s": "tflops", "GB/s": "gbps"}
 #: Which plan of each point is drawn -> ``plots.sweep_latency``'s ``which``.
 SWEEP_WHICH: dict[str, str] = {"heuristic's pick": "pick", "best plan": "best"}
+#: What the comparison of two GPUs draws -> ``plots.compare_gpus``'s ``kind``.
+COMPARE_CHARTS: dict[str, str] = {"speedup vs intensity": "intensity", "latency per problem": "bars"}
 NO_GPU_SWEEP_TEXT = "No GPU: load a recorded sweep below, or compare two GPUs"
 
 
@@ -61,10 +63,10 @@ class SweepView:
         self.datasets_frame: Any = None
 
         # ---- live sweep
-        self.axis_fields = [W.Dropdown(options=[], layout=W.Layout(width="150px")).add_class(f"cl-sweep-field-{i}")
+        self.axis_fields = [W.Dropdown(options=[], layout=W.Layout(width="130px")).add_class(f"cl-sweep-field-{i}")
                             for i in (1, 2)]
         self.axis_values = [W.Text(value="", placeholder=p, continuous_update=False,
-                                   layout=W.Layout(width="300px")).add_class(f"cl-sweep-values-{i}")
+                                   layout=W.Layout(width="260px", max_width="100%")).add_class(f"cl-sweep-values-{i}")
                             for i, p in ((1, "values, comma-separated: 1, 8, 32"),
                                          (2, "values, comma-separated (optional)"))]
         self.axis_messages = [W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 84px")
@@ -74,20 +76,28 @@ class SweepView:
         self.run_button = W.Button(description="Run sweep", icon="play", button_style="primary",
                                    layout=W.Layout(width="130px")).add_class("cl-sweep-run")
         self.run_note = W.HTML("").add_class("cl-sweep-note")
-        self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="300px")).add_class(
+        self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="260px")).add_class(
             "cl-sweep-progress")
         self.eta = W.HTML("").add_class("cl-sweep-eta")
 
         # ---- recorded sweeps and comparison
-        self.recorded = W.Dropdown(options=[], layout=W.Layout(width="440px")).add_class("cl-sweep-recorded")
+        self.recorded = W.Dropdown(options=[], layout=W.Layout(width="340px", max_width="100%")
+                                   ).add_class("cl-sweep-recorded")
         self.load_button = W.Button(description="Load sweep", icon="folder-open",
                                     tooltip="show the chosen recorded sweep in the figure",
                                     layout=W.Layout(width="130px")).add_class("cl-sweep-load")
-        self.compare_a = W.Dropdown(options=[], layout=W.Layout(width="240px")).add_class("cl-compare-a")
-        self.compare_b = W.Dropdown(options=[], layout=W.Layout(width="240px")).add_class("cl-compare-b")
+        self.compare_a = W.Dropdown(options=[], layout=W.Layout(width="150px")).add_class("cl-compare-a")
+        self.compare_b = W.Dropdown(options=[], layout=W.Layout(width="150px")).add_class("cl-compare-b")
         self.compare_button = W.Button(description="Compare GPUs", icon="balance-scale",
-                                       tooltip="best-plan latency of the points both recordings share",
-                                       layout=W.Layout(width="150px")).add_class("cl-compare")
+                                       tooltip="how much faster is b than a at the points both recordings share, "
+                                               "and why (bandwidth and compute ratios)",
+                                       layout=W.Layout(width="140px")).add_class("cl-compare")
+        self.chart = W.ToggleButtons(options=list(COMPARE_CHARTS), value=next(iter(COMPARE_CHARTS)),
+                                     tooltips=["b's speedup per problem against arithmetic intensity, with the "
+                                               "measured bandwidth and compute ratios marked",
+                                               "both GPUs' best-plan latency per problem, speedup on the right"],
+                                     style={"button_width": "150px"}).add_class("cl-compact").add_class(
+            "cl-compare-chart")
 
         # ---- what the figure draws
         self.op_filter = W.Dropdown(options=[("all operations", NONE)] + [(c.title or o, o) for o, c in OPS.items()],
@@ -105,22 +115,32 @@ class SweepView:
             return W.HTML(f"<span class='cl-label'>{html.escape(text)}</span>",
                           layout=W.Layout(margin="0 4px 0 12px"))
 
+        def line(*children: Any) -> Any:  # wraps onto the next line in a narrow pane, never wider than it
+            return W.HBox(list(children), layout=W.Layout(align_items="center", margin="2px 0",
+                                                          flex_flow="row wrap", max_width="100%"))
+
+        #: What the figure options are for: a sweep's (x, colour, y, plan) and a comparison's (chart); the one
+        #: that does not apply to the figure shown is hidden.
+        self.sweep_options = W.VBox([line(small("x"), self.x, small("colour"), self.color),
+                                     line(small("y"), self.y, small("plan"), self.which)]
+                                    ).add_class("cl-sweep-options")
+        self.compare_options = line(small("chart"), self.chart).add_class("cl-compare-options")
         self.box = W.VBox([
             section(W, "sweep the problem on the left (one or two fields)"),
-            row(W, "axis 1", self.axis_fields[0], self.axis_values[0]), self.axis_messages[0],
-            row(W, "axis 2", self.axis_fields[1], self.axis_values[1]), self.axis_messages[1],
-            row(W, "plans", self.policy, small("heuristics and timing: the run options")),
-            row(W, "", self.run_button, self.count, self.run_note),
-            row(W, "progress", self.progress, self.eta),
+            line(small("axis 1"), self.axis_fields[0], self.axis_values[0]), self.axis_messages[0],
+            line(small("axis 2"), self.axis_fields[1], self.axis_values[1]), self.axis_messages[1],
+            line(small("plans"), self.policy), W.HTML("<span class='cl-hint'>heuristics and timing: the run options "
+                                                      "on the left</span>"),
+            line(self.run_button, self.count, self.run_note),
+            line(small("progress"), self.progress, self.eta),
             section(W, "recorded sweeps (made on real GPUs)"),
-            row(W, "recording", self.recorded, self.load_button),
-            row(W, "compare", self.compare_a, small("vs"), self.compare_b, self.compare_button),
+            line(small("recording"), self.recorded, self.load_button),
+            line(small("compare"), self.compare_a, small("vs"), self.compare_b, self.compare_button),
             section(W, "figure"),
-            W.HBox([small("operation"), self.op_filter, small("x"), self.x, small("colour"), self.color],
-                   layout=W.Layout(align_items="center", margin="2px 0")),
-            W.HBox([small("y"), self.y, small("plan"), self.which], layout=W.Layout(align_items="center")),
+            line(small("operation"), self.op_filter),
+            self.sweep_options, self.compare_options,
             self.info, figures.pane("sweep"),
-        ]).add_class("cl-sweep")
+        ], layout=W.Layout(max_width="100%")).add_class("cl-sweep")
 
         guard = log.guard
         self.run_button.on_click(lambda _: guard(self.run))
@@ -131,6 +151,7 @@ class SweepView:
         self.op_filter.observe(lambda ch: guard(self._filter_changed, ch), names="value")
         for w in (self.x, self.color, self.y, self.which):
             w.observe(lambda ch: guard(self._plot_option_changed, ch), names="value")
+        self.chart.observe(lambda ch: guard(self._chart_changed, ch), names="value")
         self.refresh_recorded()
         self.gpu = self._gpu
         busy.subscribe(self.set_busy)
@@ -269,12 +290,14 @@ class SweepView:
         if self.mode == "compare" and self._compared is not None:
             op = self.op_filter.value
             a, b = (frame_of_op(f, op) for f in self._compared)
-            fig = plots.compare_gpus(a, b)
+            fig = plots.compare_gpus(a, b, kind=COMPARE_CHARTS[self.chart.value])
+            self._enable_plot_options()
             self.info.value = (f"<span class='cl-hint'>{html.escape(self._compare_text)}"
                                f"{' · ' + html.escape(op) + ' points only' if op else ''}</span>")
             return self._figures.show("sweep", fig)
         if self.frame is None:
             return None
+        self._enable_plot_options()
         rows = frame_of_op(self.frame, self.op_filter.value)
         if self.x.value is None or rows is None or rows.empty:
             what = f"no {self.op_filter.value} point" if self.op_filter.value else "nothing"
@@ -370,9 +393,11 @@ class SweepView:
             self._silent = False
 
     def _enable_plot_options(self) -> None:
-        """x, colour, y and plan apply to a sweep shown, not to a comparison alone."""
+        """x, colour, y and plan apply to a sweep shown, the chart choice to a comparison: the others are hidden."""
         for w in (self.x, self.color, self.y, self.which):
             w.disabled = self.frame is None
+        self.sweep_options.layout.display = "flex" if self.mode == "latency" and self.frame is not None else "none"
+        self.compare_options.layout.display = "flex" if self.mode == "compare" else "none"
 
     def _fill_axes(self, x: str | None, color: str | None) -> None:
         self._enable_plot_options()
@@ -409,6 +434,10 @@ class SweepView:
         if self.mode == "latency" and self.frame is not None:
             self._fill_axes(self.x.value, self.color.value)
         self.redraw()
+
+    def _chart_changed(self, change: dict[str, Any]) -> None:
+        if not self._silent and self.mode == "compare":
+            self.redraw()
 
     def _plot_option_changed(self, change: dict[str, Any]) -> None:
         if self._silent or self.frame is None:

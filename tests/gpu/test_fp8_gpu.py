@@ -243,3 +243,95 @@ def test_fp8_gemm_recipe_matches_float64_of_the_same_fp8_values():
     base = torch._scaled_mm(qa.data, qb.data, scale_a=torch.tensor(qa.descale, device="cuda"),
                             scale_b=torch.tensor(qb.descale, device="cuda"), out_dtype=torch.bfloat16)
     assert float((base.double() - ref).norm() / ref.norm()) < 1e-2
+
+
+# --- the kit's own FP8 runs (cl.run): checked against float64 of the same FP8 values, quantization apart ---------
+
+RUN = dict(plans="heuristic", baselines=True, roofline=False, time_cap_s=0.05)
+
+
+def _pick_passes(result) -> Any:
+    pick = result.heuristic_pick
+    assert pick["status"] == "ok", pick.to_dict()
+    assert pick["nan_count"] == 0, pick.to_dict()
+    assert bool(pick["pass_cudnn"]), (pick.to_dict(), result.warnings)
+    q = result.settings.get("quantization") or {}
+    assert q and all(v["saturated"] == 0 for k, v in q.items() if isinstance(v, dict)), q
+    return pick
+
+
+@pytest.mark.parametrize("out_dtype", ["bf16", "fp16", "fp32"])
+def test_fp8_gemm_runs_within_pytorchs_fp8_band(out_dtype):
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.MatmulSpec(m=1024, n=1024, k=1024, dtype="fp8_e4m3", transpose_b=True, out_dtype=out_dtype, amax=True)
+    r = cl.run(spec, **RUN)
+    pick = _pick_passes(r)
+    assert pick["rel_l2"] < 1e-2, pick.to_dict()  # measured 1.7e-3 at 4096^3 with bf16 out (GPU_FACTS)
+    # the quantization's own error in the output is reported apart, and is larger than the kernel's
+    assert r.settings["quantization"]["output_rel_l2"] > pick["rel_l2"]
+    assert r.torch.get("benchmark_off_ms", 0) > 0, r.torch  # torch._scaled_mm ran
+
+
+def test_fp8_gemm_mixed_formats_and_roofline_against_the_fp8_roof():
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.MatmulSpec(m=4096, n=4096, k=4096, dtype="fp8_e4m3", b_dtype="fp8_e5m2", transpose_b=True)
+    r = cl.run(spec, plans="heuristic", roofline=True, time_cap_s=0.2)
+    _pick_passes(r)
+    assert r.ceilings["dtype"] == "fp8_e4m3"
+    bf16_roof = cl.run(cl.MatmulSpec(m=1024, n=1024, k=1024, dtype="bf16"), plans="heuristic",
+                       roofline=True, time_cap_s=0.05).ceilings["tflops"]
+    assert r.ceilings["tflops"] > 1.3 * bf16_roof, (r.ceilings, bf16_roof)  # FP8's roof is about twice bf16's
+
+
+def test_fp8_conv_fprop_runs():
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.ConvSpec(n=16, c=64, h=28, w=28, k=128, r=3, s=3, padding=1, dtype="fp8_e4m3", amax=True)
+    r = cl.run(spec, **RUN)
+    _pick_passes(r)
+    assert "benchmark_off_error" in r.torch and "FP8 convolution" in r.torch["benchmark_off_error"]
+
+
+@pytest.mark.parametrize("direction", ["fwd_inference", "fwd_training"])
+@pytest.mark.parametrize("dtype", ["fp8_e4m3", "fp8_e5m2"])
+def test_fp8_attention_forward_within_cudnns_fp8_band(dtype, direction):
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.SdpaSpec(batch=2, heads=8, seq_q=512, seq_kv=512, head_dim=128, causal=True, dtype=dtype,
+                       direction=direction)
+    pick = _pick_passes(cl.run(spec, **RUN))
+    assert pick["rel_l2"] < 0.1, pick.to_dict()  # measured 3.4e-2 against float32 of the same e4m3 values
+
+
+def test_fp8_attention_with_padding_runs():
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.SdpaSpec(batch=3, heads=8, seq_q=256, seq_kv=256, head_dim=128, causal=True, dtype="fp8_e4m3",
+                       seq_lens_q=(256, 100, 17), seq_lens_kv=(256, 120, 40))
+    _pick_passes(cl.run(spec, **RUN))
+
+
+def test_fp8_attention_backward_head_dim_128():
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.SdpaSpec(batch=2, heads=4, seq_q=256, seq_kv=256, head_dim=128, causal=True, dtype="fp8_e4m3",
+                       direction="bwd")
+    _pick_passes(cl.run(spec, **RUN))
+
+
+def test_fp16_output_of_fp8_attention_is_refused_on_hopper_naming_the_rule():
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.SdpaSpec(batch=1, heads=2, seq_q=128, seq_kv=128, head_dim=64, dtype="fp8_e4m3", out_dtype="fp16")
+    with pytest.raises(cl.UnsupportedGraphError) as e:
+        cl.run(spec, **RUN)
+    assert "compute capability 10.0" in str(e.value) and "cuDNN 9.13.0" in str(e.value)

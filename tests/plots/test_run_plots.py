@@ -99,12 +99,17 @@ def test_best_skips_a_faster_plan_that_fails_the_band():
     assert by_text["best"] == "slow_good"
 
 
+def _legend_names(fig) -> list[str]:
+    return [t.name for t in fig.data if t.showlegend is not False]
+
+
 def test_torch_lines_present_when_measured():
     fig = plots.latency_bar(_result(torch={"benchmark_off_ms": 0.25, "benchmark_on_ms": 0.15}))
-    dashed = sorted(s.y0 for s in fig.layout.shapes if s.line.dash == "dash")
-    assert dashed == pytest.approx([150.0, 250.0])
-    texts = " ".join(_annotation_texts(fig))
-    assert "PyTorch (cudnn.benchmark off)" in texts and "PyTorch (cudnn.benchmark on)" in texts
+    lines = sorted(s.y0 for s in fig.layout.shapes if s.line.dash in ("dash", "dot"))
+    assert lines == pytest.approx([150.0, 250.0])
+    names = _legend_names(fig)  # named in the legend (a label on the line would cover bars), with the time
+    assert "PyTorch 250 µs" in names and "cudnn.benchmark 150 µs" in names
+    assert not any("PyTorch" in t for t in _annotation_texts(fig))
 
 
 def test_torch_lines_absent_without_torch_numbers():
@@ -141,7 +146,7 @@ def test_title_names_spec_gpu_and_cudnn():
 
 def test_axis_titles_carry_units():
     fig = plots.latency_bar(_result())
-    assert "(us)" in fig.layout.yaxis.title.text
+    assert "(µs" in fig.layout.yaxis.title.text
     assert "FLOP/byte" in plots.roofline(_result()).layout.xaxis.title.text
     assert "TFLOP/s" in plots.roofline(_result()).layout.yaxis.title.text
 
@@ -149,7 +154,7 @@ def test_axis_titles_carry_units():
 def test_hover_text_names_plan_engine_knobs_median_and_iqr():
     trace, i = _points(plots.latency_bar(_result()))["eng0_a"]
     hover = trace.hovertext[i]
-    for part in ("eng0_a", "engine 0", '{"k": 0}', "median 300.00 us", "IQR 30.00 us"):
+    for part in ("eng0_a", "engine 0", '{"k": 0}', "median 300.00 µs", "IQR 30.00 µs"):
         assert part in hover
 
 
@@ -201,8 +206,8 @@ def test_error_plot_band_lines_at_rtols():
     bands = TOLERANCES["fp16"]
     assert ys == pytest.approx(sorted([bands["torch"].rtol, bands["cudnn"].rtol]))
     assert all(s.y0 == s.y1 for s in fig.layout.shapes)
-    texts = " ".join(_annotation_texts(fig))
-    assert "PyTorch band" in texts and "cuDNN band" in texts
+    names = " ".join(_legend_names(fig))  # in the legend, not written over the points
+    assert "PyTorch band" in names and "cuDNN band" in names
 
 
 def test_error_plot_band_lines_follow_dtype():
@@ -215,9 +220,10 @@ def test_error_plot_band_lines_follow_dtype():
 def test_error_plot_log_y_and_colour_by_pass():
     fig = plots.errors_per_plan(_result())
     assert fig.layout.yaxis.type == "log"
-    groups = {t.name: set(t.customdata) for t in fig.data}
+    groups = {t.name: set(t.customdata) for t in fig.data if t.customdata is not None}  # not the legend lines
     assert groups == {"pass": {"eng0_a", "eng4_b"}, "fail": {"eng4_c"}}
-    assert {t.name: t.marker.color for t in fig.data} == {"pass": plots.PASS_COLOR, "fail": plots.FAIL_COLOR}
+    assert {t.name: t.marker.color for t in fig.data if t.customdata is not None} == {
+        "pass": plots.PASS_COLOR, "fail": plots.FAIL_COLOR}
 
 
 def test_error_plot_draws_exact_and_infinite_errors_within_the_axis():
@@ -270,12 +276,13 @@ def test_histogram_defaults_to_heuristic_pick():
 def test_roofline_with_ceilings_draws_both_roofs():
     fig = plots.roofline(_result(ceilings={"tflops": 100.0, "gbps": 2000.0}))
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    roofs = {t.name.split(" (")[0]: t for t in fig.data if t.mode == "lines"}
-    assert set(roofs) == {"compute roof", "memory roof"}
-    assert list(roofs["compute roof"].y) == [100.0, 100.0]
+    roofs = {t.name.split()[0]: t for t in fig.data if t.mode == "lines"}
+    assert set(roofs) == {"compute", "memory"}
+    assert roofs["compute"].name == "compute 100 TFLOP/s" and roofs["memory"].name == "memory 2000 GB/s"
+    assert list(roofs["compute"].y) == [100.0, 100.0]
     ridge = 100.0 * 1e3 / 2000.0
-    assert roofs["memory roof"].x[-1] == pytest.approx(ridge)
-    assert roofs["memory roof"].y[-1] == pytest.approx(100.0)
+    assert roofs["memory"].x[-1] == pytest.approx(ridge)
+    assert roofs["memory"].y[-1] == pytest.approx(100.0)
 
 
 def test_roofline_points_at_intensity_and_tflops():

@@ -154,7 +154,7 @@ def test_latency_title_names_the_gpu_and_cudnn_version() -> None:
 def test_latency_hover_names_the_point_and_plan() -> None:
     fig = plots.sweep_latency(_layout_sweep(), "n", color="layout")
     hover = _trace(fig, "NHWC").hovertext[0]
-    assert BASE.replace(n=1).label() in hover and "eng0_k1" in hover and "us" in hover
+    assert BASE.replace(n=1).label() in hover and "eng0_k1" in hover and "µs" in hover
 
 
 def test_latency_of_an_empty_frame_says_there_is_nothing_to_plot() -> None:
@@ -197,8 +197,8 @@ def test_roofline_places_each_point_at_intensity_and_tflops_coloured_by_op() -> 
 
 def test_roofline_roofs_are_the_median_ceilings_of_the_gpu() -> None:
     fig = plots.sweep_roofline(_roofline_frame())
-    compute = next(t for t in fig.data if t.name.startswith("compute roof"))
-    memory = next(t for t in fig.data if t.name.startswith("memory roof"))
+    compute = next(t for t in fig.data if t.name.startswith("compute "))
+    memory = next(t for t in fig.data if t.name.startswith("memory "))
     assert list(compute.y) == [800.0, 800.0]
     assert "3200 GB/s" in memory.name
     assert memory.x[1] == pytest.approx(800.0 * 1e3 / 3200.0)  # the memory roof ends at the ridge
@@ -341,18 +341,33 @@ def _gpu_pair():
     return a, b
 
 
-def test_compare_gpus_bars_hold_each_best_latency_and_the_ratio_b_over_a() -> None:
-    a, b = _gpu_pair()
+def test_compare_gpus_draws_the_speedup_against_intensity_with_the_ratios_marked() -> None:
+    a, b = _gpu_pair()  # b is twice as fast at the shared n=8 points; its ceilings are a's
+    b = b.assign(ceiling_gbps=6000.0, ceiling_tflops=800.0)
     fig = plots.compare_gpus(a, b)
-    bars_a = _trace(fig, f"a: {GPU_A}, cuDNN 9.19.0 (91900)")
-    bars_b = _trace(fig, f"b: {GPU_B}, cuDNN 9.10.0 (91000)")
-    ratio = _trace(fig, "ratio b/a (right axis)")
+    points = _trace(fig, "conv")
+    assert list(points.y) == pytest.approx([2.0, 2.0])  # a's latency / b's
+    assert list(points.x) == pytest.approx([BASE.replace(n=8).flops() / BASE.replace(n=8).min_bytes()] * 2)
+    assert fig.layout.xaxis.type == "log" and "FLOP/byte" in fig.layout.xaxis.title.text
+    assert "speedup" in fig.layout.yaxis.title.text
+    assert sorted({s.y0 for s in fig.layout.shapes if s.y0 == s.y1}) == pytest.approx([1.0, 2.0])  # same speed, bw
+    names = [t.name for t in fig.data]
+    assert "bandwidth ratio 2.00x" in names and "compute ratio 1.00x" in names and "roofline expectation" in names
+    assert "geometric mean 2.00x" in fig.layout.title.text
+
+
+def test_compare_gpus_bars_hold_each_best_latency_and_the_speedup_of_b() -> None:
+    a, b = _gpu_pair()
+    fig = plots.compare_gpus(a, b, kind="bars")
+    bars_a, bars_b = _trace(fig, "a: H100"), _trace(fig, "b: H200")
+    speedup = _trace(fig, "speedup of b (right axis)")
     labels = [BASE.replace(n=8, layout=lay).label() for lay in ("NCHW", "NHWC")]
     assert list(bars_a.x) == labels and bars_a.type == "bar"
     assert list(bars_a.y) == pytest.approx([MEDIANS[(8, lay)][1] * 1e3 for lay in ("NCHW", "NHWC")])
     assert list(bars_b.y) == pytest.approx([MEDIANS[(8, lay)][1] * 0.5 * 1e3 for lay in ("NCHW", "NHWC")])
-    assert list(ratio.y) == pytest.approx([0.5, 0.5]) and ratio.yaxis == "y2"
-    assert fig.layout.yaxis2.title.text.startswith("ratio b/a") and "(us)" in fig.layout.yaxis.title.text
+    assert list(speedup.y) == pytest.approx([2.0, 2.0]) and speedup.yaxis == "y2"
+    assert fig.layout.yaxis2.title.text.startswith("speedup of b") and "(µs)" in fig.layout.yaxis.title.text
+    assert fig.layout.yaxis2.dtick in (0.5, 1.0) and fig.layout.yaxis2.range[0] == 0  # round ticks, no 0.295
     assert fig.layout.barmode == "group"
 
 
@@ -362,7 +377,7 @@ def test_compare_gpus_with_many_points_draws_a_scatter_with_the_diagonal() -> No
     b = _layout_sweep(ns, gpu=GPU_B, scale=2.0)
     fig = plots.compare_gpus(a, b, kind="scatter")
     points, diagonal = _trace(fig, "shared points"), _trace(fig, "b = a")
-    assert list(points.customdata) == pytest.approx([2.0] * 6)
+    assert list(points.customdata) == pytest.approx([0.5] * 6)  # b's speedup: half as fast
     assert [y / x for x, y in zip(points.x, points.y)] == pytest.approx([2.0] * 6)
     assert list(diagonal.x) == list(diagonal.y)
     assert fig.layout.xaxis.type == "log"
@@ -372,22 +387,23 @@ def test_compare_gpus_auto_switches_to_a_scatter_beyond_24_points() -> None:
     specs = [BASE.replace(n=n) for n in range(1, 27)]
     a = _frame(*(_point(s, [("e", 0, 0.01, 1e-4)]) for s in specs))
     b = _frame(*(_point(s, [("e", 0, 0.02, 1e-4)], gpu=GPU_B) for s in specs))
-    assert {t.type for t in plots.compare_gpus(a, b).data} == {"scatter"}
+    assert {t.type for t in plots.compare_gpus(a, b, kind="auto").data} == {"scatter"}
+    assert "shared points" in [t.name for t in plots.compare_gpus(a, b, kind="auto").data]
 
 
 def test_compare_gpus_orders_bars_by_a_spec_field() -> None:
     a = _layout_sweep((32, 1, 8))
     b = _layout_sweep((32, 1, 8), gpu=GPU_B)
     nhwc_a = a[a["spec_layout"] == "NHWC"]
-    fig = plots.compare_gpus(nhwc_a, b[b["spec_layout"] == "NHWC"], x="n")
+    fig = plots.compare_gpus(nhwc_a, b[b["spec_layout"] == "NHWC"], x="n", kind="bars")
     assert list(fig.data[0].x) == ["n=1", "n=8", "n=32"]
     assert fig.layout.xaxis.title.text.startswith("n")
 
 
 def test_compare_gpus_tells_the_same_gpu_apart() -> None:
-    fig = plots.compare_gpus(_layout_sweep((1,)), _layout_sweep((1,)))
-    assert {t.name for t in fig.data if t.type == "bar"} == {f"a: {GPU_A}, cuDNN 9.19.0 (91900) (a)",
-                                                             f"b: {GPU_A}, cuDNN 9.19.0 (91900) (b)"}
+    fig = plots.compare_gpus(_layout_sweep((1,)), _layout_sweep((1,)), kind="bars")
+    assert {t.name for t in fig.data if t.type == "bar"} == {"a: H100", "b: H100"}
+    assert f"a: {GPU_A}, cuDNN 9.19.0 (91900)" in fig.layout.title.text
 
 
 def test_compare_gpus_without_shared_points_says_there_is_nothing_to_plot() -> None:

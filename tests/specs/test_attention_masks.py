@@ -23,6 +23,7 @@ def test_seq_lens_none_and_lists():
     assert check_seq_lens("SdpaSpec", "seq_lens_q", " none ", 4, 1024, "seq_q") is None
     assert check_seq_lens("SdpaSpec", "seq_lens_q", "", 4, 1024, "seq_q") is None
     assert check_seq_lens("SdpaSpec", "seq_lens_q", "1024, 700 512,1", 4, 1024, "seq_q") == (1024, 700, 512, 1)
+    assert check_seq_lens("SdpaSpec", "seq_lens_q", "(1024, 700, 512, 1)", 4, 1024, "seq_q") == (1024, 700, 512, 1)
     assert check_seq_lens("SdpaSpec", "seq_lens_q", [1024, 700, 512, 1], 4, 1024, "seq_q") == (1024, 700, 512, 1)
 
 

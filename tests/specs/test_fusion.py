@@ -39,8 +39,9 @@ def test_prologue_parameters_and_optional_statistics() -> None:
     s = ConvPrologueSpec(**SMALL, dtype="bf16", param_dtype="bf16")
     assert s.input_names() == ("X", "scale", "bias", "W") and s.output_names() == ("Y",)
     assert s.tensor_shapes()["scale"] == (1, 8, 1, 1) and s.tensor_dtypes()["bias"] == "bf16"
-    g = s.replace(genstats=True, param_dtype="fp32")
-    assert g.output_names() == ("Y", "SUM", "SQ_SUM") and g.tensor_dtypes()["scale"] == "fp32"
+    assert s.replace(param_dtype="fp32").tensor_dtypes()["scale"] == "fp32"
+    g = ConvPrologueSpec(**SMALL, dtype="fp16", param_dtype="fp16", genstats=True)
+    assert g.output_names() == ("Y", "SUM", "SQ_SUM") and g.tensor_dtypes()["scale"] == "fp16"
     with pytest.raises(SpecError) as info:
         ConvPrologueSpec(**SMALL, dtype="bf16", param_dtype="fp16")
     assert info.value.field == "param_dtype"
@@ -49,3 +50,17 @@ def test_prologue_parameters_and_optional_statistics() -> None:
     assert info.value.field == "genstats"
     assert spec_from_json(g.to_json()) == g and "genstats" in g.label()
     assert ConvPrologueSpec.field_choices()["param_dtype"] == ("fp32", "fp16", "bf16")
+
+
+def test_what_cudnn_9_19_refuses_with_genstats_is_refused_naming_the_field_and_version() -> None:
+    """Measured on an H100 with cuDNN 9.19 (2026-11-22): conv + genstats has no engine in bf16, nor the prologue
+    with genstats when scale and bias are fp32; without genstats both bf16 and fp32 parameters run."""
+    for spec_cls, extra in ((ConvGenstatsSpec, {}), (ConvPrologueSpec, {"genstats": True, "param_dtype": "bf16"})):
+        with pytest.raises(SpecError) as info:
+            spec_cls(**SMALL, dtype="bf16", **extra)
+        assert info.value.field == "dtype" and "9.19" in str(info.value) and "bf16" in str(info.value)
+    with pytest.raises(SpecError) as info:
+        ConvPrologueSpec(**SMALL, dtype="fp16", param_dtype="fp32", genstats=True)
+    assert info.value.field == "param_dtype" and "9.19" in str(info.value) and "fp16" in str(info.value)
+    assert ConvGenstatsSpec.field_choices()["dtype"] == ("fp16",)
+    assert ConvPrologueSpec(**SMALL, dtype="bf16", param_dtype="fp32").dtype == "bf16"

@@ -35,26 +35,50 @@ def test_every_operation_has_a_control_per_field_and_a_button() -> None:
     assert tuple(form.conv["layout"].options) == tuple(choices["layout"])
 
 
-def test_not_offered_operations_are_named_with_what_instead() -> None:
+def test_the_chosen_operation_says_what_it_is_under_the_choice() -> None:
     form = SpecForm()
-    note = form.not_offered.value
-    assert form.box.children[:2] == (form.op, form.not_offered)  # right under the operation choice
-    for text in ("RNN", "tensor transform", "frontend 1.32 graph API", "strides", "layout", "does not silently "
-                 "emulate"):
-        assert text in note, text
+    assert form.box.children[:2] == (form.op, form.op_note)  # right under the operation choice
+    for op, cls in OPS.items():
+        form.op.value = op
+        assert cls.description.split(":")[0] in form.op_note.value
+    assert form.op.style.button_width == "auto"  # every title whole, however many operations there are
+
+
+@pytest.mark.parametrize("text", ["3.5", "1e3", "16, 32", "", "sixteen"])
+def test_a_number_that_is_not_a_whole_number_is_refused_in_place(text: str) -> None:
+    seen: list[cl.Spec] = []
+    form = SpecForm(cl.ConvSpec(n=16), on_change=seen.append)
+    form.conv["n"].value = text  # IntText would have made 3.5 into 35 and 1e3 into 13 without a word
+    assert "n" in form.invalid and form.spec.n == 16 and seen == []
+    assert "n=" in form.invalid["n"]
+    form.conv["n"].value = " 8 "
+    assert form.invalid == {} and form.spec.n == 8
+
+
+def test_pairs_and_floats_are_typed_as_text() -> None:
+    form = SpecForm(cl.ConvSpec(r=5, s=3, padding=(2, 1)))
+    assert form.conv["padding"].value == "2x1"
+    form.conv["stride"].value = "2x1"
+    assert form.spec.stride == (2, 1)
+    norm = SpecForm(cl.NormSpec(epsilon=1e-5))
+    assert norm.norm["epsilon"].value == "1e-05"
+    norm.norm["epsilon"].value = "1e-6"
+    assert norm.spec.epsilon == 1e-6
+    norm.norm["epsilon"].value = "1,5"
+    assert "epsilon" in norm.invalid and norm.spec.epsilon == 1e-6
 
 
 def test_hints_follow_when_r_or_dilation_changes() -> None:
     form = SpecForm(cl.ConvSpec(r=3, s=3, padding=1))
     assert "0–2" in form.hints["conv"]["padding"].value
-    form.conv["r"].value = 5
-    form.conv["s"].value = 5
+    form.conv["r"].value = "5"
+    form.conv["s"].value = "5"
     assert "0–4" in form.hints["conv"]["padding"].value
-    form.conv["dilation"].value = 2
+    form.conv["dilation"].value = "2"
     assert "0–8" in form.hints["conv"]["padding"].value
     assert form.spec.r == 5 and form.spec.dilation == 2
     assert "from 0 to 8" in form.conv["padding"].tooltip
-    form.conv["c"].value = 48
+    form.conv["c"].value = "48"
     assert "divides 16" in form.hints["conv"]["groups"].value
 
 
@@ -62,7 +86,7 @@ def test_invalid_value_marks_its_control_and_keeps_the_last_valid_spec() -> None
     seen: list[cl.Spec] = []
     form = SpecForm(cl.ConvSpec(r=3, s=3, padding=1), on_change=seen.append)
     before = form.spec
-    form.conv["padding"].value = 5  # larger than r - 1 allows: must not raise
+    form.conv["padding"].value = "5"  # larger than r - 1 allows: must not raise
     assert form.spec == before and seen == []
     pad = form.conv["padding"]
     assert "cl-invalid" in pad._dom_classes and pad.layout.border == INVALID_BORDER
@@ -70,7 +94,7 @@ def test_invalid_value_marks_its_control_and_keeps_the_last_valid_spec() -> None
     assert "padding=5" in message.value and "larger than the filter allows" in message.value
     assert message.layout.display != "none"
     assert isinstance(form.error, cl.SpecError) and form.error.field == "padding"
-    form.conv["padding"].value = 2  # valid again: the mark goes, the spec follows
+    form.conv["padding"].value = "2"  # valid again: the mark goes, the spec follows
     assert "cl-invalid" not in pad._dom_classes and not pad.layout.border and message.value == ""
     assert form.spec.padding == 2 and seen[-1] == form.spec
 
@@ -97,9 +121,10 @@ def test_switching_operation_builds_its_default_spec() -> None:
 
 def test_a_pair_from_a_spec_stays_until_its_control_changes() -> None:
     form = SpecForm(cl.PoolSpec(window=(3, 2), padding=(1, 0)))
-    form.pool["n"].value = 2
+    assert form.pool["window"].value == "3x2"
+    form.pool["n"].value = "2"
     assert form.spec.window == (3, 2) and form.spec.padding == (1, 0) and form.spec.n == 2
-    form.pool["window"].value = 5
+    form.pool["window"].value = "5"
     assert form.spec.window == 5
 
 
@@ -108,7 +133,7 @@ def test_attention_controls_edit_the_spec() -> None:
     w = form.sdpa
     w["direction"].value = "bwd"
     w["causal"].value = True
-    w["sliding_window"].value = 128
+    w["sliding_window"].value = "128"
     w["head_dim"].value = 64
     w["layout"].value = "BHSD"
     w["attn_scale"].value = "0.1"
@@ -121,10 +146,10 @@ def test_attention_controls_edit_the_spec() -> None:
 def test_kv_heads_left_empty_follows_heads_and_a_non_divisor_is_marked() -> None:
     form = SpecForm(cl.SdpaSpec(heads=16))  # kv_heads None: plain multi-head attention
     assert form.sdpa["kv_heads"].value == ""
-    form.sdpa["heads"].value = 32
+    form.sdpa["heads"].value = "32"
     assert form.spec.kv_heads is None and form.spec.heads == 32 and form.spec.h_kv == 32
     form.sdpa["kv_heads"].value = "8"  # grouped-query attention stays grouped when heads changes
-    form.sdpa["heads"].value = 16
+    form.sdpa["heads"].value = "16"
     assert form.spec.kv_heads == 8
     form.sdpa["kv_heads"].value = "5"
     kv = form.sdpa["kv_heads"]
@@ -137,7 +162,7 @@ def test_kv_heads_left_empty_follows_heads_and_a_non_divisor_is_marked() -> None
 
 def test_a_sliding_window_without_causal_is_marked() -> None:
     form = SpecForm(cl.SdpaSpec())
-    form.sdpa["sliding_window"].value = 64
+    form.sdpa["sliding_window"].value = "64"
     assert "sliding_window" in form.invalid and "needs causal=True" in form.invalid["sliding_window"]
     form.sdpa["causal"].value = True
     assert form.invalid == {} and form.spec.sliding_window == 64 and form.spec.causal
@@ -146,10 +171,10 @@ def test_a_sliding_window_without_causal_is_marked() -> None:
 def test_pool_padding_over_half_the_window_is_marked_until_the_window_grows() -> None:
     form = SpecForm(cl.PoolSpec(window=3, padding=1))
     assert "0–1" in form.hints["pool"]["padding"].value
-    form.pool["padding"].value = 2
+    form.pool["padding"].value = "2"
     assert "padding" in form.invalid and "at most half the window" in form.invalid["padding"]
     assert form.spec.padding == 1
-    form.pool["window"].value = 4  # the window grows: padding 2 fits now, the mark goes
+    form.pool["window"].value = "4"  # the window grows: padding 2 fits now, the mark goes
     assert form.invalid == {} and form.spec.padding == 2 and form.spec.window == 4
 
 
@@ -168,12 +193,12 @@ def test_norm_form_hides_what_the_kind_ignores() -> None:
 
 def test_norm_invalid_values_are_marked() -> None:
     form = SpecForm(cl.NormSpec(kind="batchnorm", c=16))
-    form.norm["c"].value = 12
+    form.norm["c"].value = "12"
     assert "c" in form.invalid and "multiple of 8" in form.invalid["c"]
     assert form.spec.c == 16
     form.norm["kind"].value = "instancenorm"  # takes any c: valid again
     assert form.invalid == {} and form.spec.c == 12
-    form.norm["epsilon"].value = 0.0
+    form.norm["epsilon"].value = "0.0"
     assert "epsilon" in form.invalid and "greater than 0" in form.invalid["epsilon"]
 
 
@@ -186,5 +211,5 @@ def test_callbacks_run_through_the_guard() -> None:
 
     form = SpecForm(cl.ConvSpec(), guard=guard)
     calls.clear()
-    form.conv["n"].value = 3
+    form.conv["n"].value = "3"
     assert calls == ["_changed"] and form.spec.n == 3
