@@ -7,9 +7,11 @@ their build state, so a later run with another plan policy starts clean.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..options import HEURISTIC_MODES, RunOptions
@@ -21,6 +23,34 @@ from .session import Session, require_gpu, session
 from .timing import Timer, TimingOptions, replay_over_kernel
 
 Progress = Callable[[int, int, str], None]
+#: The parts of a run timed in ``settings["phase_s"]`` (seconds), in the order a run does them.
+PHASES: tuple[str, ...] = ("device", "session", "propose", "inputs", "reference", "build", "ceilings", "check",
+                           "time", "kernels", "notes", "explore", "baseline", "records")
+
+
+class Phases:
+    """Wall seconds per named part of a run (``with phases("build"): ...``); repeated parts add up."""
+
+    def __init__(self) -> None:
+        self.s: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - t0)
+
+    def add(self, name: str, seconds: float) -> None:
+        self.s[name] = self.s.get(name, 0.0) + seconds
+
+    def record(self, total: float) -> dict[str, float]:
+        """Every phase (0 where it did not happen) in run order, then ``total``, rounded to 0.1 ms."""
+        out = {name: round(self.s.get(name, 0.0), 4) for name in PHASES}
+        out.update({k: round(v, 4) for k, v in self.s.items() if k not in out})
+        out["total"] = round(total, 4)
+        return out
 #: Bins of the error histogram: log10 |actual - expected|, 1e-12 .. 1e2.
 HIST_EDGES = [float(x) for x in range(-12, 3)]
 
@@ -32,6 +62,8 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
     throughput and the share of the roofline are derived from them by the results layer. ``settings`` is
     ``options.to_dict()`` plus the run's facts (``proposed``: how many plans the heuristics listed).
     """
+    t_start = time.perf_counter()
+    phases = Phases()
     import torch
 
     from ..numerics import tf32_note
@@ -39,24 +71,31 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
     from .ceilings import measure_ceilings
     from .device import device_info
 
-    require_gpu(options.device)
-    info = device_info(options.device)
-    from .fp8 import check_requirements
+    with phases("device"):
+        require_gpu(options.device)
+        info = device_info(options.device)
+        from .fp8 import check_requirements
 
-    check_requirements(spec, info)  # e.g. FP8 attention's fp16 output needs Blackwell: refused here, rule named
+        check_requirements(spec, info)  # e.g. FP8 attention's fp16 output needs Blackwell: refused here, rule named
     notes: list[str] = []
     if (note := tf32_note(spec)) is not None:
         notes.append(note)
     sess = session(spec, options.heuristics, device=options.device, seed=options.seed, check=options.check)
+    made, sess.phase_s = sess.phase_s, {}  # the run that made the session reports what making it took
+    for name, seconds in made.items():
+        phases.add(name, seconds)
     entries = sess.entries[:options.max_plans] if options.max_plans is not None else sess.entries
     cache = RunCache(spec, info, sess.handle, options.plan_cache)
     with torch.cuda.device(options.device):
-        chosen, status = _build(entries, options.plans, progress, cache, sess.loaded)
-        sess.ensure_workspace(max((e.workspace_bytes or 0 for e in chosen), default=0))
+        with phases("build"):
+            chosen, status = _build(entries, options.plans, progress, cache, sess.loaded)
+            sess.ensure_workspace(max((e.workspace_bytes or 0 for e in chosen), default=0))
         topts = TimingOptions.from_options(options)
-        timer = Timer(sess.stream, topts, graph_cache=sess.graphs)
-        ceil = (measure_ceilings(_ceiling_dtype(spec.dtype), options.device, refresh=options.remeasure_ceilings)
-                if options.roofline else None)
+        with phases("time"):
+            timer = Timer(sess.stream, topts, graph_cache=sess.graphs)
+        with phases("ceilings"):
+            ceil = (measure_ceilings(_ceiling_dtype(spec.dtype), options.device,
+                                     refresh=options.remeasure_ceilings) if options.roofline else None)
         measured: dict[str, dict[str, Any]] = {}
         for i, entry in enumerate(chosen):
             if progress:
@@ -67,24 +106,35 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
                 status[entry.name], kept = sess.memo[key]
                 measured[entry.name] = {**kept, "reused": True}
                 continue
-            status[entry.name], measured[entry.name] = _measure(spec, entry, sess, timer)
+            status[entry.name], measured[entry.name] = _measure(spec, entry, sess, timer, phases)
             measured[entry.name]["reused"] = False
             if status[entry.name][0] == "ok":
                 sess.memo[key] = (status[entry.name], dict(measured[entry.name]))
         # Plan anatomy: kernels (CUPTI), numerical notes, determinism; configurations beyond the proposals.
         ran = {name for name, (st, _) in status.items() if st == "ok"}
-        anatomy.kernel_and_note_columns(spec, options, sess, chosen, ran, measured, notes, progress)
-        explored, space, explored_histograms = anatomy.explore_rows(
-            spec, options, sess, [e.name for e in sess.entries], lambda e: _measure(spec, e, sess, timer), _row,
-            progress, info.get("cudnn_backend")) if options.explore else ([], {}, {})
+        # Kernels and notes are asked apart so that each one's cost shows in phase_s.
+        with phases("kernels"):
+            if options.kernels:
+                anatomy.kernel_and_note_columns(spec, options.replace(notes=False), sess, chosen, ran, measured,
+                                                notes, progress)
+        with phases("notes"):
+            if options.notes:
+                anatomy.kernel_and_note_columns(spec, options.replace(kernels=False), sess, chosen, ran, measured,
+                                                notes, progress)
+        with phases("explore"):
+            explored, space, explored_histograms = anatomy.explore_rows(
+                spec, options, sess, [e.name for e in sess.entries], lambda e: _measure(spec, e, sess, timer),
+                _row, progress, info.get("cudnn_backend")) if options.explore else ([], {}, {})
         if progress:
             progress(len(chosen), len(chosen), "PyTorch baseline" if options.baselines else "done")
         torch_info: dict[str, Any] = {}
         if options.baselines:
             key = ("torch", topts)
-            if options.resample or key not in sess.memo:
-                sess.memo[key] = torch_baseline(spec, sess.inputs, timer)
+            with phases("baseline"):
+                if options.resample or key not in sess.memo:
+                    sess.memo[key] = torch_baseline(spec, sess.inputs, timer)
             torch_info = dict(sess.memo[key])
+    t_records = time.perf_counter()
     reused = [n for n, m in measured.items() if m.get("reused")]
     if reused:
         notes.append(f"{len(reused)} plan(s) reused their check and time from an earlier run of this spec in this "
@@ -103,9 +153,11 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
         row["from_cache"] = row["status"] != "not_built" and row["plan"] in sess.loaded
         if row.get("kernel_ms") is not None and row.get("replay_over_kernel") is None:
             row["replay_over_kernel"] = replay_over_kernel(row.get("median_ms"), row["kernel_ms"])
+    quantization = _quantization(spec, sess, options.seed)
+    phases.add("records", time.perf_counter() - t_records)
     return {"plans": rows, "device": dict(info), "torch": torch_info, "ceilings": ceil.to_dict() if ceil else {},
             "settings": {**options.to_dict(), "proposed": len(sess.entries), "plan_cache": cache.summary(),
-                         **_quantization(spec, sess, options.seed)},
+                         **quantization, "phase_s": phases.record(time.perf_counter() - t_start)},
             "warnings": notes,
             "histograms": histograms, "engine_space": space,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
@@ -148,12 +200,15 @@ def _build(entries: list[PlanEntry], policy: str, progress: Progress | None, cac
     return built, status
 
 
-def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer) -> tuple[tuple[str, str], dict[str, Any]]:
+def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer,
+             phases: Phases | None = None) -> tuple[tuple[str, str], dict[str, Any]]:
     """Check one plan's numbers (on NaN-poisoned outputs), then time it: ((status, error), measured columns)."""
     import torch
 
+    phases = phases or Phases()
     call, outputs, stream, expected = sess.call(entry), sess.outputs, sess.stream, sess.expected
     out: dict[str, Any] = {}
+    t0 = time.perf_counter()
     try:
         with torch.cuda.stream(stream):
             for t in outputs.values():
@@ -165,8 +220,10 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer) -> tuple
         return ("run_failed", " ".join(str(e).split())[:300]), out
     if expected is not None:
         out.update(_check_outputs(spec, outputs, expected, sess.inputs))
+    phases.add("check", time.perf_counter() - t0)
     try:
-        t = timer.time(call, key=entry.name)
+        with phases("time"):
+            t = timer.time(call, key=entry.name)
     except Exception as e:  # noqa: BLE001
         return ("run_failed", f"timing failed: {' '.join(str(e).split())[:280]}"), out
     out.update(timing_mode=t.mode, calls_per_sample=t.calls_per_sample, median_ms=t.median_ms, iqr_ms=t.iqr_ms,

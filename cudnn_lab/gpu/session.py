@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -61,18 +62,27 @@ class Session:
         from .device import device_info
 
         self.spec, self.device = spec, device
+        #: seconds each part of making this session took (reported once, by the run that made it)
+        self.phase_s: dict[str, float] = {}
+        t0 = time.perf_counter()
         info = device_info(device)
         check_memory(estimate_bytes(spec), device, spec.label())
         with torch.cuda.device(device):
             self.handle = _handle(device)
             self.stream = torch.cuda.Stream(device)
             cudnn.set_stream(handle=self.handle, stream=self.stream.cuda_stream)
+            t1 = time.perf_counter()
             self.entries = propose(spec, self.handle, modes, info["gpu"], str(info["cudnn_backend"]))
+            t2 = time.perf_counter()
             with torch.cuda.stream(self.stream):
                 self.inputs = make_inputs(spec, device=f"cuda:{device}", seed=seed)
                 self.outputs = make_outputs(spec, device=f"cuda:{device}")
+                self.stream.synchronize()
+                t3 = time.perf_counter()
                 self.expected = reference_outputs(spec, self.inputs) if check else None
             self.stream.synchronize()
+        self.phase_s = {"session": t1 - t0, "propose": t2 - t1, "inputs": t3 - t2,
+                        "reference": time.perf_counter() - t3}
         self.workspace = torch.empty(1, dtype=torch.uint8, device=f"cuda:{device}")
         self.graphs: dict[Any, Any] = {}  # captured CUDA graphs per plan, replayed by later runs
         #: plan name -> (deserialized pygraph, {tensor name: uid}) for plans loaded from the plan cache (gpu/cache.py)

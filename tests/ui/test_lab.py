@@ -24,6 +24,11 @@ def lab() -> Lab:
                            epilogue=("bias", "relu")), gpu=False)
 
 
+def log_text(lab: Lab) -> str:
+    """Everything the Log shows as text (streams, and each entry's plain-text form)."""
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in lab.log.outputs)
+
+
 def drawn(lab: Lab) -> str:
     """The Graph view's text: the SVG from dot, or the DOT source shown without it (unescaped)."""
     return html.unescape(lab.graph_view.graph_html.value)
@@ -43,7 +48,7 @@ def test_a_new_lab_shows_its_graph_and_script(lab: Lab) -> None:
 
 def test_widget_change_updates_spec_graph_and_sweep_axes(lab: Lab) -> None:
     before = drawn(lab)
-    lab.controls.conv["k"].value = 32
+    lab.controls.conv["k"].value = "32"
     assert lab.spec.k == 32 and drawn(lab) != before and "k32" in drawn(lab)
     lab.controls.op.value = "matmul"
     assert isinstance(lab.spec, cl.MatmulSpec) and ">B<" in drawn(lab)
@@ -54,7 +59,7 @@ def test_widget_change_updates_spec_graph_and_sweep_axes(lab: Lab) -> None:
 
 def test_an_invalid_value_is_marked_not_raised(lab: Lab) -> None:
     spec, drawing = lab.spec, drawn(lab)
-    lab.controls.conv["padding"].value = 5  # r = 3 allows at most 2
+    lab.controls.conv["padding"].value = "5"  # r = 3 allows at most 2
     assert "padding" in lab.controls.invalid and lab.spec == spec and drawn(lab) == drawing
     assert lab.messages == []  # an invalid value is not an error of the panel
 
@@ -103,7 +108,8 @@ def test_the_real_probe_without_gpu_disables_run() -> None:
 
 def test_load_button_shows_the_chosen_recording_and_is_disabled_while_busy(lab: Lab, recorded_result) -> None:
     names = [v for _, v in lab.datasets.options]
-    assert names == list(cl.recorded_datasets(kind="run")["name"])
+    frame = cl.recorded_datasets(kind="run")
+    assert names == [n for n in frame["name"] if "conv" in n]  # the chosen operation's recordings only
     assert Lab(recorded_result.spec, gpu=False).datasets.value == CONV_RECORDING  # the spec's own is preselected
     lab.datasets.value = CONV_RECORDING
     states: list[bool] = []
@@ -116,15 +122,35 @@ def test_load_button_shows_the_chosen_recording_and_is_disabled_while_busy(lab: 
     for plan in recorded_result.plans["plan"]:
         assert plan in lab.results.plans_html.value
     assert "Showing 42 plans (42 ran)" in lab.status.value and "NVIDIA H200" in lab.results.info.value
+    banner = lab.results.info.value  # where the numbers come from, over every view
+    assert "RECORDED" in banner and "driver 580.159.04" in banner and "cuDNN 9.19.0" in banner
+    assert "2026-11-21" in banner and "MEASURED HERE" not in banner
     assert lab.selected == plan_names(recorded_result)[0] == lab.results.plan_select.value
 
 
-def test_a_matmul_recording_switches_the_operation(lab: Lab) -> None:
+def test_the_recordings_follow_the_operation(lab: Lab) -> None:
+    conv = [v for _, v in lab.datasets.options]
+    lab.controls.op.value = "matmul"
+    assert [v for _, v in lab.datasets.options] == [MATMUL_RECORDING, "h200_matmul_fp32_bias"]
+    assert lab.recordings_note.value == "" and not lab.load_button.disabled
+    lab.load_button.click()
+    assert lab.controls.op.value == "matmul" and lab.result.spec.op == "matmul"  # Load never switches operation
+    assert "switched" not in lab.status.value
+    lab.controls.op.value = "sdpa"  # nothing recorded for attention (yet): said beside the list, Load disabled
+    assert lab.datasets.options == () and lab.load_button.disabled
+    assert "No recording of attention" in lab.recordings_note.value
+    lab.controls.op.value = "conv"
+    assert [v for _, v in lab.datasets.options] == conv
+
+
+def test_a_matmul_recording_loaded_from_code_switches_the_operation_and_says_so(lab: Lab) -> None:
     lab.load_recorded(MATMUL_RECORDING)
     assert lab.controls.op.value == "matmul" and isinstance(lab.spec, cl.MatmulSpec)
     assert lab.spec == lab.result.spec and ">B<" in drawn(lab) and lab.messages == []
+    assert "switched from conv to matmul" in lab.status.value
+    assert MATMUL_RECORDING in [v for _, v in lab.datasets.options]  # the list follows
     assert "cl-stale" not in lab.results.info.value
-    lab.controls.matmul["m"].value = 64
+    lab.controls.matmul["m"].value = "64"
     assert "cl-stale" in lab.results.info.value
 
 
@@ -137,7 +163,7 @@ def test_a_missing_recording_goes_to_the_log(lab: Lab, tmp_path: Path) -> None:
     lab.datasets.options = [("gone", str(tmp_path / "gone.json"))]
     lab.load_button.click()  # must not raise
     assert lab.result is None and lab.messages and "cl-status-error" in lab.status.value
-    assert any(o.get("name") == "stderr" for o in lab.log.outputs) and not lab.busy
+    assert "gone.json" in log_text(lab) and "Traceback" not in log_text(lab) and not lab.busy
 
 
 def test_loading_a_sweep_as_a_run_is_refused(lab: Lab) -> None:
@@ -168,7 +194,7 @@ def test_results_of_a_family_the_form_does_not_edit(lab: Lab, recorded_result) -
 
 def test_state_round_trip(lab: Lab, tmp_path: Path) -> None:
     lab.load_recorded(CONV_RECORDING)
-    lab.controls.conv["k"].value = 32  # spec edited after loading: the edit is what the state keeps
+    lab.controls.conv["k"].value = "32"  # spec edited after loading: the edit is what the state keeps
     other = plan_names(lab.result)[3]
     lab.selected = other
     lab.view = "Numerics"
@@ -229,6 +255,34 @@ def test_save_report_refuses_a_bad_path(lab: Lab, tmp_path: Path) -> None:
         lab.save_report(tmp_path / "r.txt")
     with pytest.raises(cl.PathError, match="does not exist"):
         lab.save_report(tmp_path / "missing" / "r.html")
+
+
+def test_save_report_to_an_unwritable_place_says_so_in_one_sentence(lab: Lab, tmp_path: Path) -> None:
+    import os
+
+    lab.load_recorded(CONV_RECORDING)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who can write anywhere (root)")
+        lab.report_path.value = str(locked / "r.html")
+        lab.report_button.click()
+    finally:
+        locked.chmod(0o700)
+    status = html.unescape(lab.status.value)
+    assert "cl-status-error" in status and "not writable" in status and "Traceback" not in log_text(lab)
+
+
+def test_save_report_to_a_file_in_place_of_a_folder_says_so_in_one_sentence(lab: Lab, tmp_path: Path) -> None:
+    lab.load_recorded(CONV_RECORDING)
+    (tmp_path / "a_file").write_text("x")
+    lab.report_path.value = str(tmp_path / "a_file" / "r.html")
+    lab.report_button.click()
+    status = html.unescape(lab.status.value)
+    assert "cl-status-error" in status and "a_file" in status and "is a file, not a folder" in status
+    assert "Traceback" not in log_text(lab) and "traceback" not in status and not lab.busy
 
 
 def test_control_callbacks_run_inside_the_log(lab: Lab) -> None:

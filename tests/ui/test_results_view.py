@@ -8,6 +8,7 @@ import pytest
 from lab_samples import plan_names
 
 import cudnn_lab as cl
+from cudnn_lab.provenance import provenance
 from cudnn_lab.results import metrics
 from cudnn_lab.ui.figures import FigureHost
 from cudnn_lab.ui.results_view import RESULT_FIGURES, ResultView, pick_name
@@ -37,13 +38,20 @@ def test_before_a_result_every_figure_says_so(view: ResultView) -> None:
     assert all("No results yet" in f.layout.annotations[0].text for f in figures.values())
 
 
+def recorded(result):
+    return provenance(result, recorded=True, name="h200 recording")
+
+
 def test_a_recording_fills_every_view(view: ResultView, recorded_result) -> None:
-    view.show(recorded_result, "recorded h200", recorded_result.spec)
+    view.show(recorded_result, recorded(recorded_result), recorded_result.spec)
     table = view.plans_html.value
     for plan in recorded_result.plans["plan"]:
-        assert plan in table
-    for column in ("rank", "engine", "knobs", "notes", "workspace", "median", "IQR", "error", "pass"):
-        assert f"<th>{column}</th>" in table
+        assert plan in table  # each row's tooltip names its plan
+    for column in ("rank", "engine", "knobs", "median (µs)", "IQR (µs)", "error (rel. L2)", "passes",
+                   "workspace"):
+        assert f">{column}</th>" in table
+    assert "<details class='cl-all-columns'>" in table and ">behaviour notes</th>" in table  # the rest: one click
+    assert "RECORDED" in view.info.value and "h200 recording" in view.info.value
     assert "NVIDIA H200" in view.info.value and recorded_result.device["driver"] in view.info.value
     assert "9.19.0" in view.info.value and recorded_result.created[:10] in view.info.value
     pick = metrics.pick(recorded_result.plans)["plan"]
@@ -53,16 +61,17 @@ def test_a_recording_fills_every_view(view: ResultView, recorded_result) -> None
     assert f"{regret:.2f}x" in view.heuristics_html.value  # the sentence uses the results layer's regret
     for key in RESULT_FIGURES:
         assert len(view._figures.figures[key].data) >= 1, key
-        assert len(view._figures.widgets[key].data) >= 1, key  # the widget shows the figure
+        assert len(view._figures.shown(key)["data"]) >= 1, key  # the pane shows the figure
     assert view._log.messages == []
 
 
 def test_selecting_a_plan_highlights_it_everywhere(view: ResultView, recorded_result) -> None:
-    view.show(recorded_result, "recorded", recorded_result.spec)
+    view.show(recorded_result, recorded(recorded_result), recorded_result.spec)
     pick, other = view.selected, plan_names(recorded_result)[-1]
     view.plan_select.value = other
     assert view.selected == other
-    rows = [r for r in view.plans_html.value.split("<tr") if "cl-selected" in r.split(">")[0]]
+    compact = view.plans_html.value.split("<details")[0]
+    rows = [r for r in compact.split("<tr") if "cl-selected" in r.split(">")[0]]
     assert len(rows) == 1 and other in rows[0]
     for key in ("latency", "heuristics", "errors", "roofline"):
         fig = view._figures.figures[key]
@@ -74,7 +83,12 @@ def test_selecting_a_plan_highlights_it_everywhere(view: ResultView, recorded_re
 
 
 def test_a_changed_problem_marks_the_result_stale(view: ResultView, recorded_result) -> None:
-    view.show(recorded_result, "recorded", recorded_result.spec)
+    view.show(recorded_result, recorded(recorded_result), recorded_result.spec)
     assert "cl-stale" not in view.info.value
     view.label(recorded_result.spec.replace(n=8))
     assert "cl-stale" in view.info.value and recorded_result.spec.label() in view.info.value
+
+
+def test_a_run_measured_here_says_so(view: ResultView, recorded_result) -> None:
+    view.show(recorded_result, provenance(recorded_result, recorded=False), recorded_result.spec)
+    assert "MEASURED HERE" in view.info.value and "RECORDED" not in view.info.value

@@ -54,3 +54,41 @@ def test_bad_states_are_refused(tmp_path: Path) -> None:
         LabState.load(tmp_path / "missing.json")
     with pytest.raises(cl.PathError):
         STATE.save(tmp_path / "no" / "such" / "lab.json")
+
+
+def test_code_round_trip_alone_or_at_the_end_of_a_link() -> None:
+    code = STATE.to_code()
+    assert code.startswith("cudnn-lab-state=") and "\n" not in code and len(code) < 1200
+    assert LabState.from_code(code) == STATE
+    assert LabState.from_code(f"http://localhost:8888/lab/tree/notebooks/01_lab.ipynb#{code}") == STATE
+    with pytest.raises(cl.OptionError, match="damaged"):
+        LabState.from_code(code[:-20])
+    with pytest.raises(cl.OptionError, match="cudnn-lab-state="):
+        LabState.from_code("lab.json")
+
+
+def test_the_panel_saves_loads_and_links_the_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a teacher does: set a problem, Save state to a file; a student Loads it (or pastes the Link's code)."""
+    monkeypatch.chdir(tmp_path)
+    teacher = cl.Lab(cl.NormSpec(kind="rmsnorm", rows=64, features=96), gpu=False)
+    teacher.view = "Code"
+    panel = teacher.state_panel
+    assert panel.path.value == "lab_state.json"
+    panel.save_button.click()
+    assert (tmp_path / "lab_state.json").is_file() and "State saved" in teacher.status.value
+    student = cl.Lab(gpu=False)
+    student.state_panel.load_button.click()  # the same file name in the field
+    assert student.spec == teacher.spec and student.view == "Code" and student.messages == []
+    teacher.state_panel.link_button.click()
+    code = teacher.state_panel.code.value
+    assert code.startswith("cudnn-lab-state=") and teacher.state_panel.code.layout.display == "flex"
+    other = cl.Lab(gpu=False)
+    other.state_panel.path.value = code
+    other.state_panel.load_button.click()
+    assert other.spec == teacher.spec and other.messages == []
+    other.state_panel.path.value = str(tmp_path / "missing.json")
+    other.state_panel.load_button.click()  # readable, not raised
+    assert "missing.json" in other.status.value and "cl-status-error" in other.status.value
+    other.state_panel.path.value = "notes.txt"
+    other.state_panel.save_button.click()
+    assert ".json" in other.status.value and not (tmp_path / "notes.txt").exists()

@@ -7,7 +7,11 @@ import warnings
 import ipywidgets as W
 
 import cudnn_lab as cl
-from cudnn_lab.ui.status import Busy, StatusLog
+from cudnn_lab.ui.status import Busy, StatusLog, error_sentence
+
+
+def _entries(log: StatusLog) -> list[str]:
+    return [o["data"]["text/html"] for o in log.log.outputs if "data" in o]
 
 
 def test_an_error_in_a_callback_goes_to_the_status_and_the_log() -> None:
@@ -17,16 +21,30 @@ def test_an_error_in_a_callback_goes_to_the_status_and_the_log() -> None:
         raise RuntimeError("boom\nsecond line")
 
     assert log.guard(broken) is None  # not raised
-    assert log.messages == ["RuntimeError: boom"]
-    assert "cl-status-error" in log.status.value and "details in the Log tab" in log.status.value
-    assert any("Traceback" in o.get("text", "") for o in log.log.outputs)
+    assert log.messages == ["RuntimeError: RuntimeError: boom."]
+    # one readable sentence in the status line; the traceback only inside a collapsed details in the Log
+    assert "cl-status-error" in log.status.value and "RuntimeError: boom." in log.status.value
+    assert "traceback in the Log tab" in log.status.value and "Traceback" not in log.status.value
+    (entry,) = _entries(log)
+    head, details = entry.split("<details>")
+    assert "boom." in head and "Traceback" not in head and "Traceback" in details and "</summary>" in details
 
 
-def test_the_kits_errors_are_logged_without_a_traceback() -> None:
+def test_the_kits_errors_are_one_sentence_without_a_traceback() -> None:
     log = StatusLog(W)
     log.guard(lambda: (_ for _ in ()).throw(cl.OptionError("view", "Nope", "must be one of Graph, Plans")))
-    texts = "".join(o.get("text", "") for o in log.log.outputs)
-    assert "OptionError" in texts and "Traceback" not in texts and "view" in log.status.value
+    (entry,) = _entries(log)
+    assert "OptionError" in entry and "<details>" not in entry and "Traceback" not in entry
+    assert "view" in log.status.value and "traceback" not in log.status.value
+    assert log.status.value.count(".</span>") == 1  # ends as a sentence
+
+
+def test_error_sentences_are_one_line_and_end_with_a_full_stop() -> None:
+    assert error_sentence(cl.PathError("/x/r.html", "cannot write the report here: folder /x is not writable",
+                                       hint="choose a folder you can write to")).endswith(".")
+    assert error_sentence(ValueError("")) == "ValueError (no message)."
+    long = error_sentence(RuntimeError("x" * 1000))
+    assert len(long) <= 400 and long.endswith("…") and "\n" not in error_sentence(KeyError("a\nb"))
 
 
 def test_warnings_and_prints_go_to_the_log() -> None:

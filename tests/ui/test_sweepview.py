@@ -112,7 +112,8 @@ def test_load_a_recorded_sweep_draws_it(view: SweepView) -> None:
     assert view._log.messages == [] and isinstance(view.frame, pd.DataFrame) and view.mode == "latency"
     assert view.op_filter.value == "conv"  # the operation of the Lab's problem first
     assert view.x.value in view.x.options and "n" in view.x.options and "layout" in view.x.options
-    assert len(traces(view.fig)) >= 1 and len(traces(view.figure)) >= 1  # the widget shows the figure
+    assert len(traces(view.fig)) >= 1 and view.figure.outputs  # the pane shows the figure
+    assert view.sweep_options.layout.display == "flex" and view.compare_options.layout.display == "none"
     assert "Latency along" in view.fig.layout.title.text and "NVIDIA" in view.fig.layout.title.text
     view.x.value = "k"
     view.color.value = "layout"
@@ -130,11 +131,17 @@ def test_compare_two_recorded_gpus(view: SweepView) -> None:
     view.compare_button.click()
     assert view._log.messages == [] and view.mode == "compare"
     title = view.fig.layout.title.text
-    assert "Best-plan latency" in title and "shared points" in title and len(traces(view.fig)) >= 1
-    assert "H100" in title and "H200" in title
-    view.op_filter.value = "sdpa"  # the comparison of one operation's points: bars with the ratio
+    assert "Speedup of b over a" in title and "shared points" in title and len(traces(view.fig)) >= 1
+    assert "H100" in title and "H200" in title and "FLOP/byte" in view.fig.layout.xaxis.title.text
+    names = [t.name for t in view.fig.data]
+    assert any(n.startswith("bandwidth ratio 1.40x") for n in names) and any(n.startswith("compute ratio") for n in names)
+    # the controls that do not apply to a comparison are hidden; the one that does (the chart) is shown
+    assert view.sweep_options.layout.display == "none" and view.compare_options.layout.display == "flex"
+    view.op_filter.value = "sdpa"  # one operation's points
     assert view.mode == "compare" and "8 shared points" in view.fig.layout.title.text
-    assert any(t.type == "bar" for t in view.fig.data)
+    view.chart.value = "latency per problem"  # both latencies per problem, the speedup on the right
+    assert any(t.type == "bar" for t in view.fig.data) and view.fig.layout.yaxis2.ticksuffix == "x"
+    assert view._log.messages == []
 
 
 def test_loading_a_single_run_as_a_sweep_is_refused(view: SweepView) -> None:
