@@ -36,6 +36,7 @@ _LAZY = {
     "GPUExecutor": "cudnn_lab.gpu.workers",
     "run": "cudnn_lab.runs",
     "measure_ceilings": "cudnn_lab.gpu.ceilings",
+    "pin_plan": "cudnn_lab.gpu.pin",
 }
 
 __all__ = [

@@ -167,6 +167,15 @@ def _verdict(name: str, share: float, passed: bool, band: ToleranceBand) -> str:
             f"{'PASS' if passed else 'FAIL'}")
 
 
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The index tuple of element ``flat`` of a C-ordered tensor of ``shape``."""
+    out = []
+    for d in reversed(shape):
+        flat, r = divmod(flat, max(int(d), 1))
+        out.append(r)
+    return tuple(reversed(out))
+
+
 def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | None = None,
             out_dtype: str | None = None) -> ErrorMetrics:
     """Error metrics of ``actual`` (any float dtype, any device) against the float64 reference ``expected``.
@@ -208,7 +217,7 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | 
     within_cudnn = share_within(bands["cudnn"])
 
     flat = int(torch.argmax(diff.reshape(-1)))
-    worst_index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
+    worst_index = _unravel(flat, tuple(shape))  # not torch.unravel_index: its first call imports sympy (seconds)
     max_abs = float(diff.reshape(-1)[flat])
     max_rel = float((diff / (abs_e + REL_FLOOR)).max())
     ref_norm = float(torch.linalg.vector_norm(e))

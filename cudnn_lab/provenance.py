@@ -9,7 +9,7 @@ import dataclasses
 import html
 from typing import Any
 
-__all__ = ["KINDS", "Provenance", "cudnn_version_text", "provenance"]
+__all__ = ["KINDS", "Provenance", "banner_html", "cudnn_version_text", "provenance"]
 
 #: What a provenance can be: numbers read from a file made elsewhere, or measured in this session.
 KINDS = ("recorded", "measured")
@@ -62,11 +62,17 @@ class Provenance:
     def to_html(self) -> str:
         """The banner: the heading in bold on a colour of its own (amber: recorded, green: measured here)."""
         name = f" <span class='cl-prov-name'>({html.escape(self.name)})</span>" if self.name else ""
-        colors = {"recorded": ("#fef3c7", "#92400e", "#f59e0b"), "measured": ("#dcfce7", "#166534", "#22c55e")}
-        bg, fg, edge = colors[self.kind]
-        return (f"<div class='cl-provenance cl-provenance-{self.kind}' style='background:{bg};color:{fg};"
-                f"border-left:4px solid {edge};padding:3px 8px;margin:2px 0;font-size:12px;line-height:1.4'>"
-                f"<b>{self.heading}</b> on {html.escape(self.device)}{name}</div>")
+        return banner_html(self.kind, f"on {html.escape(self.device)}{name}")
+
+
+def banner_html(kind: str, markup: str) -> str:
+    """A provenance banner: RECORDED or MEASURED HERE in bold, then ``markup`` (made by the caller), on the kind's
+    colour (amber: recorded, green: measured here)."""
+    colors = {"recorded": ("#fef3c7", "#92400e", "#f59e0b"), "measured": ("#dcfce7", "#166534", "#22c55e")}
+    bg, fg, edge = colors[kind]
+    return (f"<div class='cl-provenance cl-provenance-{kind}' style='background:{bg};color:{fg};"
+            f"border-left:4px solid {edge};padding:3px 8px;margin:2px 0;font-size:12px;line-height:1.4'>"
+            f"<b>{_HEADINGS[kind]}</b> {markup}</div>")
 
 
 def _text(value: Any, missing: str) -> str:

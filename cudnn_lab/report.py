@@ -1,8 +1,8 @@
 """Self-contained HTML reports: one file that opens offline. A run's report holds the graph, the figures, the plan
 table, the device record, the spec and the repro script (what people attach to a bug report or hand to students); a
 sweep's report holds its roofline, each operation's latency along its sizes, the errors per dtype and one row per
-point with the heuristic's pick, the best plan and the regret. Figures fill the page's width; a banner says where the numbers come from (RECORDED or MEASURED
-HERE, :mod:`cudnn_lab.provenance`).
+point with the heuristic's pick, the best plan and the regret. Figures fill the page's width; a banner says where
+the numbers come from (RECORDED or MEASURED HERE, :mod:`cudnn_lab.provenance`).
 """
 
 from __future__ import annotations

@@ -70,7 +70,19 @@ PROBLEMS = {
                                      dtype="bf16", direction="fwd_training", dropout=0.1),
     "sdpa_decode_bf16": cl.SdpaSpec(batch=8, heads=32, kv_heads=8, seq_q=1, seq_kv=8192, head_dim=128,
                                     causal=True, diagonal_alignment="bottom_right", dtype="bf16"),
+    # The Lab's default problem of every family, so each operation has a recording to show without a GPU.
+    "sdpa_bf16_causal": cl.SdpaSpec(batch=4, heads=16, seq_q=1024, seq_kv=1024, head_dim=128, causal=True,
+                                    dtype="bf16"),
+    "sdpa_bf16_causal_bwd": cl.SdpaSpec(batch=4, heads=16, seq_q=1024, seq_kv=1024, head_dim=128, causal=True,
+                                        dtype="bf16", direction="bwd"),
+    "layernorm_bf16": cl.NormSpec(kind="layernorm", phase="inference", rows=8192, features=1024, dtype="bf16"),
+    "rmsnorm_bf16_training": cl.NormSpec(kind="rmsnorm", phase="training", rows=8192, features=4096, dtype="bf16"),
+    "batchnorm_fp16_training": cl.NormSpec(kind="batchnorm", phase="training", n=32, c=64, h=56, w=56,
+                                           layout="NHWC", dtype="fp16"),
+    "pool_max_fp16": cl.PoolSpec(n=16, c=64, h=56, w=56, mode="max", window=3, stride=2, padding=1, dtype="fp16"),
 }
+#: Problems whose run also samples the engine space beyond the heuristics' proposals (plan anatomy).
+EXPLORE = {"conv_nhwc_fp16_bias_relu": 200}
 
 
 def main() -> None:
@@ -79,14 +91,22 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=sorted(PROBLEMS), help="record only these problems")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    failed: list[str] = []
     for name, spec in PROBLEMS.items():
         if args.only and name not in args.only:
             continue
-        result = cl.run(spec, plans="all", heuristics=("A", "B", "FALLBACK"))
+        try:
+            result = cl.run(spec, plans="all", heuristics=("A", "B", "FALLBACK"), explore=EXPLORE.get(name, 0))
+        except cl.CudnnLabError as e:  # one problem cuDNN refuses here must not stop the others
+            failed.append(name)
+            print(f"{name}: not recorded: {str(e).splitlines()[0]}", flush=True)
+            continue
         gpu = re.sub(r"[^a-z0-9]+", "-", result.device["gpu"].lower()).strip("-").replace("nvidia-", "")
         path = result.save(args.out / f"{gpu}_{name}.json")
         lines = result.summary().splitlines()
-        print(f"{path}: {len(result.plans)} plans, {len(result.ok)} ran; {lines[min(2, len(lines) - 1)]}")
+        print(f"{path}: {len(result.plans)} plans, {len(result.ok)} ran; {lines[min(2, len(lines) - 1)]}", flush=True)
+    if failed:
+        print(f"not recorded: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

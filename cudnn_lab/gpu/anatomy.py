@@ -44,8 +44,10 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
     todo_k = [e for e in ran if want_kernels and "kernel_ms" not in cache.get(e.name, {})]
     todo_n = [e for e in ran if want_notes and "deterministic" not in cache.get(e.name, {})]
     if todo_k:
-        from .kernels import profile_plans
+        from .kernels import cupti_first_use_s, profile_plans
 
+        if progress and cupti_first_use_s() is None:
+            progress(0, len(todo_k), "starting CUPTI (once per process)")
         found = profile_plans({e.name: sess.call(e) for e in todo_k}, sess.stream, progress=progress)
         errors = set()
         for name, pk in found.items():

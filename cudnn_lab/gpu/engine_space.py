@@ -2,7 +2,8 @@
 budgeted sample of knob configurations beyond the heuristics' proposals.
 
 The full product of knob ranges is ~1e11 for a conv, so configurations are sampled: first each proposed plan's
-one-knob neighbourhood (its knobs one step up or down), then random draws over the runnable engines, up to a budget.
+one-knob neighbourhood (its knobs one step up or down; proposals whose knobs all carry over first), then random draws
+near the proposals and over the runnable engines, up to a budget.
 Each sampled configuration is appended to one exploration graph with ``create_execution_plan``; the runner builds,
 checks and times it like any plan and marks it as not proposed. The records and the sampling are pure (tested
 without a GPU); listing engines and appending configurations need one. What the exploration found (did anything
@@ -104,6 +105,17 @@ def proposal_values(plan_name: str, engine: EngineInfo, version: Any = None) -> 
     return {k.name: k.value for k in knob_table.decode(parsed[1], version) if k.name in settable}
 
 
+def keeps_all_knobs(plan_name: str, engine: EngineInfo, version: Any = None) -> bool:
+    """Whether every knob in a proposal's name is one the frontend can set on ``engine``, so that configurations
+    made from it keep all of its values. A knob that only takes the engine's default (one the frontend cannot name,
+    e.g. KBLOCK of engine 45) is lost, and cuDNN often refuses the other values without it."""
+    parsed = knob_table.parse_plan_name(plan_name)
+    if parsed is None or parsed[0] != engine.engine_id:
+        return False
+    settable = {k.name for k in engine.settable}
+    return all(k.name in settable for k in knob_table.decode(parsed[1], version))
+
+
 def neighbours(engine: EngineInfo, values: Mapping[str, int]) -> list[dict[str, int]]:
     """Configurations one knob step away from ``values`` (each settable knob one stride up and one down)."""
     out = []
@@ -119,23 +131,51 @@ def random_config(engine: EngineInfo, rng: random.Random) -> dict[str, int]:
     return {k.name: k.values()[rng.randrange(k.size)] for k in engine.settable if k.size}
 
 
+def random_near(engine: EngineInfo, values: Mapping[str, int], rng: random.Random, knobs: int = 2
+                ) -> dict[str, int]:
+    """``values`` with ``knobs`` settable knobs (chosen at random) set to random values in their ranges."""
+    out = {k.name: values.get(k.name, k.min) for k in engine.settable}
+    movable = [k for k in engine.settable if k.size > 1]
+    for k in rng.sample(movable, min(knobs, len(movable))):
+        out[k.name] = k.values()[rng.randrange(k.size)]
+    return out
+
+
+def ordered_proposals(engines: Sequence[EngineInfo], proposals: Sequence[str], version: Any = None
+                      ) -> list[tuple[str, EngineInfo, bool]]:
+    """(plan name, engine, keeps all knobs) of the proposals of runnable engines: those whose knobs all carry over
+    (:func:`keeps_all_knobs`) first, each group in heuristic order."""
+    by_id = {e.engine_id: e for e in engines if e.runnable}
+    found = []
+    for name in proposals:
+        parsed = knob_table.parse_plan_name(name)
+        if parsed and parsed[0] in by_id:
+            engine = by_id[parsed[0]]
+            found.append((name, engine, keeps_all_knobs(name, engine, version)))
+    return [p for p in found if p[2]] + [p for p in found if not p[2]]
+
+
 def sample_configs(engines: Sequence[EngineInfo], proposals: Sequence[str], budget: int, *, seed: int = 0,
                    version: Any = None, neighbour_share: float = 0.6) -> list[Config]:
-    """Up to ``budget`` configurations not among the proposals: the proposals' neighbourhoods first (best-ranked
-    proposal first, at most ``neighbour_share`` of the budget), then random draws over the runnable engines.
+    """Up to ``budget`` configurations not among the proposals, most likely runnable first:
 
-    ``proposals`` are plan names in heuristic order. Deterministic for a given seed.
+    1. the proposals' one-knob neighbourhoods (at most ``neighbour_share`` of the budget), proposals whose knobs
+       all carry over first (:func:`ordered_proposals`), each group best-ranked first;
+    2. random draws, alternately near a proposal (two knobs of a proposal that carries over set at random,
+       origin ``random near <plan>``) and over every runnable engine (origin ``random``).
+
+    Uniform draws over foreign engines are mostly refused by cuDNN (docs/FINDINGS.md), so a small budget spent in
+    this order still gets configurations that run. ``proposals`` are plan names in heuristic order. Deterministic
+    for a given seed.
     """
     if budget <= 0:
         return []
     rng = random.Random(seed)
     by_id = {e.engine_id: e for e in engines if e.runnable}
+    ordered = ordered_proposals(engines, proposals, version)
     taken: set[tuple[Any, ...]] = set()
-    for name in proposals:
-        parsed = knob_table.parse_plan_name(name)
-        if parsed and parsed[0] in by_id:
-            values = proposal_values(name, by_id[parsed[0]], version) or {}
-            taken.add(_config(parsed[0], values, "").key)
+    for name, engine, _ in ordered:
+        taken.add(_config(engine.engine_id, proposal_values(name, engine, version) or {}, "").key)
     out: list[Config] = []
 
     def add(engine_id: int, values: Mapping[str, int], origin: str) -> None:
@@ -145,21 +185,27 @@ def sample_configs(engines: Sequence[EngineInfo], proposals: Sequence[str], budg
             out.append(c)
 
     cap = max(1, int(budget * neighbour_share))
-    for name in proposals:
-        parsed = knob_table.parse_plan_name(name)
-        if not parsed or parsed[0] not in by_id:
-            continue
-        engine = by_id[parsed[0]]
+    for name, engine, _ in ordered:
+        if len(out) >= cap:
+            break
         for values in neighbours(engine, proposal_values(name, engine, version) or {}):
             if len(out) >= cap:
                 break
             add(engine.engine_id, values, f"neighbour of {name}")
+    near = [(name, engine) for name, engine, keeps in ordered if keeps and engine.configs > 1]
     pool = [e for e in by_id.values() if e.configs > 0]
     misses = 0
+    draw = 0
     while len(out) < budget and pool and misses < 20 * budget:
-        engine = pool[rng.randrange(len(pool))]
         before = len(out)
-        add(engine.engine_id, random_config(engine, rng), "random")
+        if near and draw % 2 == 0:
+            name, engine = near[rng.randrange(len(near))]
+            add(engine.engine_id, random_near(engine, proposal_values(name, engine, version) or {}, rng),
+                f"random near {name}")
+        else:
+            engine = pool[rng.randrange(len(pool))]
+            add(engine.engine_id, random_config(engine, rng), "random")
+        draw += 1
         misses += len(out) == before
     return out
 
@@ -238,7 +284,9 @@ def explore(candidates: Sequence[Candidate], evaluate: Callable[[Candidate], Non
                 rest.status, rest.error = "not_tried", f"the exploration time budget ({time_budget_s:g} s) ran out"
             break
         if progress:
-            progress(i, len(todo), f"exploring {cand.name}")
+            parsed = knob_table.parse_plan_name(cand.name)
+            what = f"engine {parsed[0]} ({knob_table.plan_label(cand.name) or 'no knobs'})" if parsed else cand.name
+            progress(i, len(todo), f"exploring {what}")
         try:
             evaluate(cand)
         except Exception as e:  # noqa: BLE001 - one configuration failing must not stop the others
@@ -247,5 +295,5 @@ def explore(candidates: Sequence[Candidate], evaluate: Callable[[Candidate], Non
         progress(len(todo), len(todo), "exploration done")
 
 
-__all__ = ["Candidate", "Config", "EngineInfo", "Explorer", "KnobRange", "explore", "list_engines", "neighbours",
-           "plan_error", "sample_configs", "space_size"]
+__all__ = ["Candidate", "Config", "EngineInfo", "Explorer", "KnobRange", "explore", "keeps_all_knobs", "list_engines",
+           "neighbours", "ordered_proposals", "plan_error", "random_near", "sample_configs", "space_size"]

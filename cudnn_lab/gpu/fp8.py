@@ -21,6 +21,15 @@ def _cc(info: dict[str, Any]) -> tuple[int, int]:
     return int(major or 0), int(minor or 0)
 
 
+def _version(value: Any) -> str:
+    """91900 -> '9.19.0' (other values as given)."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return str(value or "")
+    return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+
+
 def unmet_requirements(spec: Spec, info: dict[str, Any]) -> list[str]:
     """Sentences naming each of ``spec.gpu_requirements()`` this GPU (``device_info``) or its cuDNN does not meet."""
     reqs = getattr(spec, "gpu_requirements", lambda: ())()
@@ -33,7 +42,7 @@ def check_requirements(spec: Spec, info: dict[str, Any]) -> None:
     missing = unmet_requirements(spec, info)
     if missing:
         raise UnsupportedGraphError(f"{spec.label()}: {'; '.join(missing)}", device=str(info.get("gpu", "")),
-                                    cudnn_version=str(info.get("cudnn_backend", "")),
+                                    cudnn_version=_version(info.get("cudnn_backend")),
                                     hint=" Run it on a GPU and cuDNN that have it, or change the field the rule "
                                          "names (see the spec's gpu_requirements()).")
 

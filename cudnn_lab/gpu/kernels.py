@@ -1,9 +1,13 @@
-"""Kernels per plan, measured with CUPTI (through ``torch.profiler``): which kernels, how many, each one's GPU time.
+"""Kernels per plan, measured with CUPTI (PyTorch's kineto profiler): which kernels, how many, each one's GPU time.
 
-All plans are profiled in ONE profiler session (starting CUPTI costs far more than a plan's executions): each plan's
+All plans are profiled in ONE profiler session (a session costs far more than a plan's executions): each plan's
 executions are preceded by a one-element ``fill_`` on the same stream, whose kernel (PyTorch's ``FillFunctor``, never
 launched by cuDNN) marks where the plan's kernels begin on the GPU timeline. Failures are recorded per plan, never
 raised. The plain reading of each name is in :mod:`cudnn_lab.kernel_names`.
+
+The first profiler session of a process also loads and sets up CUPTI (kineto's tracer): a one-time process cost,
+paid by :func:`start_cupti` and recorded apart (:func:`cupti_first_use_s`) so that benchmarks and notes can tell it
+from the per-run cost.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 #: Executions of each plan inside the profiler; per-execution numbers are averages over them.
 DEFAULT_RUNS = 5
 _MARK = "FillFunctor"
+#: Seconds the first CUPTI session of this process took (None until :func:`start_cupti` ran).
+_FIRST_USE_S: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +80,40 @@ class PlanKernels:
         return PlanKernels(stats, runs=1 if stats else 0)
 
 
+def cupti_profiler() -> Any:
+    """A context manager recording GPU activity only (kernels, memsets, copies) through CUPTI; after it exits its
+    ``kineto_results`` hold the events (:func:`_device_events`). ``torch.autograd.profiler.profile`` rather than
+    ``torch.profiler.profile``, whose first use imports ``torch._inductor`` (dynamo, sympy: seconds in a fresh
+    process) only to read a config flag."""
+    from torch.autograd.profiler import profile
+
+    return profile(use_cpu=False, use_device="cuda", use_kineto=True)
+
+
+def start_cupti(device: Any = None) -> float:
+    """Start CUPTI in this process with one profiled one-element fill, once: the first session loads libcupti and
+    sets up the tracer, a one-time process cost that would otherwise land on the first plan profiled. Returns the
+    seconds this call spent (0.0 once CUPTI has been started). Raises what the profiler raises (no CUPTI here)."""
+    global _FIRST_USE_S
+    if _FIRST_USE_S is not None:
+        return 0.0
+    import torch
+
+    t0 = time.perf_counter()
+    x = torch.zeros(1, device=device if device is not None else "cuda")
+    torch.cuda.synchronize(x.device)
+    with cupti_profiler():
+        x.fill_(1.0)
+        torch.cuda.synchronize(x.device)
+    _FIRST_USE_S = time.perf_counter() - t0
+    return _FIRST_USE_S
+
+
+def cupti_first_use_s() -> float | None:
+    """Seconds the first CUPTI session of this process took (None: CUPTI not started in this process)."""
+    return _FIRST_USE_S
+
+
 def _kind(activity: str, name: str) -> str:
     a, n = activity.lower(), name.lower()
     if "memset" in a or n.startswith("memset"):
@@ -89,7 +129,7 @@ def _device_events(prof: Any) -> list[tuple[int, int, str, str]]:
 
     demangle = getattr(torch._C, "_demangle", lambda s: s)
     out: list[tuple[int, int, str, str]] = []
-    raw = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    raw = getattr(prof, "kineto_results", None) or getattr(getattr(prof, "profiler", None), "kineto_results", None)
     if raw is not None and hasattr(raw, "events"):
         for e in raw.events():
             if e.device_type() != torch.autograd.DeviceType.CUDA:
@@ -152,11 +192,10 @@ def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs:
         except Exception as e:  # noqa: BLE001 - one plan failing must not stop the others
             errors[name] = "run failed: " + " ".join(str(e).split())[:240]
     try:
-        from torch.profiler import ProfilerActivity, profile
-
+        start_cupti(stream.device)
         marker = torch.zeros(1, device=stream.device)
         stream.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with cupti_profiler() as prof:
             with torch.cuda.stream(stream):
                 for i, name in enumerate(names):
                     marker.fill_(float(i + 1))
@@ -195,10 +234,9 @@ def kernel_times(call: Callable[[], None], stream: Any, *, samples: int = 20) ->
     with torch.cuda.stream(stream):
         call()
     stream.synchronize()
-    from torch.profiler import ProfilerActivity, profile
-
+    start_cupti(stream.device)
     marker = torch.zeros(1, device=stream.device)
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with cupti_profiler() as prof:
         with torch.cuda.stream(stream):
             for i in range(samples):
                 marker.fill_(float(i + 1))

@@ -24,8 +24,8 @@ from .timing import Timer, TimingOptions, replay_over_kernel
 
 Progress = Callable[[int, int, str], None]
 #: The parts of a run timed in ``settings["phase_s"]`` (seconds), in the order a run does them.
-PHASES: tuple[str, ...] = ("device", "session", "propose", "inputs", "reference", "build", "ceilings", "check",
-                           "time", "kernels", "notes", "explore", "baseline", "records")
+PHASES: tuple[str, ...] = ("import", "device", "session", "propose", "inputs", "reference", "build", "ceilings",
+                           "check", "time", "kernels", "notes", "explore", "baseline", "records")
 
 
 class Phases:
@@ -64,12 +64,14 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
     """
     t_start = time.perf_counter()
     phases = Phases()
-    import torch
+    with phases("import"):  # torch and cudnn, on a process's first run
+        import cudnn  # noqa: F401
+        import torch
 
-    from ..numerics import tf32_note
-    from .baseline import torch_baseline
-    from .ceilings import measure_ceilings
-    from .device import device_info
+        from ..numerics import tf32_note
+        from .baseline import torch_baseline
+        from .ceilings import measure_ceilings
+        from .device import device_info
 
     with phases("device"):
         require_gpu(options.device)
@@ -139,6 +141,11 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
     if reused:
         notes.append(f"{len(reused)} plan(s) reused their check and time from an earlier run of this spec in this "
                      f"process (column 'reused'); pass resample=True to measure them again.")
+    by_cupti = [n for n, m in measured.items() if m.get("_replay_ms") is not None]
+    if by_cupti:
+        notes.append(f"{len(by_cupti)} plan(s) ran under {topts.cupti_below_ms * 1e3:.0f} us per call: timing 'auto' "
+                     f"reports their CUPTI kernel time (timing_mode 'cupti'); inside a replayed CUDA graph each "
+                     f"kernel adds a gap that is a large share of so short a call (see replay_over_kernel).")
     capped = [n for n, m in measured.items() if m.get("capped")]
     if capped:
         notes.append(f"{len(capped)} plan(s) hit the {options.time_cap_s} s time cap before IQR/median fell below "
@@ -151,12 +158,18 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
     anatomy.knob_columns(rows, info.get("cudnn_backend"))
     for row in rows:
         row["from_cache"] = row["status"] != "not_built" and row["plan"] in sess.loaded
+        replayed = row.pop("_replay_ms", None)  # auto timing's replayed time of a plan it timed by CUPTI
+        if replayed is not None:
+            kernel = row.get("kernel_ms") if row.get("kernel_ms") is not None else row.get("median_ms")
+            row["replay_over_kernel"] = replay_over_kernel(replayed, kernel)
+            if row.get("kernel_ms") is not None:
+                row["launch_gap_ms"] = replayed - row["kernel_ms"]
         if row.get("kernel_ms") is not None and row.get("replay_over_kernel") is None:
             row["replay_over_kernel"] = replay_over_kernel(row.get("median_ms"), row["kernel_ms"])
     quantization = _quantization(spec, sess, options.seed)
     phases.add("records", time.perf_counter() - t_records)
     return {"plans": rows, "device": dict(info), "torch": torch_info, "ceilings": ceil.to_dict() if ceil else {},
-            "settings": {**options.to_dict(), "proposed": len(sess.entries), "plan_cache": cache.summary(),
+            "settings": {**options.to_dict(), "proposed": len(sess.entries), "plan_cache_stats": cache.summary(),
                          **quantization, "phase_s": phases.record(time.perf_counter() - t_start)},
             "warnings": notes,
             "histograms": histograms, "engine_space": space,
@@ -228,6 +241,8 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer,
         return ("run_failed", f"timing failed: {' '.join(str(e).split())[:280]}"), out
     out.update(timing_mode=t.mode, calls_per_sample=t.calls_per_sample, median_ms=t.median_ms, iqr_ms=t.iqr_ms,
                min_ms=t.min_ms, samples=t.samples, capped=t.capped, host_ms=t.host_ms)
+    if t.replay_ms is not None:
+        out["_replay_ms"] = t.replay_ms
     return ("ok", ""), out
 
 

@@ -1,13 +1,18 @@
 """How latency is measured: CUDA events after warm-up, repeated until the spread is small or a time cap is hit.
 
 Four modes:
+- ``auto``: ``cuda_graph`` where capture works (else ``events``); a call whose replayed time is under
+  ``cupti_below_ms`` (10 us) is then timed by ``cupti`` as well and reports that, with the replayed time kept in
+  ``replay_ms``: inside a graph each kernel node still costs ~0.3 us of gap (more around a memset node), which is
+  a large share of a 2 us kernel and none of the kernel's own time.
 - ``cuda_graph``: ``calls`` executions are captured once in a CUDA graph and replayed; each sample is one replay's
-  event time divided by ``calls``. This takes the host's ~10 us per ``execute`` out of small problems. The graph
+  event time divided by ``calls``. This takes the host's ~10-20 us per ``execute`` out of small problems. The graph
   holds enough calls that one replay takes ``target_replay_ms`` (``tiny_replay_ms`` for calls under ``tiny_ms``, up
-  to ``max_calls`` calls), so the replay's fixed cost is spread thin; the gaps between kernels inside the graph
-  remain (``replay_over_kernel`` in a run's plan table shows them where CUPTI kernel time is known).
+  to ``max_calls`` calls), sized from the GPU time of a first replay (an eager estimate is host-bound for small
+  calls), so the replay's fixed cost is spread thin; the gaps between kernels inside the graph remain
+  (``replay_over_kernel`` in a run's plan table shows them where CUPTI kernel time is known).
 - ``cupti``: kernel time by construction: each sample is the sum of the GPU time of the kernels (and memsets) one
-  execution launches, as CUPTI records them through ``torch.profiler`` (``gpu/kernels.py``).
+  execution launches, as CUPTI records them (``gpu/kernels.py``: ``cupti_profiler``).
 - ``events``: events around each call, with a short busy kernel queued first so the call is enqueued while the GPU
   is still busy and the host's launch time hides behind it.
 - ``cold_l2`` (either mode off): a 2x-L2-sized buffer is written before every call, so the call starts with a
@@ -41,6 +46,8 @@ class TimingResult:
     capped: bool
     host_ms: float | None
     cold_l2: bool
+    #: for ``auto`` calls timed by CUPTI: the replayed (CUDA graph) median per call, kernel gaps included
+    replay_ms: float | None = None
 
     @property
     def rel_iqr(self) -> float:
@@ -71,6 +78,8 @@ class TimingOptions:
     tiny_replay_ms: float = 1.0
     #: most executions captured in one graph
     max_calls: int = 1000
+    #: ``auto`` reports CUPTI kernel time for calls whose replayed time is below this (ms); 0: never
+    cupti_below_ms: float = 0.010
 
     @classmethod
     def from_options(cls, options: Any) -> TimingOptions:
@@ -145,11 +154,19 @@ class Timer:
             return self._time_cupti(fn, host)
         if opts.mode in ("auto", "cuda_graph") and not opts.cold_l2:
             try:
-                return self._time_graph(fn, host, key)
+                replayed = self._time_graph(fn, host, key)
             except Exception:
                 if opts.mode == "cuda_graph":
                     raise
                 self.torch.cuda.synchronize(self.stream.device)
+            else:
+                if opts.mode == "auto" and replayed.median_ms < opts.cupti_below_ms:
+                    try:
+                        kernel = self._time_cupti(fn, host)
+                    except Exception:  # noqa: BLE001 - no CUPTI here: the replayed time stands
+                        return replayed
+                    return dataclasses.replace(kernel, replay_ms=replayed.median_ms)
+                return replayed
         return self._time_events(fn, host)
 
     def _collect(self, one_sample: Callable[[], tuple[Any, Any]], scale: float) -> tuple[list[float], bool]:
@@ -238,13 +255,31 @@ class Timer:
             b.record(self.stream)
         self.stream.synchronize()
         calls = calls_per_graph(a.elapsed_time(b) / 5, self.options)
+        graph = self._graph_of(fn, calls)
+        # Eager calls of a few us are host-bound (an execute takes ~10-20 us to enqueue), so the estimate above is
+        # too long for them: size the graph again from one replay's GPU time per call.
+        a, b = self._event_pair()
+        with torch.cuda.stream(self.stream):
+            a.record(self.stream)
+            graph.replay()
+            b.record(self.stream)
+        self.stream.synchronize()
+        better = calls_per_graph(a.elapsed_time(b) / calls, self.options)
+        if better > 1.5 * calls:
+            del graph
+            graph, calls = self._graph_of(fn, better), better
+        return graph, calls
+
+    def _graph_of(self, fn: Callable[[], None], calls: int) -> Any:
+        """``calls`` executions of ``fn`` captured in one CUDA graph, replayed once (warm)."""
+        torch = self.torch
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, stream=self.stream):
             for _ in range(calls):
                 fn()
         graph.replay()
         self.stream.synchronize()
-        return graph, calls
+        return graph
 
 
 def replay_over_kernel(median_ms: Any, kernel_ms: Any) -> float | None:

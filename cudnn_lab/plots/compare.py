@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from ..results import metrics
 from ..results.metrics import cell_text, sweep_chosen, sweep_ran
 from .style import (LINE_COLOR, LINE_WIDTH, MARKER_SIZE, WHICH_TEXT, column, empty, field_name, fitted, geomean,
-                    group_colors, legend_line, log_ticks, numeric, plain, point_counts, ratio_colorscale, require_choice,
-                    require_sweep, short_gpu, sorted_values, spec_key, sweep_devices, sweep_hover, sweep_title, title_block)
+                    group_colors, legend_line, log_ticks, numeric, plain, point_counts, ratio_colorscale,
+                    require_choice, require_sweep, short_gpu, sorted_values, spec_key, sweep_devices, sweep_hover,
+                    sweep_title, title_block)
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -94,7 +95,8 @@ def compare_gpus(frame_a: Any, frame_b: Any, *, x: str | None = None, kind: str 
         cats = [f"{field_name(xcol)}={v}" if unique else f"{field_name(xcol)}={v}: {cell_text(a.get('label'))}"
                 for v, (a, _) in zip(xvals, pairs)]
     else:
-        cats = [cell_text(a.get("label")) or cell_text(a.get("point_id")) or f"point {i}" for i, (a, _) in enumerate(pairs)]
+        cats = [cell_text(a.get("label")) or cell_text(a.get("point_id")) or f"point {i}"
+                for i, (a, _) in enumerate(pairs)]
         seen: dict[str, int] = {}
         for i, c in enumerate(cats):  # two points with one label (e.g. different epilogues) stay apart
             seen[c] = seen.get(c, 0) + 1

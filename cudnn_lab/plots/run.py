@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..results import metrics
 from ..results.metrics import is_finite
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLOR, cudnn_version, empty,
-                    engine_colors, fitted, fmt, legend_line, log_ticks, outline, require_plan, require_run, sizes, title_block, us,
-                    verdict_of)
+                    engine_colors, fitted, fmt, legend_line, log_ticks, outline, require_plan, require_run, sizes,
+                    title_block, us, verdict_of)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

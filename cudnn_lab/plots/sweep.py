@@ -16,8 +16,8 @@ from ..results import metrics
 from ..results.metrics import (cell_text, is_finite, point_key, row_gbps, row_tflops, sweep_chosen, sweep_ran)
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, MARKER_SIZE, PASS_COLOR, UNKNOWN_COLOR, WHICH_TEXT, Y_AXES,
                     annotation_x, column, empty, field_name, fitted, fmt, group_colors, group_name, group_palette,
-                    log_span, log_ticks, short_gpu, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
-                    sorted_values, split_groups, sweep_hover, sweep_title, verdict_of)
+                    log_span, log_ticks, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
+                    short_gpu, sorted_values, split_groups, sweep_hover, sweep_title, verdict_of)
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go

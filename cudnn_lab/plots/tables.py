@@ -107,7 +107,8 @@ def _knobs(text: Any) -> str:
 
 
 def _passes(p: Any) -> str:
-    """'✓' (both bands), '✗' (cuDNN's band failed), 'torch ✗' (only torch's tighter band failed), '' (unchecked)."""
+    """'✓' (both bands), '✗' (cuDNN's band failed), 'torch ✗' (only torch's tighter band failed), ''
+    (unchecked)."""
     cudnn, torch = p.get("pass_cudnn"), p.get("pass_torch")
     if _missing(cudnn) and _missing(torch):
         return ""

@@ -110,6 +110,11 @@ def _no_scaled_mm(spec: Any) -> str:
         return "has no PyTorch baseline for batch > 1: torch._scaled_mm multiplies 2-D matrices only"
     if spec.dtype == "fp8_e5m2" and spec.b_fp8_dtype == "fp8_e5m2":
         return "has no PyTorch baseline: torch._scaled_mm (cuBLASLt) has no e5m2 x e5m2 GEMM"
+    if spec.transpose_a or not spec.transpose_b:
+        return ("has no PyTorch baseline for this layout: torch._scaled_mm takes A row-major and B column-major "
+                "only (transpose_a=False, transpose_b=True)")
+    if spec.m % 16 or spec.n % 16 or spec.k % 16:
+        return "has no PyTorch baseline: torch._scaled_mm needs m, n and k multiples of 16"
     return ""
 
 

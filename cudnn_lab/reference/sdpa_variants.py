@@ -58,10 +58,15 @@ def _float(spec: SdpaSpec, name: str, seed: int) -> torch.Tensor:
 
 
 def _store(spec: SdpaSpec, name: str, x: torch.Tensor, device: Any) -> torch.Tensor:
-    """A logical tensor as its buffer: packed when ragged, on ``device``."""
+    """A logical tensor as its buffer, on ``device``: packed when ragged, else with the graph's strides (cuDNN reads
+    the pointer with the declared strides, whatever strides the torch tensor has: a contiguous [b, h, s, d] O fed to
+    a BSHD backward is read transposed)."""
+    import torch
+
     if name in spec.ragged_tensors():
-        x = pack_ragged(x, _lens(spec, name))
-    return x.to(device)
+        return pack_ragged(x, _lens(spec, name)).to(device)
+    dims, strides = storage(spec, name)
+    return torch.empty_strided(dims, strides, dtype=x.dtype, device=device).copy_(x)
 
 
 def _scalar(value: float, device: Any) -> torch.Tensor:

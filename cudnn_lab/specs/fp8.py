@@ -176,14 +176,18 @@ def _version_text(v: int) -> str:
 
 def unmet(req: GpuRequirement, cc: tuple[int, int], cudnn_version: int) -> str | None:
     """Why this GPU (compute capability ``cc``) and cuDNN (e.g. 91900) cannot run ``req``, or None if they can."""
-    reasons = []
-    if req.min_cc is not None and tuple(cc) < tuple(req.min_cc):
-        reasons.append(f"compute capability {req.min_cc[0]}.{req.min_cc[1]} or newer (this GPU is "
-                       f"{cc[0]}.{cc[1]})")
-    if req.min_cudnn is not None and cudnn_version < req.min_cudnn:
-        reasons.append(f"cuDNN {_version_text(req.min_cudnn)} or newer (this is {_version_text(cudnn_version)})")
-    if not reasons:
+    cc_short = req.min_cc is not None and tuple(cc) < tuple(req.min_cc)
+    cudnn_short = req.min_cudnn is not None and cudnn_version < req.min_cudnn
+    if not (cc_short or cudnn_short):
         return None
+    # the whole requirement is named, the part this setup meets marked as met (a GPU upgrade alone may not do)
+    reasons = []
+    if req.min_cc is not None:
+        reasons.append(f"compute capability {req.min_cc[0]}.{req.min_cc[1]} or newer (this GPU is "
+                       f"{cc[0]}.{cc[1]}{'' if cc_short else ', met'})")
+    if req.min_cudnn is not None:
+        reasons.append(f"cuDNN {_version_text(req.min_cudnn)} or newer (this is {_version_text(cudnn_version)}"
+                       f"{'' if cudnn_short else ', met'})")
     where = f" [{req.source}]" if req.source else ""
     return f"{req.feature} needs {' and '.join(reasons)}{where}"
 

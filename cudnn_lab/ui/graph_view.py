@@ -145,7 +145,8 @@ class GraphView:
             try:
                 zoom = float(zoom)
             except (TypeError, ValueError):
-                raise OptionError("zoom", zoom, f"must be '{FIT}' or a number such as 1.5", where="Graph view") from None
+                raise OptionError("zoom", zoom, f"must be '{FIT}' or a number such as 1.5",
+                                  where="Graph view") from None
             if not 0.1 <= zoom <= 8:
                 raise OptionError("zoom", zoom, "must be from 0.1 to 8 (1: natural size)", where="Graph view")
         self.zoom = zoom

@@ -33,7 +33,9 @@ CSS = """
 .cl-lab .cl-plan-table tr.cl-selected { background: #fef3c7; }
 .cl-lab .cl-plan-table tr.cl-failed { color: #9ca3af; }
 .cl-lab .cl-plan-table td.cl-col-knobs { white-space: normal; font-family: var(--jp-code-font-family, monospace);
-  font-size: 11px; min-width: 90px; max-width: 190px; word-break: break-word; }
+  font-size: 11px; min-width: 90px; max-width: 280px; word-break: break-word; }
+.cl-lab .cl-plan-table caption { caption-side: top; text-align: left; font-size: 11px; color: #6b7280;
+  padding: 2px 0 4px 0; }
 .cl-lab .cl-plan-table td.cl-col-median, .cl-lab .cl-plan-table td.cl-col-iqr,
 .cl-lab .cl-plan-table td.cl-col-rel-l2, .cl-lab .cl-plan-table td.cl-col-workspace,
 .cl-lab .cl-plan-table td.cl-col-rank, .cl-lab .cl-plan-table td.cl-col-engine { text-align: right; }
@@ -50,7 +52,11 @@ CSS = """
 .cl-lab .cl-op .widget-toggle-button { padding-left: 6px; padding-right: 6px; }
 .cl-lab .cl-op .widget-toggle-buttons { flex-wrap: wrap; row-gap: 2px; }
 .cl-lab .cl-state-code textarea { font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
-.cl-lab .cl-code-text { max-height: 600px; overflow: auto; font-size: 12px; background: #f9fafb;
+.cl-lab .cl-code, .cl-lab .cl-code > .widget-html-content, .cl-lab .cl-plans-table,
+.cl-lab .cl-plans-table > .widget-html-content, .cl-lab .cl-graph-svg > .widget-html-content {
+  max-width: 100%; min-width: 0; }
+.cl-lab .cl-code-text { max-width: 100%; box-sizing: border-box; max-height: 600px; overflow: auto;
+  font-size: 12px; background: #f9fafb;
   border: 1px solid #e5e7eb; padding: 8px; margin: 0; white-space: pre; line-height: 1.4; }
 .cl-lab .cl-graph-svg { width: 100%; min-width: 0; }
 .cl-lab .cl-graph-scroll { overflow: auto; max-height: 78vh; max-width: 100%; border: 1px solid #e5e7eb;
@@ -83,7 +89,7 @@ def row(W: Any, label: str, widget: Any, *rest: Any) -> Any:
 def cell(W: Any, label: str, widget: Any, hint: Any, first: bool) -> Any:
     """Half a line: label, control and hint, for two short fields side by side."""
     return W.HBox([_label(W, label, "80px" if first else "60px"), widget, hint],
-                  layout=W.Layout(width="204px" if first else "auto", align_items="center"))
+                  layout=W.Layout(min_width="204px" if first else "auto", align_items="center"))
 
 
 def section(W: Any, title: str) -> Any:

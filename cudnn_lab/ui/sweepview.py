@@ -18,12 +18,13 @@ from typing import Any
 
 from ..errors import DataError, NoGPUError, OptionError
 from ..options import RunOptions
+from ..provenance import banner_html
 from ..specs import Spec
 from .fields import OPS
 from .figures import FigureHost
 from .run_form import call_with_options, plan_policy_buttons
 from .status import Busy, StatusLog
-from .style import clear_invalid, mark_invalid, row, section
+from .style import clear_invalid, mark_invalid, section
 from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_op, parse_values, plot_fields,
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
@@ -292,8 +293,8 @@ class SweepView:
             a, b = (frame_of_op(f, op) for f in self._compared)
             fig = plots.compare_gpus(a, b, kind=COMPARE_CHARTS[self.chart.value])
             self._enable_plot_options()
-            self.info.value = (f"<span class='cl-hint'>{html.escape(self._compare_text)}"
-                               f"{' · ' + html.escape(op) + ' points only' if op else ''}</span>")
+            self.info.value = banner_html("recorded", f"sweeps {html.escape(self._compare_text)}"
+                                          f"{' · ' + html.escape(op) + ' points only' if op else ''}")
             return self._figures.show("sweep", fig)
         if self.frame is None:
             return None
@@ -304,8 +305,10 @@ class SweepView:
             return self._placeholder(f"{what} in {self.source_text or 'this sweep'}: choose another operation")
         fig = plots.sweep_latency(rows, self.x.value, color=self.color.value or None, y=SWEEP_Y[self.y.value],
                                   which=SWEEP_WHICH[self.which.value])
-        self.info.value = (f"<span class='cl-hint'>{html.escape(self.source_text)}: "
-                           f"{self._points(rows)} points drawn by spec field</span>")
+        live = self.source_text.startswith("live")
+        self.info.value = banner_html("measured" if live else "recorded",
+                                      f"{'' if live else 'sweep '}{html.escape(self.source_text)}: "
+                                      f"{self._points(rows)} points{html.escape(self._devices(rows))}")
         return self._figures.show("sweep", fig)
 
     def compare(self, a: Any = None, b: Any = None) -> Any:
@@ -315,7 +318,8 @@ class SweepView:
         if a in (None, "") or b in (None, ""):
             raise OptionError("compare", (a, b), "choose two recorded sweeps", where="Sweep view")
         self._compared = (self._frame(a), self._frame(b))
-        self._compare_text = f"a: {self._name(a)} vs b: {self._name(b)}"
+        self._compare_text = (f"a: {self._name(a)}{self._devices(self._compared[0])} vs "
+                              f"b: {self._name(b)}{self._devices(self._compared[1])}")
         self.mode = "compare"
         fig = self.redraw()
         self._log.say(f"Comparing {self._name(a)} with {self._name(b)}.")
@@ -378,6 +382,17 @@ class SweepView:
         if isinstance(source, pd.DataFrame):
             return "a sweep frame"
         return Path(str(source)).stem if str(source).endswith(".parquet") else str(source)
+
+    @staticmethod
+    def _devices(frame: Any) -> str:
+        """' on NVIDIA H200, cuDNN 9.19.0' for the GPUs and cuDNN versions of a sweep's rows ('' if unnamed)."""
+        if frame is None or "gpu" not in frame.columns:
+            return ""
+        pairs = frame[["gpu", "cudnn"]].dropna().drop_duplicates() if "cudnn" in frame.columns else None
+        if pairs is None or pairs.empty:
+            return ""
+        return " on " + ", ".join(f"{g} (cuDNN {cudnn_version_text(c)})"
+                                  for g, c in pairs.itertuples(index=False))
 
     @staticmethod
     def _points(frame: Any) -> int:

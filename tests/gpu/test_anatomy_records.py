@@ -71,6 +71,29 @@ def test_sample_excludes_proposals_neighbours_first_then_random_within_budget():
     assert configs[0].backend_knobs().keys() <= {2, 13, 18, 25, 27, 28}
 
 
+# Engine 45 as the small-conv heuristics propose it: KBLOCK (backend k5) has no frontend name, so it reads NOT_SET.
+E45 = EngineInfo(45, True, "", (KnobRange("TILE_SIZE", 0, 8), KnobRange("NOT_SET", 0, 4), KnobRange("STAGES", 2, 6)))
+PROPOSED_45 = "eng45_k2=7_k5=3_k14=5"
+
+
+def test_proposals_whose_knobs_all_carry_over_are_explored_first_then_near_them():
+    from cudnn_lab.gpu.engine_space import keeps_all_knobs, ordered_proposals, proposal_values
+
+    assert keeps_all_knobs(PROPOSED, E62, 91900) and not keeps_all_knobs(PROPOSED_45, E45, 91900)
+    order = [name for name, _, _ in ordered_proposals([E62, E45, E90], [PROPOSED_45, "eng90_k2=1", PROPOSED], 91900)]
+    assert order == [PROPOSED, PROPOSED_45]  # engine 90 cannot run here
+    # A budget of 12 with the heuristics' first proposal on engine 45 (whose neighbours lose KBLOCK=3) still
+    # starts from engine 62's neighbourhood, and its random half draws near engine 62's proposal.
+    configs = sample_configs([E62, E45, E7, E90], [PROPOSED_45, PROPOSED], budget=12, seed=0, version=91900)
+    assert len(configs) == 12
+    assert [c.origin for c in configs[:7]] == [f"neighbour of {PROPOSED}"] * 7
+    near = [c for c in configs if c.origin == f"random near {PROPOSED}"]
+    assert near and all(c.engine_id == 62 for c in near)
+    base = proposal_values(PROPOSED, E62, 91900)
+    assert all(sum(c.values[k] != v for k, v in base.items()) <= 2 for c in near)
+    assert any(c.origin == "random" for c in configs)
+
+
 def test_sampling_stops_when_the_space_is_exhausted():
     tiny = EngineInfo(1, True, "", (KnobRange("KERNEL_CFG", 0, 2),))
     configs = sample_configs([tiny], ["eng1_k24=0"], budget=50)
@@ -162,3 +185,13 @@ def test_engine_space_points_name_each_knob_of_each_plan():
     assert {(p["knob"], p["value"]) for p in pts if p["plan"] == PROPOSED} >= {("TILE_SIZE", 0), ("TILE_CGA_M", 8)}
     assert [p for p in pts if p["plan"] == "eng8"][0]["knob"] is None
     assert all(p["proposed"] is (p["plan"] == PROPOSED) for p in pts)
+
+
+def test_pin_plan_is_public_and_light_to_import():
+    import subprocess
+    import sys
+
+    code = ("import sys, cudnn_lab as cl; from cudnn_lab.gpu.pin import pin_plan; assert cl.pin_plan is pin_plan; "
+            "print('torch' in sys.modules, 'cudnn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]  # no torch or cudnn until a pin is made

@@ -35,13 +35,13 @@ def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize("spec", [GEMM, CONV], ids=["gemm", "conv"])
 def test_cached_plans_load_check_and_time_in_a_new_session(cache_root: Path, spec: cl.Spec) -> None:
     first = cl.run(spec, seed=11, **QUICK)
-    stored = first.settings["plan_cache"]["stored"]
+    stored = first.settings["plan_cache_stats"]["stored"]
     assert stored >= 1 and len(list((cache_root / "plans").rglob("*.plan"))) >= 1
     assert not first.plans["from_cache"].fillna(False).any()
     again = cl.run(spec, seed=12, **QUICK)  # another session: nothing built yet, so plans come from disk
     loaded = again.plans[again.plans["from_cache"].fillna(False).astype(bool)]
-    assert len(loaded) >= 1 and again.settings["plan_cache"]["hits"] >= len(loaded)
-    assert again.settings["plan_cache"]["mismatched"] == 0  # each blob held the plan it was stored under
+    assert len(loaded) >= 1 and again.settings["plan_cache_stats"]["hits"] >= len(loaded)
+    assert again.settings["plan_cache_stats"]["mismatched"] == 0  # each blob held the plan it was stored under
     # a loaded plan is checked against the reference before its time is shown
     assert (loaded["status"] == "ok").all() and loaded["pass_cudnn"].astype(bool).all()
     assert (loaded["median_ms"] > 0).all() and (loaded["build_ms"] >= 0).all()
@@ -49,7 +49,7 @@ def test_cached_plans_load_check_and_time_in_a_new_session(cache_root: Path, spe
 
 def test_without_the_plan_cache_nothing_is_written(cache_root: Path) -> None:
     r = cl.run(CONV, seed=13, plan_cache=False, **QUICK)
-    assert not (cache_root / "plans").exists() and r.settings["plan_cache"]["enabled"] is False
+    assert not (cache_root / "plans").exists() and r.settings["plan_cache_stats"]["enabled"] is False
 
 
 SCRIPT = textwrap.dedent("""

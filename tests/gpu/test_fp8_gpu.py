@@ -53,12 +53,14 @@ def _scalar(g: Any, cudnn: Any, name: str, rank: int) -> Any:
 
 
 def _gemm(a: str = "FP8_E4M3", b: str = "FP8_E4M3", out: str = "BFLOAT16", b_col_major: bool = True,
-          m: int = 256, n: int = 256, k: int = 256, amax: bool = False) -> Callable[[Any, Any], Any]:
+          m: int = 256, n: int = 256, k: int = 256, amax: bool = False, a_col_major: bool = False
+          ) -> Callable[[Any, Any], Any]:
     def make(cudnn: Any, handle: Any) -> Any:
         dt = cudnn.data_type
         g = cudnn.pygraph(io_data_type=getattr(dt, out), intermediate_data_type=dt.FLOAT,
                           compute_data_type=dt.FLOAT, handle=handle)
-        A = g.tensor(name="A", dim=[1, m, k], stride=[m * k, k, 1], data_type=getattr(dt, a))
+        A = g.tensor(name="A", dim=[1, m, k], stride=[m * k, 1, m] if a_col_major else [m * k, k, 1],
+                     data_type=getattr(dt, a))
         B = g.tensor(name="B", dim=[1, k, n], stride=[k * n, 1, k] if b_col_major else [k * n, n, 1],
                      data_type=getattr(dt, b))
         acc = g.matmul(A, B, compute_data_type=dt.FLOAT, name="matmul")
@@ -167,14 +169,14 @@ PROBES: list[tuple[str, Callable[[Any, Any], Any], bool, str]] = [
     ("matmul e4m3 x e4m3 TN -> fp32", _gemm(out="FLOAT"), True, "MatmulSpec.out_dtype offers fp32 for fp8"),
     ("matmul e4m3 x e4m3 TN -> bf16 + amax", _gemm(amax=True), True, "MatmulSpec.amax"),
     ("matmul e4m3 x e5m2 TN", _gemm(b="FP8_E5M2"), True, "MatmulSpec.b_dtype offers mixed e4m3 x e5m2"),
-    ("matmul e5m2 x e5m2 TN", _gemm(a="FP8_E5M2", b="FP8_E5M2"), False, "MatmulSpec refuses e5m2 x e5m2"),
-    ("matmul e4m3 NN (B row-major)", _gemm(b_col_major=False), False, "fp8 matmul needs transpose_b=True"),
-    ("matmul e4m3 TN k=24", _gemm(k=24), False, "fp8 matmul needs k % 16 == 0"),
+    ("matmul e5m2 x e5m2 TN", _gemm(a="FP8_E5M2", b="FP8_E5M2"), True, "MatmulSpec offers e5m2 x e5m2"),
+    ("matmul e4m3 NN (B row-major)", _gemm(b_col_major=False), True, "MatmulSpec offers fp8 with transpose_b=False"),
+    ("matmul e4m3 TN k=24", _gemm(k=24), True, "MatmulSpec offers fp8 with k not a multiple of 16"),
     ("conv fprop e4m3 NHWC -> fp16", _conv(), True, "ConvSpec offers fp8 fprop NHWC"),
     ("conv fprop e4m3 NHWC -> bf16", _conv(out="BFLOAT16"), True, "ConvSpec.out_dtype offers bf16 for fp8"),
     ("conv fprop e4m3 NHWC -> fp32", _conv(out="FLOAT"), True, "ConvSpec.out_dtype offers fp32 for fp8"),
     ("conv fprop e4m3 NCHW", _conv(nhwc=False), False, "fp8 conv needs layout NHWC"),
-    ("conv fprop e4m3 NHWC c=24", _conv(c=24), False, "fp8 conv needs c % 16 == 0"),
+    ("conv fprop e4m3 NHWC c=24", _conv(c=24), True, "ConvSpec offers fp8 with c not a multiple of 16"),
     ("sdpa_fp8 fwd causal, e4m3 O", _sdpa_fp8(), True, "SdpaSpec offers fp8 forward"),
     ("sdpa_fp8 fwd e5m2 O", _sdpa_fp8(out="FP8_E5M2"), True, "SdpaSpec.out_dtype offers e5m2 O"),
     ("sdpa_fp8 fwd padding mask", _sdpa_fp8(padding=True), True, "SdpaSpec seq_lens with fp8"),
@@ -188,7 +190,9 @@ PROBES: list[tuple[str, Callable[[Any, Any], Any], bool, str]] = [
      "fp8 bottom-right needs Blackwell + 9.7"),
     ("sdpa_fp8 bwd d128", _sdpa_fp8(backward=True), True, "SdpaSpec offers fp8 backward at head_dim 128"),
     ("sdpa_fp8 bwd d64", _sdpa_fp8(backward=True, d=64), False, "fp8 backward on Hopper: head_dim 128 only"),
-    ("sdpa_fp8 bwd dropout", _sdpa_fp8(backward=True, dropout=0.1), False, "fp8 backward takes no dropout"),
+    # builds (Philox), but the kit refuses FP8 backward dropout: with its mask dropout the gradients came out wrong
+    ("sdpa_fp8 bwd dropout", _sdpa_fp8(backward=True, dropout=0.1), True,
+     "cuDNN builds it; SdpaSpec refuses it on numerics (docs/FINDINGS.md)"),
 ]
 
 
@@ -260,18 +264,34 @@ def _pick_passes(result) -> Any:
     return pick
 
 
-@pytest.mark.parametrize("out_dtype", ["bf16", "fp16", "fp32"])
-def test_fp8_gemm_runs_within_pytorchs_fp8_band(out_dtype):
+@pytest.mark.parametrize("out_dtype,amax", [("bf16", True), ("fp16", False), ("fp32", True)])
+def test_fp8_gemm_runs_within_pytorchs_fp8_band(out_dtype, amax):
     _hopper()
     import cudnn_lab as cl
 
-    spec = cl.MatmulSpec(m=1024, n=1024, k=1024, dtype="fp8_e4m3", transpose_b=True, out_dtype=out_dtype, amax=True)
+    spec = cl.MatmulSpec(m=1024, n=1024, k=1024, dtype="fp8_e4m3", transpose_b=True, out_dtype=out_dtype, amax=amax)
     r = cl.run(spec, **RUN)
     pick = _pick_passes(r)
     assert pick["rel_l2"] < 1e-2, pick.to_dict()  # measured 1.7e-3 at 4096^3 with bf16 out (GPU_FACTS)
     # the quantization's own error in the output is reported apart, and is larger than the kernel's
     assert r.settings["quantization"]["output_rel_l2"] > pick["rel_l2"]
     assert r.torch.get("benchmark_off_ms", 0) > 0, r.torch  # torch._scaled_mm ran
+
+
+def test_fp8_gemm_fp16_output_with_amax_fails_in_cublaslt_but_runs_on_the_other_engines():
+    """cuDNN 9.19 on an H100 (2026-11-22): engine 0 (cuBLASLt), the heuristics' first pick, builds an FP8 GEMM with
+    an fp16 C and an Amax output but fails to execute it (CUBLAS_STATUS_EXECUTION_FAILED); bf16 + amax and fp16
+    without amax run on it. If this test fails, the bug is fixed: drop the note in docs/FINDINGS.md."""
+    _hopper()
+    import cudnn_lab as cl
+
+    spec = cl.MatmulSpec(m=1024, n=1024, k=1024, dtype="fp8_e4m3", transpose_b=True, out_dtype="fp16", amax=True)
+    plans = cl.run(spec, plans="all", baselines=False, roofline=False, time_cap_s=0.01, kernels=False).plans
+    eng0 = plans[plans["engine_id"] == 0]
+    assert len(eng0) and (eng0["status"] == "run_failed").all(), eng0[["plan", "status", "error"]]
+    assert eng0["error"].str.contains("CUBLAS").all()
+    others = plans[(plans["engine_id"] != 0) & (plans["status"] == "ok")]
+    assert len(others) >= 3 and others["pass_cudnn"].astype(bool).all(), others[["plan", "rel_l2"]]
 
 
 def test_fp8_gemm_mixed_formats_and_roofline_against_the_fp8_roof():

@@ -182,9 +182,12 @@ def test_a_heuristic_run_after_an_all_plan_run_reports_only_its_own_plans() -> N
 def test_settings_are_the_run_options_and_the_proposed_count() -> None:
     result = cl.run(cl.ConvSpec(**SMALL), cl.RunOptions(plans="heuristic", baselines=False, roofline=False,
                                                         time_cap_s=0.05, seed=3))
-    assert cl.RunOptions.from_dict({k: v for k, v in result.settings.items() if k != "proposed"}) == \
+    # the run's facts (proposed, plan_cache_stats, phase_s) sit beside the options, never over them
+    assert cl.RunOptions.from_dict({k: v for k, v in result.settings.items() if k in cl.RunOptions.names()}) == \
         cl.RunOptions(plans="heuristic", baselines=False, roofline=False, time_cap_s=0.05, seed=3)
     assert result.settings["proposed"] >= len(result.ok) >= 1
+    phase = result.settings["phase_s"]
+    assert phase["total"] >= phase["build"] + phase["time"] and phase["baseline"] == 0.0  # baselines off
 
 
 def test_device_index_past_the_visible_gpus_is_an_option_error() -> None:

@@ -41,7 +41,9 @@ def test_alibi(direction):
     _passes(cl.SdpaSpec(**BASE, bias="alibi", causal=True, direction=direction))
 
 
-@pytest.mark.parametrize("direction", ["fwd_training", "bwd"])
+@pytest.mark.parametrize("direction", ["fwd_training", pytest.param("bwd", marks=pytest.mark.xfail(
+    strict=True, reason="cuDNN 9.19 on an H100 (2026-11-22): with a mask dropout, dV matches float64 autograd but dQ "
+    "and dK are 6% off on every engine (docs/FINDINGS.md); a pass means cuDNN changed: update FINDINGS"))])
 def test_dropout_with_the_kits_mask(direction):
     _passes(cl.SdpaSpec(**BASE, dropout=0.1, dropout_seed=3, causal=True, direction=direction))
 

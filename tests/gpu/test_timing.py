@@ -47,6 +47,14 @@ def test_rel_iqr_of_a_result() -> None:
     assert r.rel_iqr == 0.25 and r.to_dict()["median_ms"] == 2.0
 
 
+def test_auto_reports_cupti_below_10_us_and_a_result_says_its_replayed_time() -> None:
+    o = TimingOptions()
+    assert o.mode == "auto" and o.cupti_below_ms == 0.010
+    r = TimingResult(median_ms=0.002, iqr_ms=0.0, q1_ms=0.002, q3_ms=0.002, min_ms=0.002, samples=10, mode="cupti",
+                     calls_per_sample=1, capped=False, host_ms=0.01, cold_l2=False)
+    assert r.replay_ms is None and r.to_dict()["replay_ms"] is None
+
+
 # ------------------------------------------------------------------------------------------------ on the GPU
 
 @pytest.fixture
@@ -54,7 +62,7 @@ def op():
     import torch
 
     stream = torch.cuda.Stream()
-    a = torch.randn(1024, 1024, device="cuda")
+    a = torch.randn(4096, 4096, device="cuda")  # ~40 us: above the 10 us where 'auto' turns to CUPTI
     b = torch.empty_like(a)
 
     def fn() -> None:
@@ -130,3 +138,23 @@ def test_cupti_mode_gives_kernel_time_per_call(op) -> None:
     assert 0 < r.min_ms <= r.median_ms
     replay = Timer(stream, TimingOptions(mode="cuda_graph", time_cap_s=0.2)).time(fn)
     assert replay.median_ms >= 0.5 * r.median_ms  # replayed time cannot be far below the kernels' own time
+
+
+@pytest.mark.gpu
+def test_auto_times_a_tiny_call_by_cupti_and_keeps_the_replayed_time() -> None:
+    import torch
+
+    from cudnn_lab.gpu.timing import Timer
+
+    stream = torch.cuda.Stream()
+    x = torch.zeros(256, device="cuda")
+
+    def fn() -> None:
+        x.add_(1.0)  # one kernel of ~2 us
+
+    r = Timer(stream, TimingOptions(time_cap_s=0.2)).time(fn)
+    assert r.mode == "cupti" and r.replay_ms is not None
+    assert r.median_ms < 0.010 and r.replay_ms >= 0.5 * r.median_ms
+    # the graph was sized from a replay's GPU time, not from host-bound eager calls: enough calls for ~1 ms
+    graph = Timer(stream, TimingOptions(mode="cuda_graph", time_cap_s=0.2)).time(fn)
+    assert graph.mode == "cuda_graph" and graph.calls_per_sample >= 200

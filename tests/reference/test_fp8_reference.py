@@ -193,3 +193,19 @@ def test_fp8_attention_backward_scales_come_from_the_gradients():
         scale = float(ins[f"scale_{n}"])
         assert scale * float(ref[n].abs().max()) <= 448 < 2 * scale * float(ref[n].abs().max())
     assert ins["O"].dtype == torch.float8_e4m3fn and ins["descale_dP"].numel() == 1
+
+
+@pytest.mark.parametrize("variant", [dict(bias="tensor"), dict(causal=True, seq_lens_q=(32, 12), seq_lens_kv=(32, 9)),
+                                     dict(causal=True, dropout=0.1), dict(layout="BHSD", bias="alibi", causal=True),
+                                     dict(dtype="fp8_e4m3", head_dim=128, causal=True)],
+                         ids=["bias", "padded", "dropout", "alibi-bhsd", "fp8"])
+def test_variant_buffers_have_the_graphs_strides(variant):
+    # cuDNN reads each pointer with the declared strides: O built contiguous [b, h, s, d] and fed to a BSHD backward
+    # was read transposed (every variant backward failed on the H100, 2026-11-22)
+    from cudnn_lab.reference.sdpa_variants import storage
+
+    spec = cl.SdpaSpec(**{**ATTN, **variant}, direction="bwd")
+    ins = make_inputs(spec)
+    for name, t in ins.items():
+        shape, strides = storage(spec, name)
+        assert tuple(t.shape) == tuple(shape) and tuple(t.stride()) == tuple(strides), name

@@ -69,3 +69,50 @@ def test_pooling_report_draws_the_classic_call_and_says_why_no_script() -> None:
                        torch={}, ceilings={}, settings={})
     text = report_html(result)
     assert "cudnnPoolingForward" in text and "No standalone script" in text
+
+
+def test_report_plan_table_is_readable_with_every_column_one_click_away(result: cl.RunResult) -> None:
+    text = report_html(result)
+    plans = text.split("<h2>Plans</h2>")[1]
+    compact = plans.split("<details")[0]
+    for head in ("median (µs)", "IQR (µs)", "error (rel. L2)", "workspace", "knobs"):
+        assert f">{head}</th>" in compact
+    assert "median_ms" not in compact and "{&quot;k" not in compact  # headers in words, knobs by name
+    assert "<details class='cl-all-columns'>" in plans and ">build (ms)</th>" in plans
+    assert "RECORDED" in text or "MEASURED HERE" in text
+
+
+def test_report_figures_fill_the_page_width(result: cl.RunResult) -> None:
+    text = report_html(result)
+    assert '"width":920' not in text.replace(" ", "") and "width:100%" in text.replace(" ", "")
+
+
+def test_sweep_report_holds_the_roofline_each_operations_latency_and_the_points() -> None:
+    from cudnn_lab.report import sweep_report_html
+
+    frame = cl.load_results("h100_standard")
+    text = sweep_report_html(frame)
+    assert text.count("window.PlotlyConfig") == 1 and "<script src=" not in text
+    assert "Roofline (best plan per point)" in text and "RECORDED" in text and "NVIDIA H100 80GB HBM3" in text
+    for op in ("conv", "matmul", "norm", "sdpa"):
+        assert f"operation: {op}" in text
+    points = text.split("<h2>Points</h2>")[1]
+    assert points.count("<tr>") == 1 + frame["point_id"].nunique() and "regret" in points
+    assert "MEASURED HERE" in sweep_report_html(frame, recorded=False)
+
+
+def test_cli_report_of_a_sweep_name_file_and_store(tmp_path) -> None:
+    """`cudnn-lab report h200_standard -o r.html`, as the README shows, and of a sweep file or store."""
+    from cudnn_lab import cli
+    from cudnn_lab.results.store import Store
+
+    assert cli.main(["report", "h200_standard", "-o", str(tmp_path / "r.html")]) == 0
+    assert "NVIDIA H200" in (tmp_path / "r.html").read_text()
+    path = cl.recorded_datasets(kind="sweep")["path"].iloc[0]
+    assert cli.main(["report", path, "-o", str(tmp_path / "f.html")]) == 0
+    frame = cl.load_results(path)
+    store = Store(tmp_path / "store")
+    for pid, point in list(frame.groupby("point_id", sort=False))[:3]:
+        store.append(pid, point)
+    assert cli.main(["report", str(tmp_path / "store"), "-o", str(tmp_path / "s.html")]) == 0
+    assert "3 points" in (tmp_path / "s.html").read_text()

@@ -1,187 +1,161 @@
-"""In a real browser: JupyterLab opens notebooks/01_lab.ipynb, runs it, draws the graph and a chart, Load fills
-the plan table, and the Sweep tab compares two recorded GPUs. Drives Debian's Chromium through Playwright and saves
-screenshots: to docs/lab.png and docs/sweep.png (the README's) when CUDNN_LAB_SCREENSHOT=1, else to a temporary
-folder so a test run leaves the work tree clean.
+"""In a real browser, at 1280x800 and 1600x1000: JupyterLab opens notebooks/01_lab.ipynb and runs it; every view's
+figures, tables and controls lie inside the right pane, tab titles are whole, the recordings follow the operation,
+a large graph (attention backward) zooms and scrolls, and the Sweep tab compares two recorded GPUs. Drives Debian's
+Chromium through Playwright.
 
-The notebook is copied to a temporary folder first, so JupyterLab's autosave cannot write outputs into the repo.
+Screenshots: with CUDNN_LAB_SCREENSHOT=1 to docs/ (lab_1280.png, lab_1600.png, and lab_<view>.png per view at
+1600x1000; docs/lab.png, the README's, is lab_1600.png), else to a temporary folder so a run leaves the tree clean.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
 import tempfile
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jupyterlab_session import (CHROMIUM_ARGS, ROOT, boxes_outside, chromium, cut_tab_titles, jupyterlab, open_lab,
+                                show_view, wait_shown)
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).parents[2]
-NOTEBOOK = ROOT / "notebooks" / "01_lab.ipynb"
-SCREENSHOT = (ROOT / "docs" / "lab.png" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1"
-              else Path(tempfile.gettempdir()) / "cudnn_lab_lab.png")
-SWEEP_SCREENSHOT = (ROOT / "docs" / "sweep.png" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1"
-                    else Path(tempfile.gettempdir()) / "cudnn_lab_sweep.png")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-TIMEOUT_MS = 90_000
+SIZES = [(1280, 800), (1600, 1000)]
+#: (width, height, file browser open): with it open at 1280 the views do not fit beside the controls, and wrap.
+LAYOUTS = [(*SIZES[0], False), (*SIZES[1], False), (*SIZES[0], True)]
+VIEWS = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Sweep", "Code", "Log")
+SHOTS = ROOT / "docs" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1" else Path(tempfile.gettempdir())
 
 
-def _chromium() -> str:
-    path = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
-    if path is None:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
+    if chromium() is None:
         pytest.skip("headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium")
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as r:
-            return r.status
-    except Exception:  # noqa: BLE001 - not up yet
-        return 0
+    with jupyterlab(tmp_path_factory.mktemp("lab")) as base:
+        yield base
 
 
 @pytest.fixture
-def lab_server(tmp_path: Path) -> Iterator[str]:
-    """JupyterLab on a free port over a temporary copy of the notebook, with its own settings; stopped after."""
-    (tmp_path / "notebooks").mkdir()
-    shutil.copy(NOTEBOOK, tmp_path / "notebooks" / NOTEBOOK.name)
-    settings = tmp_path / "lab-settings"
-    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
-    # No "receive Jupyter news?" toast over the screenshot.
-    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false"}))
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces"),
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONUNBUFFERED": "1"}
-    port = _free_port()
-    log = (tmp_path / "jupyter.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root",
-         "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True", f"--notebook-dir={tmp_path}"],
-        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while _get(f"{base}/api/status") != 200:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(f"JupyterLab did not start:\n{(tmp_path / 'jupyter.log').read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield base
-    finally:
-        proc.terminate()  # SIGTERM: the server shuts its kernels down (they run in sessions of their own), then exits
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-        log.close()
+            yield b
+        finally:
+            b.close()
 
 
-def _wait_loaded(page: Any, name: str, plan: str) -> None:
-    """Wait until the panel has shown recording ``name`` everywhere: plan table, status line, Load enabled again."""
-    page.wait_for_function("""([name, plan]) => {
-        const q = (s) => document.querySelector('.cl-lab ' + s);
-        const table = q('.cl-plans-table'), status = q('.cl-status'), load = q('button.cl-load');
-        return table && table.innerHTML.includes(plan) && status && status.textContent.includes(name)
-            && load && !load.disabled;
-    }""", arg=[name, plan])
+def _shot(page: Any, name: str, top: str = ".cl-lab") -> Path:
+    """A screenshot of the Lab with element ``top`` scrolled to the top of the notebook (by default the Lab: the
+    views are in the viewport's first screen)."""
+    page.locator(top).first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(400)
+    path = SHOTS / name
+    path.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(path))
+    return path
 
 
-def test_lab_in_jupyterlab(lab_server: str) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[f"{w}x{h}" + ("-sidebar" if s else "") for w, h, s in LAYOUTS])
+def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, int, bool]) -> None:
     import cudnn_lab as cl
 
-    recordings = cl.recorded_datasets(kind="run")
-    if not len(recordings):
-        pytest.skip("no recorded datasets are shipped, so there is nothing to Load")
-    chromium = _chromium()
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1700, "height": 1200})
-            page.set_default_timeout(TIMEOUT_MS)
-            page.goto(f"{lab_server}/lab/tree/notebooks/{NOTEBOOK.name}")
-            page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                                   " && window.jupyterapp.shell.currentWidget.sessionContext")
+    width, height, sidebar = layout
+    page = browser.new_page(viewport={"width": width, "height": height})
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text))
+    open_lab(page, server, sidebar=sidebar)
+    assert "bias" in page.locator(".cl-lab .cl-graph").inner_text()
+    assert "RECORDED" in page.locator(".cl-lab .cl-result-info").inner_text()
+    assert cut_tab_titles(page) == []
+    right = page.locator(".cl-lab .cl-right").bounding_box()
+    left = page.locator(".cl-lab .cl-left").bounding_box()
+    assert right["width"] >= 560  # side by side where both fit, else the views wrap below at full width
+    assert (right["y"] >= left["y"] + left["height"] - 1) == sidebar  # below the controls only when narrow
+
+    # The recordings follow the operation: the matmul recording is offered on matmul, and Load keeps matmul.
+    page.locator(".cl-lab .cl-op .widget-toggle-button", has_text="matmul").click()
+    page.wait_for_function("() => [...document.querySelectorAll('.cl-lab .cl-recorded option')]"
+                           ".every(o => o.textContent.startsWith('matmul'))")
+    runs = list(cl.recorded_datasets(kind="run")["name"])
+    page.locator(".cl-lab button.cl-load").click()
+    wait_shown(page, next(n for n in runs if "matmul" in n))  # the first matmul recording, preselected
+    assert ">A<" in page.locator(".cl-lab .cl-graph").inner_html()
+    assert "matmul" in page.locator(".cl-lab .cl-op .mod-active, .cl-lab .cl-op .active").first.inner_text()
+
+    # Back to the notebook's conv recording for the screenshots.
+    page.locator(".cl-lab .cl-op .widget-toggle-button", has_text="conv").first.click()
+    convs = [n for n in runs if "_conv_" in n]  # the list shows the conv recordings, in this order
+    conv = next(n for n in convs if n.endswith("conv_nhwc_fp16_bias_relu"))
+    page.locator(".cl-lab .cl-recorded select").select_option(index=convs.index(conv))
+    page.locator(".cl-lab button.cl-load").click()
+    wait_shown(page, conv)
+
+    sweeps = list(cl.recorded_datasets(kind="sweep")["name"])
+    for view in VIEWS:
+        show_view(page, view)
+        if view == "Plans":
+            assert "median (µs)" in page.locator(".cl-lab .cl-plans-table").inner_text()
+        if view == "Sweep" and len(sweeps) >= 2:
+            assert page.locator(".cl-lab button.cl-sweep-run").is_disabled()
+            page.locator(".cl-lab .cl-compare-a select").select_option(value=sweeps[0])
+            page.locator(".cl-lab .cl-compare-b select").select_option(value=sweeps[1])
+            page.locator(".cl-lab button.cl-compare").click()
             page.wait_for_function("""() => {
-                const ctx = window.jupyterapp.shell.currentWidget.sessionContext;
-                return ctx.session && ctx.session.kernel && ctx.session.kernel.status === 'idle';
+                const t = document.querySelector('.cl-lab .cl-figure-sweep .gtitle');
+                return t && t.textContent.includes('Speedup of b over a');
             }""")
-            page.evaluate("""() => { if (!window.jupyterapp.shell.leftCollapsed)
-                                       window.jupyterapp.commands.execute('application:toggle-left-area'); }""")
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            show_view(page, view)
+        assert boxes_outside(page) == [], view
+        assert "cl-status-error" not in page.locator(".cl-lab .cl-status").inner_html(), view
+        if sidebar and view == "Latency":
+            _shot(page, "lab_1280_sidebar.png", ".cl-lab .cl-right")
+        if width == 1600:  # the Sweep view's figure is under its controls: shown from the figure options on
+            _shot(page, f"lab_{view.lower()}.png", ".cl-lab .cl-sweep .cl-section >> nth=2" if view == "Sweep"
+                  else ".cl-lab")
+        if view == "Latency" and not sidebar:
+            path = _shot(page, f"lab_{width}.png")
+            assert path.stat().st_size > 10_000
+            if width == 1600 and SHOTS == ROOT / "docs":
+                shutil.copy(path, ROOT / "docs" / "lab.png")  # the README's screenshot
+    assert not [m for m in console if "No such comm" in m]  # no widget comm made and closed per redraw
+    page.close()
 
-            lab = page.locator(".cl-lab")
-            lab.wait_for()
-            page.locator(".cl-lab .cl-graph svg").first.wait_for()  # dot's drawing, or the in-browser fallback
-            assert "bias" in page.locator(".cl-lab .cl-graph").inner_text()
 
-            # The recorded-results path: pick the matmul recording (another op than the notebook's conv), Load it.
-            page.locator(".cl-lab .cl-left .widget-toggle-button", has_text="Recorded").click()
-            names = list(recordings["name"])
-            other = next((i for i, n in enumerate(names) if "matmul" in n), 0)
-            page.locator(".cl-lab .cl-recorded select").select_option(index=other)
-            page.locator(".cl-lab button.cl-load", has_text="Load").click()
-            first_plan = cl.load_results(names[other]).plans.sort_values("heuristic_rank")["plan"].iloc[0]
-            _wait_loaded(page, names[other], first_plan)
-            table = page.locator(".cl-lab .cl-plans-table").inner_html()
-            assert "eng" in table and "<table" in table
-            assert ">A<" in page.locator(".cl-lab .cl-graph").inner_html()  # the graph follows the recording
-
-            # Back to the notebook's conv recording; show its latency chart for the screenshot.
-            conv = next((i for i, n in enumerate(names) if n.endswith("conv_nhwc_fp16_bias_relu")), 0)
-            page.locator(".cl-lab .cl-recorded select").select_option(index=conv)
-            page.locator(".cl-lab button.cl-load", has_text="Load").click()
-            conv_plan = cl.load_results(names[conv]).plans.sort_values("heuristic_rank")["plan"].iloc[0]
-            _wait_loaded(page, names[conv], conv_plan)
-            page.locator(".cl-lab .lm-TabBar-tab", has_text="Latency").click()
-            page.locator(".cl-lab .cl-figure-latency.js-plotly-plot").wait_for()
-            page.locator(".cl-lab .cl-figure-latency.js-plotly-plot .bars path").first.wait_for()
-            assert "cl-status-error" not in page.locator(".cl-lab .cl-status").inner_html()
-            page.mouse.move(5, 5)  # no hover toolbar over the chart
-            page.wait_for_timeout(500)  # let plotly finish its transition
-            lab.evaluate("el => el.scrollIntoView({block: 'start'})")
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            lab.screenshot(path=str(SCREENSHOT))
-
-            # The Sweep tab without a GPU: Run sweep says why it is disabled; Compare GPUs draws two recordings.
-            sweeps = list(cl.recorded_datasets(kind="sweep")["name"])
-            if len(sweeps) >= 2:
-                page.locator(".cl-lab .lm-TabBar-tab", has_text="Sweep").click()
-                assert page.locator(".cl-lab button.cl-sweep-run").is_disabled()
-                page.locator(".cl-lab .cl-compare-a select").select_option(value=sweeps[0])
-                page.locator(".cl-lab .cl-compare-b select").select_option(value=sweeps[1])
-                page.locator(".cl-lab button.cl-compare", has_text="Compare GPUs").click()
-                page.wait_for_function("""() => {
-                    const t = document.querySelector('.cl-lab .cl-figure-sweep.js-plotly-plot .gtitle');
-                    return t && t.textContent.includes('Best-plan latency');
-                }""")
-                page.locator(".cl-lab .cl-figure-sweep.js-plotly-plot .scatterlayer .point").first.wait_for()
-                assert "cl-status-error" not in page.locator(".cl-lab .cl-status").inner_html()
-                page.mouse.move(5, 5)
-                page.wait_for_timeout(500)
-                lab.evaluate("el => el.scrollIntoView({block: 'start'})")
-                lab.screenshot(path=str(SWEEP_SCREENSHOT))
-        finally:
-            browser.close()
-    assert SCREENSHOT.stat().st_size > 10_000
+def test_a_large_graph_zooms_and_scrolls(server: str, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    open_lab(page, server)
+    page.locator(".cl-lab .cl-op .widget-toggle-button", has_text="attention").click()
+    page.locator(".cl-lab .cl-sdpa-controls .cl-field-direction .widget-toggle-button, "
+                 ".cl-lab .cl-sdpa-controls select.cl-field-direction, "
+                 ".cl-lab .cl-sdpa-controls .cl-field-direction select").first.wait_for()
+    direction = page.locator(".cl-lab .cl-sdpa-controls .cl-field-direction")
+    if direction.locator("select").count():
+        direction.locator("select").select_option(value="bwd")
+    else:
+        direction.locator(".widget-toggle-button", has_text="bwd").click()
+    page.wait_for_function("() => document.querySelector('.cl-lab .cl-graph').textContent.includes('sdpa bwd')")
+    show_view(page, "Graph")
+    scroll = page.locator(".cl-lab .cl-graph-scroll")
+    fit = page.locator(".cl-lab .cl-graph-drawing svg").bounding_box()
+    assert boxes_outside(page) == []  # fit: within the pane (a drawing wider than it scrolls inside its box)
+    for _ in range(2):
+        page.locator(".cl-lab button.cl-zoom-in").click()
+    page.wait_for_function("(w) => document.querySelector('.cl-lab .cl-graph-drawing svg')"
+                           ".getBoundingClientRect().width > w * 1.2", arg=fit["width"])
+    zoomed = page.locator(".cl-lab .cl-graph-drawing svg").bounding_box()
+    assert zoomed["width"] > fit["width"] * 1.2 and "150%" in page.locator(".cl-lab .cl-zoom-label").inner_text()
+    assert scroll.evaluate("el => el.scrollWidth > el.clientWidth")  # larger than its box: it pans by scrolling
+    scroll.evaluate("el => { el.scrollLeft = 300; }")
+    assert scroll.evaluate("el => el.scrollLeft") > 0
+    assert boxes_outside(page) == []  # the scroll box itself stays inside the pane
+    text = page.locator(".cl-lab .cl-graph-drawing svg text").first.evaluate(
+        "el => el.getBoundingClientRect().height")
+    assert text >= 10  # legible at 150%
+    _shot(page, "lab_graph_zoom.png")
+    page.close()
