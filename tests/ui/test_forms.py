@@ -213,3 +213,10 @@ def test_callbacks_run_through_the_guard() -> None:
     calls.clear()
     form.conv["n"].value = "3"
     assert calls == ["_changed"] and form.spec.n == 3
+
+
+def test_a_size_overflow_marks_the_field_just_changed() -> None:
+    form = SpecForm(cl.MatmulSpec())
+    form.matmul["m"].value = "1048576"
+    form.matmul["n"].value = "1048576"  # C is m x n: too large; the field to change is one of them, not batch
+    assert list(form.invalid) in (["m"], ["n"]) and "larger than" in next(iter(form.invalid.values()))

@@ -23,6 +23,7 @@ def test_run_button_fills_the_plan_table() -> None:
     for plan in result.ok["plan"]:
         assert plan in lab.results.plans_html.value
     assert "µs" in lab.results.plans_html.value
+    assert "MEASURED HERE" in lab.results.info.value and "RECORDED" not in lab.results.info.value
     assert any(t.type == "bar" for t in lab.figures["latency"].data)
     from cudnn_lab.results import metrics
 
@@ -53,3 +54,4 @@ def test_sweep_view_runs_a_four_point_sweep_live() -> None:
     assert view.store is not None and view.store.is_dir()
     assert {t.name for t in view.fig.data if t.type == "scatter"} == {"NCHW", "NHWC"}
     assert drawn and not view.run_button.disabled and not lab.busy
+    assert "MEASURED HERE" in view.info.value
