@@ -8,6 +8,7 @@ cuDNN and date inside. Anyone with an NVIDIA GPU can rerun it:  python scripts/r
 from __future__ import annotations
 
 import argparse
+import signal
 import re
 from pathlib import Path
 
@@ -82,25 +83,40 @@ PROBLEMS = {
     "pool_max_fp16": cl.PoolSpec(n=16, c=64, h=56, w=56, mode="max", window=3, stride=2, padding=1, dtype="fp16"),
 }
 #: Problems whose run also samples the engine space beyond the heuristics' proposals (plan anatomy).
-EXPLORE = {"conv_nhwc_fp16_bias_relu": 200}
+EXPLORE = {"conv_nhwc_fp16": 200}
+
+
+def _give_up(signum: int, frame: object) -> None:
+    raise TimeoutError("took longer than --problem-timeout-s")
 
 
 def main() -> None:
+    signal.signal(signal.SIGALRM, _give_up)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RECORDED_DIR)
     parser.add_argument("--only", nargs="+", choices=sorted(PROBLEMS), help="record only these problems")
+    parser.add_argument("--heuristics", default="A,B,FALLBACK", help="heuristic modes, comma separated")
+    parser.add_argument("--time-cap-s", type=float, default=0.5, help="seconds of sampling per plan")
+    parser.add_argument("--explore", type=int, default=None, help="engine-space sample size for the EXPLORE problems")
+    parser.add_argument("--problem-timeout-s", type=int, default=0, help="give up on a problem after this long")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     failed: list[str] = []
     for name, spec in PROBLEMS.items():
         if args.only and name not in args.only:
             continue
+        print(f"{name}: recording", flush=True)
+        explore = EXPLORE.get(name, 0) if args.explore is None or name not in EXPLORE else args.explore
+        signal.alarm(args.problem_timeout_s)
         try:
-            result = cl.run(spec, plans="all", heuristics=("A", "B", "FALLBACK"), explore=EXPLORE.get(name, 0))
-        except cl.CudnnLabError as e:  # one problem cuDNN refuses here must not stop the others
+            result = cl.run(spec, plans="all", heuristics=tuple(args.heuristics.split(",")), explore=explore,
+                            explore_time_s=30.0, time_cap_s=args.time_cap_s)
+        except (cl.CudnnLabError, TimeoutError) as e:  # one problem that fails here must not stop the others
             failed.append(name)
-            print(f"{name}: not recorded: {str(e).splitlines()[0]}", flush=True)
+            print(f"{name}: not recorded: {str(e).splitlines()[0] if str(e) else type(e).__name__}", flush=True)
             continue
+        finally:
+            signal.alarm(0)
         gpu = re.sub(r"[^a-z0-9]+", "-", result.device["gpu"].lower()).strip("-").replace("nvidia-", "")
         path = result.save(args.out / f"{gpu}_{name}.json")
         lines = result.summary().splitlines()

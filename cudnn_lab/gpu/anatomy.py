@@ -5,6 +5,8 @@ its plan rows, and every failure is recorded per plan (or as a warning), never r
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -96,6 +98,10 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
     from .plans import PlanEntry
 
     budget = int(getattr(options, "explore", 0) or 0)
+    time_budget_s = float(getattr(options, "explore_time_s", 60.0))
+    # One budget for the whole exploration: listing engines and appending configurations can take long too
+    # (docs/FINDINGS.md: exploration of a conv with an epilogue, H100, 2026-11-22).
+    start = time.perf_counter()
     explorer = getattr(sess, "_explorer", None)  # kept with the session: its plans back captured CUDA graphs
     if explorer is None:
         try:
@@ -104,7 +110,7 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
             return [], {"error": " ".join(str(e).split())[:300]}, {}
         sess._explorer = explorer
     configs = sample_configs(explorer.engines, proposals, budget, seed=getattr(options, "seed", 0), version=version)
-    cands = explorer.append(configs, known=proposals, version=version)
+    cands = explorer.append(configs, known=proposals, version=version, deadline=start + time_budget_s)
     rows: list[dict[str, Any]] = []
     by_name: dict[str, dict[str, Any]] = {}
     histograms: dict[str, Any] = {}
@@ -144,7 +150,7 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
             histograms[cand.name] = cols.pop("_histogram")
         by_name[cand.name] = row_of(cand, status, error, cols, entry)
 
-    explore(cands, evaluate, time_budget_s=float(getattr(options, "explore_time_s", 60.0)), progress=progress)
+    explore(cands, evaluate, time_budget_s=time_budget_s, progress=progress, start=start)
     for cand in cands:
         if cand.name in by_name:
             rows.append(by_name.pop(cand.name))
@@ -155,6 +161,6 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
         counts[cand.status] = counts.get(cand.status, 0) + 1
     record = {"engines": [e.to_dict() for e in explorer.engines], "space_size": space_size(explorer.engines),
               "sampled": len(configs), "budget": budget, "statuses": counts,
-              "time_budget_s": float(getattr(options, "explore_time_s", 60.0))}
+              "time_budget_s": time_budget_s}
     return rows, record, histograms
 

@@ -240,10 +240,12 @@ class Explorer:
         # graph captured from it) instead of appending a copy
         self._appended: dict[tuple[Any, ...], tuple[int, str]] = {}
 
-    def append(self, configs: Iterable[Config], known: Iterable[str] = (), version: Any = None
-               ) -> list[Candidate]:
-        """Append each configuration (cheap: no build); a refused one is recorded, a duplicate of a known plan
-        name (a proposal, or an earlier sample) is marked and not built. Precompiled ones come first."""
+    def append(self, configs: Iterable[Config], known: Iterable[str] = (), version: Any = None,
+               deadline: float | None = None) -> list[Candidate]:
+        """Append each configuration (no build, though cuDNN may take long to finalize a runtime-compiled engine's
+        configuration); a refused one is recorded, a duplicate of a known plan name (a proposal, or an earlier
+        sample) is marked and not built. Past ``deadline`` (a ``time.perf_counter()`` value) the rest are marked
+        ``not_tried``. Precompiled ones come first."""
         from .pin import append_config
 
         g = self.lab.pygraph
@@ -251,6 +253,10 @@ class Explorer:
         out = []
         for config in configs:
             cand = Candidate(config)
+            if deadline is not None and time.perf_counter() > deadline:
+                cand.status, cand.error = "not_tried", "the exploration time budget ran out while appending"
+                out.append(cand)
+                continue
             try:
                 if config.key not in self._appended:
                     self._appended[config.key] = append_config(self.lab, config.engine_id, config.backend_knobs(),
@@ -273,11 +279,12 @@ class Explorer:
 
 
 def explore(candidates: Sequence[Candidate], evaluate: Callable[[Candidate], None], *, time_budget_s: float,
-            progress: Progress | None = None) -> None:
-    """Build/check/time the appended candidates in order with ``evaluate`` until the time budget is spent; the rest
-    are marked ``not_tried``. ``evaluate`` records its outcome on the candidate (status, error)."""
+            progress: Progress | None = None, start: float | None = None) -> None:
+    """Build/check/time the appended candidates in order with ``evaluate`` until the time budget (counted from
+    ``start``, a ``time.perf_counter()`` value, by default now) is spent; the rest are marked ``not_tried``.
+    ``evaluate`` records its outcome on the candidate (status, error)."""
     todo = [c for c in candidates if c.status == "proposed"]
-    start = time.perf_counter()
+    start = time.perf_counter() if start is None else start
     for i, cand in enumerate(todo):
         if time.perf_counter() - start > time_budget_s:
             for rest in todo[i:]:
