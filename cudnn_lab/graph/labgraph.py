@@ -31,7 +31,7 @@ class LabGraph:
 
     def to_dot(self) -> SafeDigraph:
         """The drawing as a graphviz Digraph; shows as SVG in Jupyter, and still shows without ``dot``."""
-        return to_dot(self.inspect(), self.roles, title=self.spec.label())
+        return to_dot(self.inspect(), self.roles, title=self.spec.label(), axes=getattr(self.spec, "tensor_axes", None))
 
     def to_script(self) -> str:
         """A standalone script (cudnn + torch only) that rebuilds, runs and checks this graph."""

@@ -57,13 +57,13 @@ def dtype_name(raw: str) -> str:
     return names.get(key, key.lower()) if key not in ("None", "NOT_SET") else "None"
 
 
-def tensor_rows(name: str, info: dict[str, Any], role: str, intermediate: str) -> list[str]:
-    """Lines describing one tensor, as drawn and as listed in text views."""
+def tensor_rows(name: str, info: dict[str, Any], role: str, intermediate: str, axes: str | None = None) -> list[str]:
+    """Lines describing one tensor, as drawn and as listed in text views (``axes``: see describe_layout)."""
     dims, strides = info["dim"], info["stride"]
     dtype = dtype_name(info["dtype"])
     if dtype == "None":
         dtype = f"{intermediate} (intermediate)"
-    return [name, f"dims {dims}", f"strides {strides}", f"layout {describe_layout(dims, strides)}",
+    return [name, f"dims {dims}", f"strides {strides}", f"layout {describe_layout(dims, strides, axes)}",
             f"{dtype} · {role}"]
 
 
@@ -96,8 +96,9 @@ def fallback_bundle(source: str) -> dict[str, Any]:
     return bundle
 
 
-def to_dot(info: dict[str, Any], roles: dict[str, str], title: str = "") -> SafeDigraph:
-    """Build the drawing from ``inspect()`` output; ``roles`` maps tensor names to input/output/virtual."""
+def to_dot(info: dict[str, Any], roles: dict[str, str], title: str = "", axes: str | None = None) -> SafeDigraph:
+    """Build the drawing from ``inspect()`` output; ``roles`` maps tensor names to input/output/virtual; ``axes``
+    names the logical dims of 4-D tensors that are not images (attention: 'BHSD')."""
     intermediate = "fp32"
     ctx = info.get("context", {})
     if "intermediate_data_type" in ctx:
@@ -109,7 +110,7 @@ def to_dot(info: dict[str, Any], roles: dict[str, str], title: str = "") -> Safe
     ids = {name: f"t{i}" for i, name in enumerate(info["tensors"])}
     for name, tinfo in info["tensors"].items():
         role = roles.get(name, "virtual" if tinfo.get("is_virtual") else "input")
-        rows = tensor_rows(name, tinfo, role, intermediate)
+        rows = tensor_rows(name, tinfo, role, intermediate, axes)
         label = "<" + f"<b>{html.escape(rows[0])}</b>" + "".join(
             f"<br/>{html.escape(r)}" for r in rows[1:]) + ">"
         dot.node(ids[name], label=label, **_ROLE_STYLE[role])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 
@@ -26,14 +27,21 @@ def layout_strides(dims: Sequence[int], layout: str) -> tuple[int, ...]:
     return packed_strides(dims, tuple(range(len(dims))))
 
 
-def describe_layout(dims: Sequence[int], strides: Sequence[int]) -> str:
+def describe_layout(dims: Sequence[int], strides: Sequence[int], axes: str | None = None) -> str:
     """Name the layout that strides imply: 'NCHW', 'NHWC', 'row-major', 'transposed' or 'strided'.
 
-    A tensor whose size-1 dims make NCHW and NHWC the same memory order (a bias [1, K, 1, 1]) says so.
+    A tensor whose size-1 dims make NCHW and NHWC the same memory order (a bias [1, K, 1, 1]) says so. ``axes``
+    names the logical dims of a family whose 4-D tensors are not images (attention's ``"BHSD"``): the layout is
+    then those letters in memory order, slowest first ('BSHD', 'BHSD').
     """
     dims, strides = tuple(dims), tuple(strides)
     if not dims or len(dims) != len(strides):
         return "unknown"
+    if axes is not None and len(axes) == len(dims) <= 4:
+        for order in itertools.permutations(range(len(dims))):
+            if _same(dims, strides, packed_strides(dims, order)):
+                return "".join(axes[i] for i in order)
+        return "strided"
     if len(dims) == 4:
         # A dim of extent 1 may carry any stride; compare only what matters.
         matches = [name for name, order in (("NCHW", (0, 1, 2, 3)), ("NHWC", (0, 2, 3, 1)))

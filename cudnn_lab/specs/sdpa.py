@@ -74,6 +74,8 @@ class SdpaSpec(Spec):
 
     op: ClassVar[str] = "sdpa"
     title: ClassVar[str] = "attention"
+    #: The logical dims of Q, K, V, O (and Stats [B, H, S, 1]): the drawing names their layout in these letters.
+    tensor_axes: ClassVar[str] = "BHSD"
     description: ClassVar[str] = "scaled dot-product attention: SdpaSpec (forward, training, backward)"
     field_order: ClassVar[tuple[str, ...]] = (
         "direction", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "sliding_window",

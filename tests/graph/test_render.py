@@ -254,3 +254,15 @@ def test_to_svg_without_dot_says_how_to_install_it(conv_graph, monkeypatch) -> N
     with pytest.raises(MissingDependencyError) as info:
         to_svg(conv_graph.to_dot())
     assert "apt-get install graphviz" in str(info.value)
+
+
+def test_attention_drawing_names_bshd_tensors_and_stats_in_attention_letters():
+    import re
+
+    import cudnn_lab as cl
+
+    src = cl.build_graph(cl.SdpaSpec(batch=2, heads=4, seq_q=64, seq_kv=64, head_dim=64, layout="BSHD",
+                                     direction="fwd_training")).to_dot().source
+    layouts = set(re.findall(r"layout ([A-Z]+)", src))
+    assert layouts == {"BSHD", "BHSD"}  # Q, K, V, O in BSHD; Stats [B, H, S, 1] packed in BHSD order
+    assert "NCHW" not in src

@@ -94,3 +94,10 @@ def test_describe_layout_of_mismatched_or_empty_input_is_unknown(dims, strides) 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_describe_layout_reads_back_layout_strides(dims: tuple[int, ...], layout: str) -> None:
     assert describe_layout(dims, layout_strides(dims, layout)) in (layout, "NCHW = NHWC (size-1 dims)")
+
+
+def test_attention_axes_name_the_memory_order_in_their_own_letters():
+    dims = (2, 4, 64, 32)  # B, H, S, D
+    assert describe_layout(dims, packed_strides(dims, (0, 2, 1, 3)), "BHSD") == "BSHD"
+    assert describe_layout(dims, packed_strides(dims, (0, 1, 2, 3)), "BHSD") == "BHSD"
+    assert describe_layout(dims, (1, 1, 1, 7), "BHSD") == "strided"
