@@ -11,6 +11,8 @@ from typing import Any
 from .errors import (CudnnLabError, DataError, MissingDependencyError, NoGPUError, OptionError, PathError, PlanError,
                      ResourceError, SpecError, UnsupportedGraphError)
 from .options import RunOptions
+# Imported here, not lazily: the name is also the submodule's, which would otherwise shadow the function once imported.
+from .provenance import provenance
 from .specs import ConvSpec, MatmulSpec, SdpaSpec, Spec, spec_from_dict, spec_from_json
 from .specs import NormSpec
 from .specs import PoolSpec
@@ -45,7 +47,7 @@ __all__ = [
     "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
-    "MissingDependencyError", "OptionError", "DataError", "PathError", "RunOptions", *_LAZY,
+    "MissingDependencyError", "OptionError", "DataError", "PathError", "RunOptions", "provenance", *_LAZY,
 ]
 
 

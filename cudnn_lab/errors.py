@@ -78,28 +78,24 @@ class OptionError(CudnnLabError, ValueError):
         super().__init__(f"{prefix}option {option}={shorten(value)}: {allowed}")
 
 
-class DataError(CudnnLabError, ValueError):
+class _FileProblem(CudnnLabError):
+    """An error about one path: names it (cut to 200 characters) and the problem, then what to do (``hint``)."""
+
+    def __init__(self, path: Any, problem: str, *, hint: str = "") -> None:
+        self.path = str(path)
+        self.problem = problem
+        msg = f"{shorten(self.path, 200)}: {problem}"
+        if hint:
+            msg += f". {hint}"
+        super().__init__(msg)
+
+
+class DataError(_FileProblem, ValueError):
     """A file's content cannot be used: names the file and the first problem found, and what the kit expects."""
 
-    def __init__(self, path: Any, problem: str, *, hint: str = "") -> None:
-        self.path = str(path)
-        self.problem = problem
-        msg = f"{shorten(self.path, 200)}: {problem}"
-        if hint:
-            msg += f". {hint}"
-        super().__init__(msg)
 
-
-class PathError(CudnnLabError, OSError):
+class PathError(_FileProblem, OSError):
     """A path cannot be read or written as asked (missing, a directory, unwritable); says which and what to do."""
-
-    def __init__(self, path: Any, problem: str, *, hint: str = "") -> None:
-        self.path = str(path)
-        self.problem = problem
-        msg = f"{shorten(self.path, 200)}: {problem}"
-        if hint:
-            msg += f". {hint}"
-        super().__init__(msg)
 
     def __str__(self) -> str:  # OSError's own __str__ would show errno formatting instead of the message
         return str(self.args[0]) if self.args else ""

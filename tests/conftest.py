@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
+from typing import ClassVar
 
 import pytest
+
+from cudnn_lab.specs import Spec
 
 NO_GPU = "no CUDA GPU visible to PyTorch (torch.cuda.is_available() is False)"
 NO_CHROMIUM = "headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium"
@@ -28,3 +32,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if browser_tests and chromium_path() is None:
         for item in browser_tests:
             item.add_marker(pytest.mark.skip(reason=NO_CHROMIUM))
+
+
+@dataclasses.dataclass(frozen=True)
+class NewSpec(Spec):
+    """A family no layer knows: no module in any layer, and op left empty, so not registered as a spec kind."""
+
+    op: ClassVar[str] = ""
+    n: int = 1
+
+    def label(self) -> str:
+        return "new"
+
+
+@pytest.fixture
+def unregistered_spec() -> Spec:
+    """A spec of a family that has no recipe, drawing, reference or controls (:class:`NewSpec`)."""
+    return NewSpec()

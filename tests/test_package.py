@@ -79,3 +79,11 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
 def test_version_is_a_dotted_string() -> None:
     assert all(part.isdigit() for part in cl.__version__.split("."))
+
+
+def test_provenance_is_the_function_even_after_its_module_is_imported() -> None:
+    import cudnn_lab.provenance  # noqa: F401
+    import cudnn_lab.report  # noqa: F401  (imports the module too)
+    from cudnn_lab.provenance import provenance
+
+    assert cl.provenance is provenance and inspect.isfunction(cl.provenance)

@@ -23,11 +23,24 @@ def test_a_run_here_says_measured_here_without_a_name() -> None:
     assert origin.heading == "MEASURED HERE" and origin.name == "" and "cl-provenance-measured" in origin.to_html()
 
 
-def test_left_unsaid_a_result_that_carries_its_file_is_recorded() -> None:
+def test_left_unsaid_a_loaded_result_is_recorded_under_its_name(tmp_path) -> None:
     result = cl.load_results("h200_matmul_fp16_bias")
-    assert provenance(result).kind == ("recorded" if getattr(result, "loaded_from", None) else "measured")
-    result.loaded_from = cl.recorded_datasets(kind="run")["path"].iloc[0]
-    assert provenance(result).kind == "recorded" and provenance(result).name
+    assert result.loaded_from.stem == "h200_matmul_fp16_bias"
+    origin = cl.provenance(result)
+    assert origin.kind == "recorded" and origin.name == "h200_matmul_fp16_bias"
+    assert origin.text.startswith("RECORDED on NVIDIA H200") and origin.text.endswith("(h200_matmul_fp16_bias)")
+    assert "loaded_from" not in result.to_dict()
+    saved = result.save(tmp_path / "mine.json")
+    assert cl.RunResult.load(saved).loaded_from == saved and provenance(cl.load_results(saved)).name == "mine"
+
+
+def test_left_unsaid_a_result_made_here_is_measured_here() -> None:
+    import dataclasses
+
+    loaded = cl.load_results("h200_matmul_fp16_bias")
+    made_here = cl.RunResult.from_dict(loaded.to_dict())  # as cl.run makes it: from records, not from a file
+    assert made_here.loaded_from is None and provenance(made_here).kind == "measured"
+    assert provenance(dataclasses.replace(loaded, loaded_from=None)).heading == "MEASURED HERE"
 
 
 def test_missing_device_fields_are_named_unknown() -> None:

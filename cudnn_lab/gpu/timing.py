@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..options import RunOptions
+
 #: The RunOptions timing modes this timer implements.
 SUPPORTED_MODES: tuple[str, ...] = ("auto", "cuda_graph", "events", "cupti")
 
@@ -57,6 +59,10 @@ class TimingResult:
         return dataclasses.asdict(self)
 
 
+#: The TimingOptions fields a run takes from its RunOptions as they are (the mode is RunOptions.timing_mode).
+RUN_SETTINGS: tuple[str, ...] = ("cold_l2", "warmup", "min_samples", "max_samples", "rel_iqr_target", "time_cap_s")
+
+
 @dataclasses.dataclass(frozen=True)
 class TimingOptions:
     """When to stop: at least ``min_samples``; then once IQR/median < ``rel_iqr_target`` or ``time_cap_s`` passed.
@@ -65,13 +71,14 @@ class TimingOptions:
     (:meth:`from_options`); the ceilings use their own fixed settings.
     """
 
-    mode: str = "auto"
-    cold_l2: bool = False
-    warmup: int = 3
-    min_samples: int = 10
-    max_samples: int = 200
-    rel_iqr_target: float = 0.10
-    time_cap_s: float = 0.5
+    mode: str = RunOptions.timing
+    # the sampling settings a run passes on (:data:`RUN_SETTINGS`), with RunOptions' defaults
+    cold_l2: bool = RunOptions.cold_l2
+    warmup: int = RunOptions.warmup
+    min_samples: int = RunOptions.min_samples
+    max_samples: int = RunOptions.max_samples
+    rel_iqr_target: float = RunOptions.rel_iqr_target
+    time_cap_s: float = RunOptions.time_cap_s
     target_replay_ms: float = 0.3
     #: calls shorter than this (ms) are "tiny": their graph is sized to ``tiny_replay_ms`` instead
     tiny_ms: float = 0.010
@@ -84,9 +91,7 @@ class TimingOptions:
     @classmethod
     def from_options(cls, options: Any) -> TimingOptions:
         """The timing part of a RunOptions (its mode as the timer runs it: cold L2 means events)."""
-        return cls(mode=options.timing_mode, cold_l2=options.cold_l2, warmup=options.warmup,
-                   min_samples=options.min_samples, max_samples=options.max_samples,
-                   rel_iqr_target=options.rel_iqr_target, time_cap_s=options.time_cap_s)
+        return cls(mode=options.timing_mode, **{name: getattr(options, name) for name in RUN_SETTINGS})
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:

@@ -9,10 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..specs.activation import ActivationSpec
-from .classic_call import ClassicOnlyError, describe_call, draw_call
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
-from .recipe import Recipe
-from .render import SafeDigraph
+from .classic_call import classic_family
+from .families import REFERENCE_CODE
 
 CLASSIC_CALL = "cudnnActivationForward"
 #: ``cudnnActivationMode_t`` (cuDNN 9 ``cudnn_graph.h``).
@@ -28,12 +26,6 @@ NO_GRAPH_SUMMARY = (
     "cudnn_lab.graph.drawing(spec) draws it.")
 
 
-@RECIPES.register(ActivationSpec)
-def recipe(spec: ActivationSpec) -> Recipe:
-    """No recipe: see the module's docstring."""
-    raise ClassicOnlyError(spec, NO_GRAPH_SUMMARY)
-
-
 def classic_params(spec: ActivationSpec) -> dict[str, Any]:
     """The descriptor's settings by name (cudnnSetActivationDescriptor, and the swish beta), as the kit sets them."""
     params: dict[str, Any] = {"mode": CLASSIC_ACTIVATION_MODES[spec.mode][0], "reluNanOpt": "CUDNN_PROPAGATE_NAN"}
@@ -44,14 +36,7 @@ def classic_params(spec: ActivationSpec) -> dict[str, Any]:
     return params
 
 
-def describe(spec: ActivationSpec) -> dict[str, Any]:
-    return describe_call(spec, CLASSIC_CALL, {"x": "X"}, {"y": "Y"}, classic_params(spec))
-
-
-@DRAWINGS.register(ActivationSpec)
-def to_dot(spec: ActivationSpec) -> SafeDigraph:
-    """X -> cudnnActivationForward(mode, coef) -> Y with dims, strides, layout and dtype."""
-    return draw_call(spec, describe(spec), CLASSIC_CALL)
+describe = classic_family(ActivationSpec, CLASSIC_CALL, NO_GRAPH_SUMMARY, classic_params)
 
 
 #: Each mode as the script's float64 reference line (``c`` is the coefficient).

@@ -7,11 +7,12 @@ Pure: no cudnn or torch import here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import UnsupportedGraphError
 from ..specs import Spec
+from .families import DRAWINGS, RECIPES
 from .recipe import CUDNN_DTYPES
 from .render import SafeDigraph
 from .render import to_dot as render
@@ -60,3 +61,24 @@ def draw_call(spec: Spec, info: dict[str, Any], call: str) -> SafeDigraph:
     roles = {name: "input" for name in info["nodes"][0]["inputs"].values()}
     roles.update({name: "output" for name in info["nodes"][0]["outputs"].values()})
     return render(info, roles, title=f"{spec.label()} (classic {call}, no graph API)")
+
+
+def classic_family(spec_class: type[Spec], call: str, summary: str,
+                   params: Callable[[Any], Mapping[str, Any]]) -> Callable[[Any], dict[str, Any]]:
+    """Register a family that runs only through the classic ``call`` (one input X, one output Y): its recipe raises
+    :class:`ClassicOnlyError` with ``summary``, its drawing shows the call with ``params(spec)``. Returns the
+    family's ``describe(spec)``."""
+
+    def describe(spec: Any) -> dict[str, Any]:
+        return describe_call(spec, call, {"x": "X"}, {"y": "Y"}, params(spec))
+
+    @RECIPES.register(spec_class)
+    def recipe(spec: Any) -> Any:
+        raise ClassicOnlyError(spec, summary)
+
+    @DRAWINGS.register(spec_class)
+    def to_dot(spec: Any) -> SafeDigraph:
+        """X -> the classic call(params) -> Y with dims, strides, layout and dtype."""
+        return draw_call(spec, describe(spec), call)
+
+    return describe

@@ -8,10 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..specs.softmax import SoftmaxSpec
-from .classic_call import ClassicOnlyError, describe_call, draw_call
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
-from .recipe import Recipe
-from .render import SafeDigraph
+from .classic_call import classic_family
+from .families import REFERENCE_CODE
 
 CLASSIC_CALL = "cudnnSoftmaxForward"
 #: ``cudnnSoftmaxAlgorithm_t`` and ``cudnnSoftmaxMode_t`` (cuDNN 9 ``cudnn_ops.h``).
@@ -26,26 +24,13 @@ NO_GRAPH_SUMMARY = (
     "cudnnSoftmaxForward'); cudnn_lab.graph.drawing(spec) draws it.")
 
 
-@RECIPES.register(SoftmaxSpec)
-def recipe(spec: SoftmaxSpec) -> Recipe:
-    """No recipe: the graph API holds no standalone softmax."""
-    raise ClassicOnlyError(spec, NO_GRAPH_SUMMARY)
-
-
 def classic_params(spec: SoftmaxSpec) -> dict[str, Any]:
     """The call's arguments by name, as the kit passes them."""
     return {"algo": CLASSIC_SOFTMAX_ALGOS[spec.algo][0], "mode": CLASSIC_SOFTMAX_MODES[spec.mode][0],
             "alpha": 1.0, "beta": 0.0}
 
 
-def describe(spec: SoftmaxSpec) -> dict[str, Any]:
-    return describe_call(spec, CLASSIC_CALL, {"x": "X"}, {"y": "Y"}, classic_params(spec))
-
-
-@DRAWINGS.register(SoftmaxSpec)
-def to_dot(spec: SoftmaxSpec) -> SafeDigraph:
-    """X -> cudnnSoftmaxForward(algo, mode) -> Y with dims, strides, layout and dtype."""
-    return draw_call(spec, describe(spec), CLASSIC_CALL)
+describe = classic_family(SoftmaxSpec, CLASSIC_CALL, NO_GRAPH_SUMMARY, classic_params)
 
 
 @REFERENCE_CODE.register(SoftmaxSpec)

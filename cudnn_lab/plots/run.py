@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from .. import knobs as knob_table
 from ..results import metrics
 from ..results.metrics import is_finite
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLOR, cudnn_version, empty,
@@ -51,9 +52,18 @@ def _title(result: RunResult, what: str, extra: str = "") -> dict[str, Any]:
     return title_block(what, result.spec.label(), _device(result) + (f"; {extra}" if extra else ""))
 
 
+def _knob_text(row: Any) -> str:
+    """The plan's knobs by name (``TILE_SIZE=1, TILEK=0``): the recorded ``knob_names``, else decoded from the
+    plan's name or its knob JSON (shown as it is where it cannot be decoded); 'none' for a plan without knobs."""
+    named = row.get("knob_names")
+    if not (isinstance(named, str) and named):
+        named = knob_table.plan_label(row["plan"]) or knob_table.safe_label(row.get("knobs"))
+    return named or "none"
+
+
 def _hover(row: Any, *extra: str) -> str:
-    """Plan, engine, knobs, median and IQR (in us), then any extra lines."""
-    lines = [f"<b>{row['plan']}</b>", f"engine {fmt(row['engine_id'], '.0f')}", f"knobs {row['knobs'] or '{}'}",
+    """Plan, engine, knobs by name, median and IQR (in us), then any extra lines."""
+    lines = [f"<b>{row['plan']}</b>", f"engine {fmt(row['engine_id'], '.0f')}", f"knobs {_knob_text(row)}",
              f"median {us(row['median_ms'])}", f"IQR {us(row['iqr_ms'])}", *extra]
     return "<br>".join(lines)
 

@@ -109,16 +109,16 @@ def engine_colors(frame: Any) -> dict[int, str]:
 
 
 def cudnn_version(value: Any) -> str:
-    """cuDNN's backend version number as text: 91900 -> '9.19.0 (91900)', 8907 -> '8.9.7 (8907)'."""
+    """cuDNN's backend version number as text: 91900 -> '9.19.0 (91900)', 8907 -> '8.9.7 (8907)'
+    (:func:`~cudnn_lab.provenance.cudnn_version_text`, with the number cuDNN reports)."""
+    from ..provenance import cudnn_version_text
+
+    text = cudnn_version_text(value)
     try:
         v = int(value)
     except (TypeError, ValueError):
-        return str(value) if value not in (None, "") else "unknown"
-    if v >= 90000:
-        return f"{v // 10000}.{v % 10000 // 100}.{v % 100} ({v})"
-    if v >= 1000:
-        return f"{v // 1000}.{v % 1000 // 100}.{v % 100} ({v})"
-    return str(v)
+        return text
+    return f"{text} ({v})" if v >= 1000 else text
 
 
 def fmt(value: Any, spec: str, unit: str = "") -> str:

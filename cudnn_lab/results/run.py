@@ -122,6 +122,9 @@ class RunResult:
     histograms: dict[str, dict[str, list[float]]] = dataclasses.field(default_factory=dict)
     #: the graph's engines with their knob ranges, the sample explored beyond the proposals and its answer
     engine_space: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: the file this result was loaded from (:meth:`load`, ``cl.load_results``; its stem is a recording's name), so
+    #: :func:`cudnn_lab.provenance.provenance` says RECORDED on its own; None for a run made here. Not saved.
+    loaded_from: Path | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_records(cls, spec: Spec, records: dict[str, Any]) -> RunResult:
@@ -187,7 +190,10 @@ class RunResult:
 
     def summary(self) -> str:
         """A few lines for a terminal or a log."""
-        lines = [f"{self.spec.label()} on {self.device.get('gpu')} (cuDNN {self.device.get('cudnn_backend')})"]
+        from ..provenance import cudnn_version_text
+
+        cudnn = cudnn_version_text(self.device.get("cudnn_backend", self.device.get("cudnn")))
+        lines = [f"{self.spec.label()} on {self.device.get('gpu')} (cuDNN {cudnn})"]
         n_ok, n = len(self.ok), len(self.plans)
         lines.append(f"plans: {n} proposed, {n_ok} ran")
         regret = metrics.regret(self.plans)
@@ -241,7 +247,9 @@ class RunResult:
     def load(cls, path: str | Path) -> RunResult:
         """A result saved by :meth:`save`; PathError / DataError naming the file for anything wrong with it."""
         data = read_result_file(path)
-        return cls.from_dict(data, source=Path(path))
+        result = cls.from_dict(data, source=Path(path))
+        result.loaded_from = Path(path)
+        return result
 
     def _repr_html_(self) -> str:
         import html

@@ -11,7 +11,7 @@ from ..errors import SpecError
 from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_choice, check_int, check_pair, pair, read_int,
                    read_sides)
 from .epilogue import check_epilogue
-from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, FP8_TENSOR_CORES, GpuRequirement, check_amax, check_scale, is_fp8
+from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
 from .layout import layout_strides
 
 DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
@@ -21,7 +21,7 @@ FP8_FIELDS: tuple[str, ...] = ("out_dtype", "scale_x", "scale_w", "amax")
 
 
 @dataclasses.dataclass(frozen=True)
-class ConvSpec(Spec):
+class ConvSpec(Fp8Operands, Spec):
     """A 2-D convolution: input [n, c, h, w], filter [k, c/groups, r, s], output [n, k, p, q].
 
     ``layout`` says how every 4-D tensor is stored (dims are always given N, C, H, W); ``direction`` picks the
@@ -34,6 +34,7 @@ class ConvSpec(Spec):
     """
 
     op: ClassVar[str] = "conv"
+    FP8_SCALES: ClassVar[dict[str, str]] = {"X": "scale_x", "W": "scale_w"}
     title: ClassVar[str] = "conv"
     description: ClassVar[str] = "convolution: ConvSpec (fprop, dgrad, wgrad, fused epilogue)"
     field_order: ClassVar[tuple[str, ...]] = (
@@ -123,31 +124,9 @@ class ConvSpec(Spec):
             raise SpecError("epilogue", self.epilogue, "must be empty for FP8 in this version of the kit (the descale "
                             "multiplies are the FP8 convolution's epilogue)", spec=name)
 
-    @property
-    def fp8(self) -> bool:
-        """True when X and W are FP8."""
-        return is_fp8(self.dtype)
-
-    def scales(self) -> dict[str, float | None]:
-        """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
-        return {"X": self.scale_x, "W": self.scale_w} if self.fp8 else {}
-
-    def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
-        """What this problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
-        return (FP8_TENSOR_CORES,) if self.fp8 else ()
-
-    def tensor_dtypes(self) -> dict[str, str]:
-        """Every tensor in ``dtype``; for FP8, Y in ``out_dtype`` and the descales, scale and Amax in fp32."""
-        if not self.fp8:
-            return {n: self.dtype for n in self.tensor_shapes()}
-        out = {n: "fp32" for n in self.tensor_shapes()}
-        out.update(X=self.dtype, W=self.dtype, Y=self.out_dtype)
-        return out
-
-    def output_names(self) -> tuple[str, ...]:
-        """Every tensor the graph writes, the main output first."""
-        _, out = self.io_names()
-        return (out, "Amax") if self.fp8 and self.amax else (out,)
+    def fp8_dtypes(self) -> dict[str, str]:
+        """X and W in ``dtype`` (FP8), Y in ``out_dtype``."""
+        return {"X": self.dtype, "W": self.dtype, "Y": self.out_dtype}
 
     # --- rules a form shows ------------------------------------------------------------------------------------
 

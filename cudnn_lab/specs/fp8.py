@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import SpecError
 
 __all__ = ["Fp8Format", "FP8_FORMATS", "FP8_DTYPES", "DTYPE_BYTES_FP8", "SCALE_MIN", "SCALE_MAX", "is_fp8",
            "fp8_format", "check_fp8_dtype", "check_scale", "recommended_scale", "descale_of", "saturates",
            "GpuRequirement", "unmet", "FP8_TENSOR_CORES", "SDPA_FP8", "SDPA_FP8_HALF_OUT", "SDPA_FP8_BOTTOM_RIGHT",
-           "SDPA_FP8_BWD_HEAD_DIM", "SDPA_FP8_BWD_RAGGED", "FP8_GEMM_OUT_DTYPES", "check_amax"]
+           "SDPA_FP8_BWD_HEAD_DIM", "SDPA_FP8_BWD_RAGGED", "FP8_GEMM_OUT_DTYPES", "check_amax", "Fp8Operands"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -219,3 +219,40 @@ def check_amax(spec: str, value: Any) -> bool:
         raise SpecError("amax", value, "must be True or False (True adds an Amax output: the largest |output|)",
                         spec=spec)
     return value
+
+
+class Fp8Operands:
+    """What an FP8-capable GEMM or convolution spec (``dtype``, ``amax``, ``io_names``) shares: whether it is FP8,
+    its inputs' scales, what it needs from the GPU, its tensors' dtypes and outputs. A family names its FP8 inputs'
+    scale fields (``FP8_SCALES``: tensor -> field) and the dtypes FP8 gives its main tensors (:meth:`fp8_dtypes`)."""
+
+    FP8_SCALES: ClassVar[dict[str, str]] = {}
+
+    @property
+    def fp8(self) -> bool:
+        """True when the inputs are FP8."""
+        return is_fp8(self.dtype)  # type: ignore[attr-defined]
+
+    def scales(self) -> dict[str, float | None]:
+        """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
+        return {name: getattr(self, field) for name, field in self.FP8_SCALES.items()} if self.fp8 else {}
+
+    def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
+        """What this problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
+        return (FP8_TENSOR_CORES,) if self.fp8 else ()
+
+    def fp8_dtypes(self) -> dict[str, str]:
+        """The dtypes FP8 gives the inputs and the output (every other tensor of an FP8 problem is fp32)."""
+        raise NotImplementedError
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        """Every tensor in ``dtype``; for FP8, :meth:`fp8_dtypes` and the descales, scale and Amax in fp32."""
+        shapes = self.tensor_shapes()  # type: ignore[attr-defined]
+        if not self.fp8:
+            return {n: self.dtype for n in shapes}  # type: ignore[attr-defined]
+        return {**{n: "fp32" for n in shapes}, **self.fp8_dtypes()}
+
+    def output_names(self) -> tuple[str, ...]:
+        """Every tensor the graph writes, the main output first."""
+        _, out = self.io_names()  # type: ignore[attr-defined]
+        return (out, "Amax") if self.fp8 and self.amax else (out,)  # type: ignore[attr-defined]

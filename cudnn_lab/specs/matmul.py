@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_choice, check_int
 from .epilogue import check_epilogue
-from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, FP8_TENSOR_CORES, GpuRequirement, check_amax, check_scale, is_fp8
+from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
 from .layout import packed_strides
 
 MATMUL_DTYPES: tuple[str, ...] = (*DTYPES, *FP8_DTYPES)
@@ -22,7 +22,7 @@ FP8_FIELDS: tuple[str, ...] = ("b_dtype", "out_dtype", "scale_a", "scale_b", "am
 
 
 @dataclasses.dataclass(frozen=True)
-class MatmulSpec(Spec):
+class MatmulSpec(Fp8Operands, Spec):
     """A batched GEMM: A [batch, m, k] times B [batch, k, n] gives C [batch, m, n].
 
     ``transpose_a``/``transpose_b`` store an operand column-major (its strides swap), as BLAS's 'T' does;
@@ -37,6 +37,7 @@ class MatmulSpec(Spec):
     """
 
     op: ClassVar[str] = "matmul"
+    FP8_SCALES: ClassVar[dict[str, str]] = {"A": "scale_a", "B": "scale_b"}
     title: ClassVar[str] = "matmul"
     description: ClassVar[str] = "matrix multiplication: MatmulSpec (batched, fused epilogue)"
     #: compute_dtype is left out: it has one allowed value (fp32), so a form shows no control for it.
@@ -107,11 +108,6 @@ class MatmulSpec(Spec):
     # --- FP8 ------------------------------------------------------------------------------------------------
 
     @property
-    def fp8(self) -> bool:
-        """True when A and B are FP8."""
-        return is_fp8(self.dtype)
-
-    @property
     def b_fp8_dtype(self) -> str:
         """B's dtype when the GEMM is FP8 (``b_dtype``, or A's for 'same')."""
         return self.dtype if self.b_dtype == "same" else self.b_dtype
@@ -121,21 +117,9 @@ class MatmulSpec(Spec):
         """The output's dtype: ``out_dtype`` for FP8, else ``dtype``."""
         return self.out_dtype if self.fp8 else self.dtype
 
-    def scales(self) -> dict[str, float | None]:
-        """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
-        return {"A": self.scale_a, "B": self.scale_b} if self.fp8 else {}
-
-    def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
-        """What this problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
-        return (FP8_TENSOR_CORES,) if self.fp8 else ()
-
-    def tensor_dtypes(self) -> dict[str, str]:
-        """A and B in their (FP8) dtypes, C in ``c_dtype``, FP8's descales, scale and Amax in fp32."""
-        if not self.fp8:
-            return {n: self.dtype for n in self.tensor_shapes()}
-        out = {n: "fp32" for n in self.tensor_shapes()}
-        out.update(A=self.dtype, B=self.b_fp8_dtype, C=self.c_dtype)
-        return out
+    def fp8_dtypes(self) -> dict[str, str]:
+        """A and B in their (FP8) dtypes, C in ``c_dtype``."""
+        return {"A": self.dtype, "B": self.b_fp8_dtype, "C": self.c_dtype}
 
     def tensor_strides(self) -> dict[str, tuple[int, ...]]:
         """Row-major strides; a transposed operand is stored column-major (its last two dims swap in memory)."""
@@ -162,10 +146,6 @@ class MatmulSpec(Spec):
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
         return ("A", "B"), "C"
-
-    def output_names(self) -> tuple[str, ...]:
-        """Every tensor the graph writes, the main output first."""
-        return ("C", "Amax") if self.fp8 and self.amax else ("C",)
 
     def flops(self) -> int:
         return 2 * self.batch * self.m * self.n * self.k

@@ -29,7 +29,7 @@ from .run_form import RunForm, call_with_options
 from .state import STATE_VERSION, LabState
 from .state_panel import StatePanel
 from .status import Busy, StatusLog
-from .style import CSS, row, section
+from .style import CSS, offer_run, row, section
 from .sweepview import SweepView
 
 __all__ = ["DEFAULT_REPORT", "Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
@@ -163,9 +163,7 @@ class Lab:
 
     @gpu.setter
     def gpu(self, gpu: bool) -> None:
-        self._gpu = bool(gpu)
-        self.run_button.tooltip = "" if self._gpu else NO_GPU_TEXT
-        self.run_note.value = "" if self._gpu else f"<span class='cl-hint'>{NO_GPU_TEXT}</span>"
+        self._gpu = offer_run(self.run_button, self.run_note, gpu, NO_GPU_TEXT)
         self.sweep_view.gpu = self._gpu
         self._set_buttons(self.busy)
 
@@ -239,7 +237,7 @@ class Lab:
                 self._offer_recordings(e)
                 return None
             self.progress.value = self.progress.max
-            self.show_result(result, source="live")
+            self.show_result(result)
         return result
 
     def load_recorded(self, name_or_path: str | Path) -> Any:
@@ -259,13 +257,16 @@ class Lab:
             if not hasattr(result, "plans"):
                 raise OptionError("recording", str(name_or_path), "is a sweep, not a single run: load it in the "
                                   "Sweep tab", where="Lab")
-            self.show_result(result, source="recorded", recorded=str(name_or_path))
+            self.show_result(result, recorded=str(name_or_path))
         return result
 
-    def show_result(self, result: Any, *, source: str = "live", recorded: str | None = None) -> None:
+    def show_result(self, result: Any, *, recorded: str | None = None) -> None:
         """Show ``result`` in every view; its spec becomes ``lab.spec`` (when the form edits its family). A result
-        of another operation switches the operation and says so."""
-        self.recorded = recorded if source == "recorded" else None
+        of another operation switches the operation and says so. Where it came from is the result's own
+        (:func:`~cudnn_lab.provenance.provenance`: RECORDED when loaded from a file, else MEASURED HERE);
+        ``recorded``: the recording's name or path that the panel's state keeps (default: the file)."""
+        origin = provenance(result)
+        self.recorded = (recorded or str(result.loaded_from)) if origin.kind == "recorded" else None
         before = self.spec.op
         if result.spec != self.spec:
             try:
@@ -278,14 +279,12 @@ class Lab:
                 self.sweep_view.set_op(result.spec.op)
                 if result.spec.op != self._offered_op:
                     self.offer_recordings()
-        origin = provenance(result, recorded=source == "recorded",
-                            name=Path(recorded).stem if recorded else None)
         self.results.show(result, origin, self.spec)
         self._set_buttons(self.busy)
         n_ok = int((result.plans["status"] == "ok").sum())
         switched = (f" The operation switched from {before} to {result.spec.op} to match it."
                     if result.spec.op != before else "")
-        what = f"recording {Path(recorded).stem}" if recorded else "run on this machine's GPU"
+        what = f"recording {origin.name}" if origin.kind == "recorded" else "run on this machine's GPU"
         self.status_log.say(f"Showing {len(result.plans)} plans ({n_ok} ran) from the {what}.{switched}")
 
     def select(self, plan: str | None) -> None:

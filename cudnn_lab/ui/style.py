@@ -113,3 +113,11 @@ def clear_invalid(widget: Any, message: Any) -> None:
             widget.remove_class("cl-invalid")
         widget.layout.border = None
     message.value, message.layout.display = "", "none"
+
+
+def offer_run(button: Any, note: Any, gpu: bool, no_gpu_text: str) -> bool:
+    """A Run button's tooltip and the note beside it: empty with a GPU, else ``no_gpu_text`` (why it will not run)."""
+    gpu = bool(gpu)
+    button.tooltip = "" if gpu else no_gpu_text
+    note.value = "" if gpu else f"<span class='cl-hint'>{html.escape(no_gpu_text)}</span>"
+    return gpu

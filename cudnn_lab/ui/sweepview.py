@@ -24,7 +24,7 @@ from .fields import OPS
 from .figures import FigureHost
 from .run_form import call_with_options, plan_policy_buttons
 from .status import Busy, StatusLog
-from .style import clear_invalid, mark_invalid, section
+from .style import clear_invalid, mark_invalid, offer_run, section
 from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_op, parse_values, plot_fields,
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
@@ -170,9 +170,7 @@ class SweepView:
 
     @gpu.setter
     def gpu(self, gpu: bool) -> None:
-        self._gpu = bool(gpu)
-        self.run_button.tooltip = "" if self._gpu else NO_GPU_SWEEP_TEXT
-        self.run_note.value = "" if self._gpu else f"<span class='cl-hint'>{html.escape(NO_GPU_SWEEP_TEXT)}</span>"
+        self._gpu = offer_run(self.run_button, self.run_note, gpu, NO_GPU_SWEEP_TEXT)
         self.set_busy(self._busy.busy)
 
     @property

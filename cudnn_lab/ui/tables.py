@@ -19,7 +19,7 @@ __all__ = ["ALL_COLUMN_TITLES", "PLAN_TABLE_COLUMNS", "cudnn_version_text", "ful
 
 def result_label(result: Any, source: str = "") -> str:
     """'GPU · driver · CUDA · cuDNN · date' of a result, with where it came from."""
-    text = provenance(result, recorded=False).device
+    text = provenance(result).device
     return f"{source}: {text}" if source else text
 
 

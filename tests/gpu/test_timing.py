@@ -22,6 +22,10 @@ def test_timing_options_come_from_run_options() -> None:
         ("events", 5, 7, 9, 0.2, 1.5)
 
 
+def test_a_runs_default_timing_is_the_timers_default() -> None:
+    assert TimingOptions.from_options(RunOptions()) == TimingOptions()
+
+
 def test_cold_l2_with_auto_timing_means_events() -> None:
     t = TimingOptions.from_options(RunOptions(cold_l2=True))
     assert t.mode == "events" and t.cold_l2

@@ -3,8 +3,6 @@ code and a drawing for each; a spec class without them gets a SpecError naming w
 
 from __future__ import annotations
 
-import dataclasses
-from typing import ClassVar
 
 import pytest
 
@@ -20,17 +18,6 @@ from cudnn_lab.specs import (ActivationSpec, ConvSpec, PoolSpec, RnnSpec, Softma
 FAMILIES = list(spec_classes().values())
 #: Families the graph API does not hold (their default spec): cuDNN's classic calls run them.
 CLASSIC = (PoolSpec, SoftmaxSpec, ActivationSpec, TransformSpec, RnnSpec)
-
-
-@dataclasses.dataclass(frozen=True)
-class NewSpec(Spec):
-    """A family with no module in the graph layer (op left empty: not registered as a spec kind either)."""
-
-    op: ClassVar[str] = ""
-    n: int = 1
-
-    def label(self) -> str:
-        return "new"
 
 
 @pytest.mark.parametrize("cls", FAMILIES, ids=lambda c: c.__name__)
@@ -66,9 +53,9 @@ def test_classic_families_register_a_recipe_that_says_why_there_is_none(cls: typ
 
 @pytest.mark.parametrize("call,what", [(recipe_for, "cuDNN graph recipe"), (reference_code, "script reference code"),
                                        (drawing, "drawing"), (build_graph, "cuDNN graph recipe")])
-def test_an_unregistered_family_is_named_with_the_missing_layer(call, what: str) -> None:
+def test_an_unregistered_family_is_named_with_the_missing_layer(call, what: str, unregistered_spec: Spec) -> None:
     with pytest.raises(SpecError) as info:
-        call(NewSpec())
+        call(unregistered_spec)
     assert info.value.field == "spec" and info.value.value == "NewSpec" and what in str(info.value)
     assert "ConvSpec" in str(info.value)  # the families that have one are listed
 

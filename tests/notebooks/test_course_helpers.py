@@ -59,10 +59,11 @@ def test_verdict_says_why_and_hides_the_answer_until_one_is_given(capsys: pytest
 # ------------------------------------------------------------------------------------------------ provenance
 
 def test_provenance_of_a_recording_names_gpu_driver_cudnn_and_date(conv: cl.RunResult) -> None:
-    assert course.provenance(conv, measured_here=False) == (
-        "RECORDED on NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · cuDNN 9.19.0 · 2026-11-21")
-    assert course.provenance(conv, measured_here=False, name="h200_conv_nhwc_fp16_bias_relu").endswith(
-        "2026-11-21 (h200_conv_nhwc_fp16_bias_relu)")
+    # loaded from its file, a recording is named without being told (RunResult.loaded_from)
+    assert course.provenance(conv) == course.provenance(conv, measured_here=False) == (
+        "RECORDED on NVIDIA H200 · driver 580.159.04 · CUDA 13.0 · cuDNN 9.19.0 · 2026-11-21 "
+        "(h200_conv_nhwc_fp16_bias_relu)")
+    assert course.provenance(conv, measured_here=False, name="my recording").endswith("2026-11-21 (my recording)")
     assert course.provenance(conv, measured_here=True).startswith("MEASURED HERE on this machine's NVIDIA H200 · ")
 
 

@@ -158,6 +158,17 @@ def test_hover_text_names_plan_engine_knobs_median_and_iqr():
         assert part in hover
 
 
+def test_hover_text_names_the_knobs_not_their_numbers():
+    rows = [dict(_row("eng4_k2=1_k13=0", 4, 0, 0.1), knobs='{"k2": 1, "k13": 0}'),
+            dict(_row("eng5_k24=46", 5, 1, 0.2), knobs='{"k24": 46}', knob_names="KERNEL_CFG=46"),
+            dict(_row("eng6", 6, 2, 0.3), knobs="{}")]
+    fig = plots.latency_bar(_result(rows))
+    knob_lines = {name: next(line for line in trace.hovertext[i].split("<br>") if line.startswith("knobs "))
+                  for name, (trace, i) in _points(fig).items()}
+    assert knob_lines == {"eng4_k2=1_k13=0": "knobs TILE_SIZE=1, TILEK=0", "eng5_k24=46": "knobs KERNEL_CFG=46",
+                          "eng6": "knobs none"}
+
+
 def test_only_the_pick_ran():
     rows = [_row("pick", 3, 0, 0.1)] + [_row(f"p{i}", 5, i, None, status="not_built") for i in range(1, 4)]
     fig = plots.latency_bar(_result(rows))

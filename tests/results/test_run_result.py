@@ -140,6 +140,7 @@ def test_summary_names_pick_best_and_device(result) -> None:
     text = result.summary()
     for part in (result.heuristic_pick["plan"], result.best["plan"], "NVIDIA H100", "regret", "a note"):
         assert part in text
+    assert "(cuDNN 9.19.0)" in text.splitlines()[0] and "91900" not in text
 
 
 def test_html_repr_holds_summary_and_table(result) -> None:
@@ -180,6 +181,7 @@ def test_save_and_load(result, tmp_path) -> None:
     loaded = RunResult.load(path)
     pd.testing.assert_frame_equal(loaded.plans, result.plans)
     assert loaded.spec == result.spec and loaded.best["plan"] == result.best["plan"]
+    assert loaded.loaded_from == path and result.loaded_from is None  # where it came from: not saved in the file
 
 
 def test_save_accepts_a_string_path(result, tmp_path) -> None:

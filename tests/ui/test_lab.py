@@ -159,6 +159,16 @@ def test_a_recording_saved_as_a_file_loads(lab: Lab, recorded_path: Path) -> Non
     assert lab.result is not None and lab.recorded == str(recorded_path) and lab.messages == []
 
 
+def test_a_result_shown_from_code_says_where_it_came_from(lab: Lab) -> None:
+    loaded = cl.load_results(MATMUL_RECORDING)
+    lab.show_result(loaded)  # loaded from its file: RECORDED under its name, and the state can load it again
+    assert lab.recorded == str(loaded.loaded_from) and f"recording {MATMUL_RECORDING}" in lab.status.value
+    assert "RECORDED" in lab.results.info.value and "MEASURED HERE" not in lab.results.info.value
+    lab.show_result(dataclasses.replace(loaded, loaded_from=None))  # as cl.run hands it over
+    assert lab.recorded is None and "run on this machine's GPU" in html.unescape(lab.status.value)
+    assert "MEASURED HERE" in lab.results.info.value
+
+
 def test_a_missing_recording_goes_to_the_log(lab: Lab, tmp_path: Path) -> None:
     lab.datasets.options = [("gone", str(tmp_path / "gone.json"))]
     lab.load_button.click()  # must not raise
@@ -171,25 +181,14 @@ def test_loading_a_sweep_as_a_run_is_refused(lab: Lab) -> None:
     assert lab.result is None and any("Sweep tab" in m for m in lab.messages)
 
 
-def _foreign_spec() -> cl.Spec:
-    @dataclasses.dataclass(frozen=True)
-    class ForeignSpec(cl.Spec):  # op "" is not registered: a spec kind the Lab has no controls for
-        size: int = 1
-
-        def label(self) -> str:
-            return "foreign"
-
-    return ForeignSpec()
-
-
-def test_results_of_a_family_the_form_does_not_edit(lab: Lab, recorded_result) -> None:
+def test_results_of_a_family_the_form_does_not_edit(lab: Lab, recorded_result, unregistered_spec) -> None:
     spec = lab.spec
-    other = dataclasses.replace(recorded_result, spec=_foreign_spec())
+    other = dataclasses.replace(recorded_result, spec=unregistered_spec)
     lab.status_log.guard(lab.show_result, other)
     assert lab.result is other and lab.spec == spec
     assert any("the controls edit" in m for m in lab.messages) and "cl-stale" in lab.results.info.value
     with pytest.raises(cl.SpecError, match="has no controls"):
-        Lab(_foreign_spec(), gpu=False)
+        Lab(unregistered_spec, gpu=False)
 
 
 def test_state_round_trip(lab: Lab, tmp_path: Path) -> None:
