@@ -1,19 +1,16 @@
-"""FP8 on the GPU: refuse a problem this GPU or cuDNN cannot run before anything is built (naming the rule), and
-measure the FP8 compute roof (torch._scaled_mm), so an FP8 plan's share of the roofline is against the right roof.
+"""FP8 on the GPU: refuse a problem this GPU or cuDNN cannot run before anything is built (naming the rule); the FP8
+compute roof (torch._scaled_mm) is measured in ceilings.py, so an FP8 plan's share of the roofline is against it.
 """
 
 from __future__ import annotations
 
-import datetime
-import statistics
 from typing import Any
 
 from ..errors import UnsupportedGraphError
 from ..specs import Spec
 from ..specs.fp8 import is_fp8, unmet
-from .timing import Timer, TimingOptions
 
-__all__ = ["unmet_requirements", "check_requirements", "ceiling_dtype", "measure_fp8_record"]
+__all__ = ["unmet_requirements", "check_requirements", "ceiling_dtype"]
 
 
 def _cc(info: dict[str, Any]) -> tuple[int, int]:
@@ -54,38 +51,3 @@ def ceiling_dtype(dtype: str) -> str:
         return "fp8_e4m3"
     return dtype if dtype in ("fp16", "bf16") else "fp32"
 
-
-def measure_fp8_record(device: int, size: int, copy_mib: int) -> dict[str, Any]:
-    """A Ceilings record for FP8: torch._scaled_mm of size^3 e4m3 operands (random data, B column-major, bf16 out),
-    timed with and without fast accumulation (the faster kept: the highest rate the GPU reaches through a library),
-    and a device copy of ``copy_mib`` MiB for the bandwidth roof."""
-    import torch
-
-    from .ceilings import Ceilings
-
-    dev = f"cuda:{device}"
-    with torch.cuda.device(device):
-        stream = torch.cuda.Stream(device)
-        timer = Timer(stream, TimingOptions(mode="events", min_samples=10, max_samples=30, time_cap_s=2.0))
-        gen = torch.Generator(device=dev).manual_seed(0)
-        a = (torch.rand(size, size, device=dev, generator=gen) * 2 - 1).to(torch.float8_e4m3fn)
-        b = (torch.rand(size, size, device=dev, generator=gen) * 2 - 1).to(torch.float8_e4m3fn).t()
-        one = torch.ones((), device=dev)
-        results = {fast: timer.time(lambda f=fast: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
-                                                                      out_dtype=torch.bfloat16, use_fast_accum=f))
-                   for fast in (False, True)}
-        del a, b
-        n = copy_mib << 20
-        src = torch.empty(n, dtype=torch.uint8, device=dev).random_(0, 255)
-        dst = torch.empty_like(src)
-        cp = timer.time(lambda: dst.copy_(src))
-        del src, dst
-    fast = min(results, key=lambda f: results[f].median_ms)
-    mm = results[fast]
-    flop = 2 * size**3 / 1e9  # FLOP per ms / 1e9 = TFLOP/s
-    return Ceilings(dtype="fp8_e4m3", tflops=flop / mm.median_ms, gbps=2 * n / 1e6 / cp.median_ms,
-                    matmul_size=size, copy_bytes=n, tflops_iqr=flop / mm.q1_ms - flop / mm.q3_ms,
-                    gbps_iqr=2 * n / 1e6 / cp.q1_ms - 2 * n / 1e6 / cp.q3_ms,
-                    samples=int(statistics.median([mm.samples, cp.samples])),
-                    measured=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    ).to_dict() | {"kernel": f"torch._scaled_mm (use_fast_accum={fast})"}
