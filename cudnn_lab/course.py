@@ -15,13 +15,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Verdict", "verdict", "check", "say", "cudnn_version", "provenance", "recording_for", "plans_table",
+__all__ = ["Verdict", "verdict", "check", "check_parts", "say", "kept_benchmark", "cudnn_version", "provenance", "recording_for", "plans_table",
            "PLAN_TABLE_COLUMNS", "named_knobs", "ties", "band_shares", "inspect_diff", "best_per_point",
            "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame", "main_tile"]
 
 # ------------------------------------------------------------------------------------------------ exercises
 
 RIGHT, WRONG, OPEN = "✔ right", "✘ not quite", "… not answered yet"
+#: How a part of an answer that this machine cannot measure (no GPU, no recording) is reported: not judged.
+UNMEASURED = "○ not measurable here"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +127,25 @@ def check(answer: Any, expected: Any, why: str = "", *, rel: float | None = None
     print(verdict(answer, expected, why, rel=rel, tol=tol, name=name).text)
 
 
+def check_parts(answer: Any, parts: list[dict[str, Any]], *, name: str = "answer") -> None:
+    """Check a prediction of several values (a tuple, one per part) part by part. Each part is a dict with
+    ``label`` and ``expected`` and optionally ``why``, ``rel``, ``tol``; an ``expected`` of None means this machine
+    cannot measure it: the part is reported as :data:`UNMEASURED` with its ``missing`` reason, never judged."""
+    if answer is None or answer is Ellipsis:
+        print(verdict(None, None, name=name).text)
+        return
+    labels = ", ".join(p["label"] for p in parts)
+    if not isinstance(answer, (list, tuple)) or len(answer) != len(parts):
+        print(f"{WRONG}: {name} should hold {len(parts)} values ({labels}); you gave {_shown(answer)}.")
+        return
+    for value, part in zip(answer, parts):
+        if part["expected"] is None:
+            print(f"{UNMEASURED}: {part['label']}: {part.get('missing', 'no measurement on this machine')}")
+        else:
+            print(verdict(value, part["expected"], part.get("why", ""), rel=part.get("rel"), tol=part.get("tol"),
+                          name=f"{name}'s {part['label']}").text)
+
+
 def say(text: str) -> None:
     """Show a sentence built from the data (an f-string) as Markdown in a notebook, as plain text elsewhere."""
     try:
@@ -212,6 +233,28 @@ def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, boo
     if not scored:
         return None, False
     return max(scored, key=lambda s: (s[0], s[1]))[1], False
+
+
+def kept_benchmark(benchmark: str) -> tuple[Any, str] | None:
+    """The newest benchmark output kept in a source checkout (``benchmarks/results/<gpu>_<date>_<benchmark>.json``,
+    a script's ``--json``) and its provenance line; None when there is none (or the kit is installed without them)."""
+    from .provenance import Provenance
+
+    found = sorted((Path(__file__).parents[1] / "benchmarks" / "results").glob(f"*_*_{benchmark}.json"),
+                   key=lambda f: f.name.split("_")[1])
+    if not found:
+        return None
+    data = json.loads(found[-1].read_text(encoding="utf-8"))
+
+    def first(value: Any, key: str) -> Any:  # the first value of ``key`` anywhere in the JSON
+        if isinstance(value, dict):
+            return value[key] if key in value else next((f for v in value.values() if (f := first(v, key))), None)
+        return next((f for v in value if (f := first(v, key))), None) if isinstance(value, list) else None
+
+    origin = Provenance(kind="recorded", gpu=str(first(data, "device") or "unknown GPU"), driver="unknown",
+                        cudnn=cudnn_version(first(data, "cudnn")), cuda="unknown", date=found[-1].name.split("_")[1],
+                        name=f"benchmarks/results/{found[-1].name}")
+    return data, origin.text
 
 
 # ------------------------------------------------------------------------------------------------ plan tables

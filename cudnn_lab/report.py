@@ -82,8 +82,11 @@ def _figures(result: RunResult) -> list[Any]:
 
     if metrics.timed(result.plans).empty:
         return []
-    return [plots.latency_bar(result), plots.heuristic_vs_measured(result), plots.errors_per_plan(result),
+    figs = [plots.latency_bar(result), plots.heuristic_vs_measured(result), plots.errors_per_plan(result),
             plots.error_histogram(result), plots.roofline(result)]
+    if result.exploration["explored"]:  # the engine space sampled beyond the proposals (explore > 0)
+        figs += [plots.engine_space(result), plots.engine_knobs(result)]
+    return figs
 
 
 def _figures_html(figs: list[Any]) -> str:

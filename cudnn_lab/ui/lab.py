@@ -34,7 +34,8 @@ from .sweepview import SweepView
 
 __all__ = ["DEFAULT_REPORT", "Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
 
-VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Sweep", "Code", "Log")
+VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy", "Sweep", "Code",
+                          "Log")
 #: Where Save report writes when its path field is left as it is (the current folder).
 DEFAULT_REPORT = "cudnn_lab_report.html"
 NO_GPU_TEXT = "No GPU: load recorded results"

@@ -1,5 +1,6 @@
-"""The views of one result: the plan table and its plan choice, the result's label, the heuristics sentence and
-the figures (latency, heuristics, errors, histogram, roofline) with the selected plan highlighted everywhere.
+"""The views of one result: the plan table and its plan choice, the result's label, the heuristics sentence, the
+figures (latency, heuristics, errors, histogram, roofline) with the selected plan highlighted everywhere, and the
+Anatomy view (the engine space explored beyond the proposals, the kernels per plan).
 
 The pick and the best plan are :mod:`cudnn_lab.results.metrics`' (one definition); the figures are
 :mod:`cudnn_lab.plots`'; the table is :mod:`.tables`'. This part only puts them in their panes.
@@ -17,11 +18,14 @@ from .figures import FigureHost
 from .status import StatusLog
 from .tables import heuristic_summary, plan_table_html
 
-__all__ = ["RESULT_FIGURES", "ResultView", "pick_name"]
+__all__ = ["ANATOMY_FIGURES", "RESULT_FIGURES", "ResultView", "pick_name"]
 
 #: The figures of one result, by pane name.
 RESULT_FIGURES: tuple[str, ...] = ("latency", "heuristics", "errors", "histogram", "roofline")
+#: The Anatomy view's figures (engine space by engine, by one knob's value).
+ANATOMY_FIGURES: tuple[str, ...] = ("engines", "knobs")
 _EMPTY = "No results yet: Run on a GPU, or load a recorded result (source: Recorded)."
+_NO_SAMPLE = "No engine-space sample (see above)."
 
 
 def pick_name(result: Any) -> str | None:
@@ -63,6 +67,9 @@ class ResultView:
         self.plans_html = W.HTML(plan_table_html(None)).add_class("cl-plans-table")
         self.heuristics_html = W.HTML("").add_class("cl-heuristic-summary")
         self.plans_box = W.VBox([self.plan_select, self.plans_html]).add_class("cl-plans")
+        #: The Anatomy view's sentences: the engine space's (or why there is none) and the kernels table.
+        self.engines_html = W.HTML("").add_class("cl-engines-note")
+        self.kernels_html = W.HTML("").add_class("cl-kernels-view")
         pane = figures.pane
         #: The views of the tabs, by title.
         self.views: dict[str, Any] = {
@@ -71,6 +78,9 @@ class ResultView:
             "Heuristics": W.VBox([self.heuristics_html, pane("heuristics")]).add_class("cl-heuristics"),
             "Numerics": W.VBox([pane("errors"), pane("histogram")]).add_class("cl-numerics"),
             "Roofline": W.VBox([pane("roofline")]).add_class("cl-roofline"),
+            "Anatomy": W.VBox([self.engines_html, pane("engines"), pane("knobs"),
+                               W.HTML("<div class='cl-section'>kernels per plan</div>"), self.kernels_html]
+                              ).add_class("cl-anatomy"),
         }
         self.plan_select.observe(lambda ch: log.guard(self._on_plan_select, ch), names="value")
         self.draw()
@@ -126,11 +136,41 @@ class ResultView:
         """Draw every figure again from the result and the selected plan."""
         if self.result is None:
             self.heuristics_html.value = ""
-            for key in RESULT_FIGURES:
+            self.engines_html.value = self.kernels_html.value = ""
+            for key in RESULT_FIGURES + ANATOMY_FIGURES:
                 self._figures.show_text(key, _EMPTY)
             return
         self.heuristics_html.value = f"<p class='cl-label'>{heuristic_summary(self.result)}</p>"
         for key, make in _figure_makers(self.result, self.selected).items():
+            try:
+                self._figures.show(key, make())
+            except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
+                self._log.report(e)
+                self._figures.show_text(key, f"could not draw this figure: {type(e).__name__}")
+        self.draw_anatomy()
+
+    def draw_anatomy(self) -> None:
+        """The Anatomy view: the engine-space figures with the exploration's answer, or one sentence saying why the
+        result has none (and how to get one); the kernels per plan, or one sentence saying there are none."""
+        from .. import plots
+        from ..plots.anatomy import no_sample_text
+        from ..results.anatomy import answer_text
+
+        result = self.result
+        try:
+            self.kernels_html.value = plots.kernels_html(result)
+        except Exception as e:  # noqa: BLE001 - the figures below must still be drawn
+            self._log.report(e)
+            self.kernels_html.value = f"<p class='cl-anatomy-note'>Cannot list kernels: {html.escape(str(e))}</p>"
+        if not result.exploration["explored"]:
+            self.engines_html.value = f"<p class='cl-anatomy-note'>{html.escape(no_sample_text(result))}.</p>"
+            for key in ANATOMY_FIGURES:
+                self._figures.show_text(key, _NO_SAMPLE)
+            return
+        self.engines_html.value = f"<p class='cl-anatomy-note'>{html.escape(answer_text(result.exploration))}</p>"
+        makers = {"engines": lambda: plots.engine_space(result, selected=self.selected),
+                  "knobs": lambda: plots.engine_knobs(result, selected=self.selected)}
+        for key, make in makers.items():
             try:
                 self._figures.show(key, make())
             except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others

@@ -73,6 +73,16 @@ CSS = """
 .cl-lab .cl-op-note-text { font-size: 11px; white-space: normal; }
 .cl-lab .cl-compact .widget-toggle-button { padding-left: 2px; padding-right: 2px; }
 .cl-lab .cl-code-note { font-size: 13px; line-height: 1.45; max-width: 820px; }
+.cl-lab .cl-anatomy-note { font-size: 12px; white-space: normal; overflow-wrap: anywhere; margin: 4px 0;
+  max-width: 100%; }
+.cl-lab .cl-kernel-table { border-collapse: collapse; font-size: 11px; margin: 0 0 8px 0;
+  font-variant-numeric: tabular-nums; }
+.cl-lab .cl-kernel-table caption { caption-side: top; text-align: left; padding: 2px 0; white-space: normal;
+  overflow-wrap: anywhere; }
+.cl-lab .cl-kernel-table td, .cl-lab .cl-kernel-table th { border-bottom: 1px solid #e5e7eb; padding: 1px 6px;
+  text-align: right; white-space: nowrap; }
+.cl-lab .cl-kernel-table td:first-child, .cl-lab .cl-kernel-table th:first-child { text-align: left; }
+.cl-lab .cl-sweep-report-path { max-width: 100%; }
 </style>
 """
 

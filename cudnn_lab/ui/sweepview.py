@@ -25,6 +25,7 @@ from .figures import FigureHost
 from .run_form import call_with_options, plan_policy_buttons
 from .status import Busy, StatusLog
 from .style import clear_invalid, mark_invalid, offer_run, section
+from .sweep_report import SweepReport
 from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_op, parse_values, plot_fields,
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
@@ -126,6 +127,9 @@ class SweepView:
                                      line(small("y"), self.y, small("plan"), self.which)]
                                     ).add_class("cl-sweep-options")
         self.compare_options = line(small("chart"), self.chart).add_class("cl-compare-options")
+        #: Save sweep report, beside the figure: writes the sweep shown (``self.frame``) as one HTML file.
+        self.report = SweepReport(W, frame=lambda: self.frame, measured=lambda: self.source_text.startswith("live"),
+                                  log=log, busy=busy)
         self.box = W.VBox([
             section(W, "sweep the problem on the left (one or two fields)"),
             line(small("axis 1"), self.axis_fields[0], self.axis_values[0]), self.axis_messages[0],
@@ -140,7 +144,7 @@ class SweepView:
             section(W, "figure"),
             line(small("operation"), self.op_filter),
             self.sweep_options, self.compare_options,
-            self.info, figures.pane("sweep"),
+            self.info, figures.pane("sweep"), self.report.box,
         ], layout=W.Layout(max_width="100%")).add_class("cl-sweep")
 
         guard = log.guard
@@ -281,6 +285,7 @@ class SweepView:
         self.mode = "latency"
         self._fill_axes(x, color)
         self.redraw()
+        self.set_busy(self._busy.busy)
 
     def redraw(self) -> Any:
         """Draw the figure again from the frame (or the comparison) and the figure options."""
@@ -357,6 +362,7 @@ class SweepView:
         has = bool(self.recorded.options)
         self.load_button.disabled = busy or not has
         self.compare_button.disabled = busy or not has
+        self.report.set_busy(busy)
 
     # ============================================================================================ internals
 

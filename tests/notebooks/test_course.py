@@ -43,6 +43,9 @@ REQUIREMENTS: dict[str, dict[str, Any]] = {
 PROVENANCE = re.compile(r"(RECORDED on|MEASURED HERE on this machine's) (NVIDIA [^·]+|unknown GPU) · driver [^·]+ · "
                         r"CUDA [^·]+ · cuDNN (\d+\.\d+\.\d+|unknown) · (\d{4}-\d\d-\d\d|undated)")
 
+#: The course's referees (cudnn_lab.course): one answer, or a prediction of several values checked part by part.
+CHECKS = re.compile(r"\bcheck(?:_parts)?\(")
+
 #: Cells a lesson may have before its exercises (one idea per lesson).
 MAX_LESSON_CELLS = 16
 
@@ -140,13 +143,13 @@ def test_every_exercise_is_active(path: Path) -> None:
                          ("markdown", ("hint",)), ("code", ("solution",))], f"exercise {n}: {kinds}"
         question, answer, checker, hint, solution = cells
         assert re.search(rf"^answer_{n} = None\b", answer.source, re.MULTILINE), f"exercise {n}: answer cell"
-        assert f"answer_{n}" in checker.source and "check(" in checker.source
+        assert f"answer_{n}" in checker.source and CHECKS.search(checker.source)
         assert checker.metadata.get("jupyter", {}).get("source_hidden") is True, f"exercise {n}: fold the check"
         assert "<details><summary>Hint</summary>" in hint.source and "</details>" in hint.source
         folded = solution.metadata.get("jupyter", {})
         assert folded.get("source_hidden") is True and folded.get("outputs_hidden") is True, \
             f"exercise {n}: fold the solution's code and output"
-        assert "check(" in solution.source, f"exercise {n}: the solution must check its own answer"
+        assert CHECKS.search(solution.source), f"exercise {n}: the solution must check its own answer"
 
 
 #: Numbers in Markdown that are measurements (times, rates, ratios, percentages) go stale when a recording changes:

@@ -220,3 +220,33 @@ def test_main_tile_is_the_tile_of_the_kernel_that_takes_most_time() -> None:
     assert course.main_tile(kernels[2:]) == (256, 128)
     assert course.main_tile(None) is None and course.main_tile(float("nan")) is None
     assert course.main_tile(json.dumps(kernels[:1])) is None
+
+
+# ------------------------------------------------------------------------------------------------ several predictions
+
+_PARTS = [{"label": "speed-up", "expected": None, "missing": "no GPU here"},
+          {"label": "error", "expected": 0.033, "rel": 0.5, "why": "two inputs"}]
+
+
+def test_check_parts_judges_each_measurable_part_and_names_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    course.check_parts(None, _PARTS, name="answer_4")
+    assert capsys.readouterr().out.startswith(course.OPEN)
+    course.check_parts((2.0, 0.03), _PARTS, name="answer_4")
+    said = capsys.readouterr().out.splitlines()
+    assert said[0] == f"{course.UNMEASURED}: speed-up: no GPU here"
+    assert said[1].startswith(course.RIGHT) and "two inputs" in said[1]
+    course.check_parts((2.0, 0.2), _PARTS, name="answer_4")
+    assert course.WRONG in capsys.readouterr().out
+    course.check_parts(0.03, _PARTS, name="answer_4")  # one value for two parts
+    said = capsys.readouterr().out
+    assert said.startswith(course.WRONG) and "2 values (speed-up, error)" in said
+
+
+def test_kept_benchmark_reads_a_kept_output_with_its_origin() -> None:
+    kept = course.kept_benchmark("fusion")
+    assert kept is not None
+    data, origin = kept
+    assert isinstance(data, list) and data and "cudnn_us" in data[0]
+    assert origin == ("RECORDED on NVIDIA H100 80GB HBM3 · driver unknown · CUDA unknown · cuDNN 9.19.0 · 2026-11-22 "
+                      "(benchmarks/results/h100_2026-11-22_fusion.json)")
+    assert course.kept_benchmark("no_such_benchmark") is None

@@ -116,3 +116,12 @@ def test_cli_report_of_a_sweep_name_file_and_store(tmp_path) -> None:
         store.append(pid, point)
     assert cli.main(["report", str(tmp_path / "store"), "-o", str(tmp_path / "s.html")]) == 0
     assert "3 points" in (tmp_path / "s.html").read_text()
+
+
+def test_a_recording_without_exploration_reports_no_engine_space_figure() -> None:
+    from cudnn_lab.report import _figures, report_html
+
+    result = cl.load_results("h200_conv_nhwc_fp16_bias_relu")
+    titles = [f.layout.title.text.split("<br>")[0] for f in _figures(result)]
+    assert len(titles) == 5 and not any("Engine space" in t for t in titles)
+    assert "Engine space" not in report_html(result)

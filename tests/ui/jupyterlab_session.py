@@ -132,9 +132,10 @@ def show_view(page: Any, title: str) -> None:
     page.mouse.move(2, 2)  # no hover label or mode bar over a screenshot
 
 
-#: What a view's boxes are measured from: figures, tables, the graph's scroll box, the code, the sweep controls.
+#: What a view's boxes are measured from: figures, tables, the graph's scroll box, the code, the sweep controls,
+#: the Anatomy view's sentences.
 BOX_SELECTORS = (".js-plotly-plot", ".cl-table-wrap", "table.cl-plan-table:not(.cl-plan-table-full)",
-                 ".cl-graph-scroll", ".cl-code-text", ".cl-sweep .widget-hbox", ".cl-zoom-bar")
+                 ".cl-graph-scroll", ".cl-code-text", ".cl-sweep .widget-hbox", ".cl-zoom-bar", ".cl-anatomy-note")
 
 
 def boxes_outside(page: Any) -> list[str]:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser
 SIZES = [(1280, 800), (1600, 1000)]
 #: (width, height, file browser open): with it open at 1280 the views do not fit beside the controls, and wrap.
 LAYOUTS = [(*SIZES[0], False), (*SIZES[1], False), (*SIZES[0], True)]
-VIEWS = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Sweep", "Code", "Log")
+VIEWS = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy", "Sweep", "Code", "Log")
 SHOTS = ROOT / "docs" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1" else Path(tempfile.gettempdir())
 
 
@@ -101,6 +101,9 @@ def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, 
         show_view(page, view)
         if view == "Plans":
             assert "median (µs)" in page.locator(".cl-lab .cl-plans-table").inner_text()
+        if view == "Anatomy":  # the recording has no engine-space sample nor kernels: the view says so
+            assert "explore=200" in page.locator(".cl-lab .cl-engines-note").inner_text()
+            assert "no kernels per plan" in page.locator(".cl-lab .cl-kernels-view").inner_text()
         if view == "Sweep" and len(sweeps) >= 2:
             assert page.locator(".cl-lab button.cl-sweep-run").is_disabled()
             page.locator(".cl-lab .cl-compare-a select").select_option(value=sweeps[0])

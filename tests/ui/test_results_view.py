@@ -11,7 +11,7 @@ import cudnn_lab as cl
 from cudnn_lab.provenance import provenance
 from cudnn_lab.results import metrics
 from cudnn_lab.ui.figures import FigureHost
-from cudnn_lab.ui.results_view import RESULT_FIGURES, ResultView, pick_name
+from cudnn_lab.ui.results_view import ANATOMY_FIGURES, RESULT_FIGURES, ResultView, pick_name
 from cudnn_lab.ui.status import StatusLog
 
 
@@ -34,7 +34,7 @@ def outline_of(fig, plan: str) -> float:
 def test_before_a_result_every_figure_says_so(view: ResultView) -> None:
     assert view.result is None and "No results yet" in view.plans_html.value
     figures = view._figures.figures
-    assert set(figures) == set(RESULT_FIGURES)
+    assert set(figures) == set(RESULT_FIGURES + ANATOMY_FIGURES)
     assert all("No results yet" in f.layout.annotations[0].text for f in figures.values())
 
 

@@ -1,0 +1,75 @@
+"""The anatomy figures and tables (plots.engine_space, engine_knobs, kernels_table, kernels_html) on the shipped
+recordings, which were made before exploration and kernel profiling existed: the figures refuse with a sentence
+saying how to get a sample, the kernel view says there are none. The with-data paths await recordings made with
+explore > 0 and kernels on (no fabricated results here)."""
+
+from __future__ import annotations
+
+import pytest
+
+import cudnn_lab as cl
+from cudnn_lab import plots
+from cudnn_lab.errors import OptionError
+from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT, origin_group
+
+pytest.importorskip("plotly")
+
+RECORDING = "h200_conv_nhwc_fp16_bias_relu"
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return cl.load_results(RECORDING)
+
+
+@pytest.mark.parametrize("figure", [plots.engine_space, plots.engine_knobs])
+def test_a_recording_without_exploration_has_no_engine_space_figure(recorded, figure) -> None:
+    assert recorded.exploration["explored"] == 0  # recorded before exploration existed
+    with pytest.raises(OptionError) as e:
+        figure(recorded)
+    text = str(e.value)
+    assert "no engine-space sample" in text
+    assert "cl.run(spec, explore=200)" in text and "GPU" in text
+    assert recorded.spec.label() in text
+
+
+def test_kernels_table_of_a_recording_without_kernels_is_empty_with_its_columns(recorded) -> None:
+    table = plots.kernels_table(recorded)
+    assert table.empty
+    assert list(table.columns) == ["plan", "kernel", "kind", "count", "us", "total_us", "kernel_sum_us",
+                                   "replayed_us", "launch_gap_us"]
+
+
+def test_kernels_view_of_a_recording_without_kernels_says_so_in_one_sentence(recorded) -> None:
+    text = plots.kernels_html(recorded)
+    assert NO_KERNELS_TEXT in text
+    assert "<table" not in text
+    assert NO_KERNELS_TEXT.count(". ") == 0 and NO_KERNELS_TEXT.endswith(".")
+
+
+@pytest.mark.parametrize("make", [plots.engine_space, plots.engine_knobs, plots.kernels_table, plots.kernels_html])
+def test_a_sweep_frame_or_other_value_is_refused(make) -> None:
+    sweep = cl.load_results("h200_standard")
+    with pytest.raises(OptionError, match="sweep frame"):
+        make(sweep)
+    with pytest.raises(OptionError, match="single RunResult"):
+        make(42)
+
+
+def test_option_types_are_checked_before_the_sample(recorded) -> None:
+    with pytest.raises(OptionError, match="selected"):
+        plots.engine_space(recorded, selected=3)
+    with pytest.raises(OptionError, match="engine id"):
+        plots.engine_knobs(recorded, engine="62")
+    with pytest.raises(OptionError, match="engine id"):
+        plots.engine_knobs(recorded, engine=True)
+    with pytest.raises(OptionError, match="knob name"):
+        plots.engine_knobs(recorded, knob=13)
+
+
+def test_origin_groups() -> None:
+    assert origin_group(True, "heuristics") == "proposed"
+    assert origin_group(None, None) == "proposed"  # recordings before the column: proposed
+    assert origin_group(False, "neighbour of eng0_k2=1") == "neighbour"
+    assert origin_group(False, "random near eng0_k2=1") == "random"
+    assert origin_group(False, "random") == "random"

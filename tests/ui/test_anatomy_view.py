@@ -1,0 +1,55 @@
+"""The Lab's Anatomy view with the shipped recordings (made before exploration and kernel profiling): it says in
+one sentence why there is no engine-space sample and how to get one, and that there are no kernels per plan."""
+
+from __future__ import annotations
+
+import pytest
+from lab_samples import CONV_RECORDING
+
+from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT
+from cudnn_lab.ui import Lab
+from cudnn_lab.ui.lab import VIEWS
+from cudnn_lab.ui.results_view import ANATOMY_FIGURES
+
+
+@pytest.fixture
+def lab() -> Lab:
+    return Lab(gpu=False)
+
+
+def _annotations(lab: Lab, name: str) -> list[str]:
+    shown = lab.figure_host.shown(name)
+    assert shown is not None
+    return [a["text"] for a in shown["layout"].get("annotations", [])]
+
+
+def test_the_anatomy_tab_is_there(lab: Lab) -> None:
+    assert "Anatomy" in VIEWS
+    assert lab.tabs.get_title(VIEWS.index("Anatomy")) == "Anatomy"
+    lab.view = "Anatomy"
+    assert lab.view == "Anatomy"
+
+
+def test_before_a_result_the_anatomy_figures_say_there_is_none(lab: Lab) -> None:
+    for name in ANATOMY_FIGURES:
+        assert any("No results yet" in t for t in _annotations(lab, name))
+    assert lab.results.engines_html.value == "" and lab.results.kernels_html.value == ""
+
+
+def test_a_recording_without_exploration_says_how_to_get_a_sample(lab: Lab) -> None:
+    lab.load_recorded(CONV_RECORDING)
+    text = lab.results.engines_html.value
+    assert "no engine-space sample" in text and "explore=200" in text
+    assert lab.result.spec.label() in text
+    for name in ANATOMY_FIGURES:
+        assert _annotations(lab, name) == ["No engine-space sample (see above)."]
+    assert NO_KERNELS_TEXT in lab.results.kernels_html.value
+    assert "cl-status-error" not in lab.status.value  # a recording without a sample is no error
+
+
+def test_selecting_a_plan_keeps_the_anatomy_view(lab: Lab) -> None:
+    lab.load_recorded(CONV_RECORDING)
+    other = [p for p in lab.result.plans["plan"] if p != lab.selected][0]
+    lab.select(other)
+    assert NO_KERNELS_TEXT in lab.results.kernels_html.value
+    assert "no engine-space sample" in lab.results.engines_html.value
