@@ -28,7 +28,7 @@ from .results_view import ResultView
 from .run_form import RunForm, call_with_options
 from .state import STATE_VERSION, LabState
 from .state_panel import StatePanel
-from .status import Busy, StatusLog
+from .status import Busy, StatusLog, file_link
 from .style import CSS, offer_run, row, section
 from .sweepview import SweepView
 
@@ -308,13 +308,7 @@ class Lab:
         with self.busy_flag.working():
             written = save_report(self.result, target, origin=self.results.origin).resolve()
         self.report_written = written
-        try:
-            href = written.relative_to(Path.cwd().resolve()).as_posix()
-        except ValueError:
-            href = None
-        shown = html.escape(str(written))
-        link = (f"<a href='{html.escape(href)}' target='_blank' class='cl-report-link'>{shown}</a>" if href
-                else f"<code class='cl-report-link'>{shown}</code>")
+        link = file_link(written)
         self.status_log.say_html(f"Report saved: {link} (one HTML file that opens offline)")
         return written
 

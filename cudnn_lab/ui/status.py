@@ -8,6 +8,7 @@ one busy flag the Lab's parts share, so every button is disabled while any of th
 from __future__ import annotations
 
 import html
+from pathlib import Path
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -113,3 +114,14 @@ class Busy:
             yield
         finally:
             self.set(False)
+
+
+def file_link(written: Path) -> str:
+    """A saved file as HTML: a link the browser can open where it lies under the working folder, else its path."""
+    try:
+        href: str | None = written.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        href = None
+    shown = html.escape(str(written))
+    return (f"<a href='{html.escape(href)}' target='_blank' class='cl-report-link'>{shown}</a>" if href
+            else f"<code class='cl-report-link'>{shown}</code>")

@@ -8,13 +8,12 @@ made; every error reaches the status line as one sentence through the log's ``gu
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import OptionError
-from .status import Busy, StatusLog
+from .status import Busy, StatusLog, file_link
 
 __all__ = ["DEFAULT_SWEEP_REPORT", "SweepReport"]
 
@@ -60,12 +59,6 @@ class SweepReport:
             page = sweep_report_html(frame, recorded=not self._measured())
             written = write_text(target, page, what="sweep report").resolve()
         self.written = written
-        try:
-            href = written.relative_to(Path.cwd().resolve()).as_posix()
-        except ValueError:
-            href = None
-        shown = html.escape(str(written))
-        link = (f"<a href='{html.escape(href)}' target='_blank' class='cl-report-link'>{shown}</a>" if href
-                else f"<code class='cl-report-link'>{shown}</code>")
+        link = file_link(written)
         self._log.say_html(f"Sweep report saved: {link} (one HTML file that opens offline)")
         return written
