@@ -263,18 +263,14 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
     x_lo, x_hi = min(float(xs[i]) for i in keep) / 2, max(float(xs[i]) for i in keep) * 2
     marks = [1.0]
     fig.add_hline(y=1.0, line={"color": "#9ca3af", "width": 1}, name="same speed")
-    if bw[0] and bw[1]:
-        r = bw[1] / bw[0]
-        marks.append(r)
-        line = {"dash": "dash", "color": "#1d4ed8", "width": 1.5}
-        fig.add_hline(y=r, line=line, name="bandwidth ratio")
-        legend_line(fig, f"bandwidth ratio {r:.2f}x", line)
-    if peak[0] and peak[1]:
-        r = peak[1] / peak[0]
-        marks.append(r)
-        line = {"dash": "dot", "color": "#b91c1c", "width": 1.5}
-        fig.add_hline(y=r, line=line, name="compute ratio")
-        legend_line(fig, f"compute ratio {r:.2f}x", line)
+    for (a, b), what, dash, color in ((bw, "bandwidth ratio", "dash", "#1d4ed8"),
+                                      (peak, "compute ratio", "dot", "#b91c1c")):
+        if a and b:
+            r = b / a
+            marks.append(r)
+            line = {"dash": dash, "color": color, "width": 1.5}
+            fig.add_hline(y=r, line=line, name=what)
+            legend_line(fig, f"{what} {r:.2f}x", line)
     if bw[0] and bw[1] and peak[0] and peak[1]:
         n = 60
         grid = [x_lo * (x_hi / x_lo) ** (i / (n - 1)) for i in range(n)]
