@@ -3,13 +3,23 @@
 Every plan of heuristic modes A, B and FALLBACK is built, checked and timed; each result is saved as JSON in
 cudnn_lab/data/recorded/ (or --out), named after the GPU and the problem, labelled with GPU, driver, CUDA,
 cuDNN and date inside. Anyone with an NVIDIA GPU can rerun it:  python scripts/record.py
+
+Problems run in a worker process that the parent kills and restarts when one problem outlasts
+--problem-timeout-s (a call stuck inside cuDNN cannot be interrupted from Python), and no problem starts after
+--deadline-s: a recording round always ends, keeping what it recorded, and says which problems it left.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
+import faulthandler
+import json
+import os
 import re
+import selectors
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import cudnn_lab as cl
@@ -86,43 +96,121 @@ PROBLEMS = {
 EXPLORE = {"conv_nhwc_fp16": 200}
 
 
-def _give_up(signum: int, frame: object) -> None:
-    raise TimeoutError("took longer than --problem-timeout-s")
+#: Recorded first, so a round cut short still has every family's Lab default and the engine-space sample.
+FIRST = ("conv_nhwc_fp16_bias_relu", "matmul_fp16_bias", "sdpa_bf16_causal", "layernorm_bf16", "pool_max_fp16",
+         "conv_nhwc_fp16", "conv_nchw_fp16_bias_relu", "matmul_fp8_e4m3_4096", "matmul_bf16_tn_4096",
+         "sdpa_bf16_causal_bwd", "batchnorm_fp16_training", "rmsnorm_bf16_training", "rnn_lstm_fp16",
+         "softmax_fp16_channel", "activation_swish_fp16", "transform_nchw_to_nhwc_fp16", "conv_genstats_fp16")
+
+
+def _priority(name: str) -> int:
+    return FIRST.index(name) if name in FIRST else len(FIRST)
+
+
+def gpu_slug(gpu: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", gpu.lower()).strip("-").replace("nvidia-", "")
+
+
+def record_one(name: str, args: argparse.Namespace) -> str:
+    """Run one problem with every plan and save it; the line to print."""
+    spec = PROBLEMS[name]
+    explore = EXPLORE.get(name, 0) if args.explore is None or name not in EXPLORE else args.explore
+    result = cl.run(spec, plans="all", heuristics=tuple(args.heuristics.split(",")), explore=explore,
+                    explore_time_s=30.0, time_cap_s=args.time_cap_s)
+    path = result.save(args.out / f"{gpu_slug(result.device['gpu'])}_{name}.json")
+    lines = result.summary().splitlines()
+    return f"{path.name}: {len(result.plans)} plans, {len(result.ok)} ran; {lines[min(2, len(lines) - 1)]}"
+
+
+def worker(names: list[str], args: argparse.Namespace) -> None:
+    """Record ``names`` in order, one JSON line per problem on stdout (the parent reads them)."""
+    for name in names:
+        # A stack dump on stderr if this problem hangs: the parent kills the worker after the timeout.
+        faulthandler.dump_traceback_later(max(args.problem_timeout_s - 5, 1), exit=False)
+        t0 = time.perf_counter()
+        try:
+            line, ok = record_one(name, args), True
+        except cl.CudnnLabError as e:  # one problem that fails must not stop the others
+            line, ok = str(e).splitlines()[0] if str(e) else type(e).__name__, False
+        faulthandler.cancel_dump_traceback_later()
+        print(json.dumps({"name": name, "ok": ok, "line": line, "s": round(time.perf_counter() - t0, 1)}),
+              flush=True)
+
+
+def parent(names: list[str], args: argparse.Namespace) -> int:
+    """Run workers over ``names``, restarting past a problem that hangs; stop starting problems at the deadline."""
+    t_end = time.monotonic() + args.deadline_s if args.deadline_s else float("inf")
+    done: dict[str, str] = {}
+    todo = list(names)
+    while todo and time.monotonic() < t_end:
+        cmd = [sys.executable, "-u", __file__, "--worker", "--out", str(args.out), "--heuristics", args.heuristics,
+               "--time-cap-s", str(args.time_cap_s), "--problem-timeout-s", str(args.problem_timeout_s),
+               "--only", *todo] + ([] if args.explore is None else ["--explore", str(args.explore)])
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, bufsize=0)
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        pending = b""
+        started = time.monotonic()
+        while todo:
+            limit = min(started + args.problem_timeout_s, t_end) - time.monotonic()
+            if b"\n" not in pending and (limit <= 0 or not sel.select(timeout=limit)):
+                proc.kill()
+                proc.wait()
+                name = todo.pop(0)
+                why = "timed out" if time.monotonic() < t_end else "deadline reached"
+                done[name] = f"not recorded: {why} after {time.monotonic() - started:.0f} s"
+                print(f"{name}: {done[name]}", flush=True)
+                break
+            if b"\n" not in pending:
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if chunk:
+                    pending += chunk
+                    continue
+                proc.wait()  # end of output: the worker died (a crash inside CUDA); skip the problem it was on
+                name = todo.pop(0)
+                done[name] = f"not recorded: the worker exited with {proc.returncode}"
+                print(f"{name}: {done[name]}", flush=True)
+                break
+            raw, _, pending = pending.partition(b"\n")
+            try:
+                msg = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            name = msg["name"]
+            if name in todo:
+                todo.remove(name)
+            done[name] = ("" if msg["ok"] else "not recorded: ") + msg["line"]
+            print(f"{name} ({msg['s']} s): {done[name]}", flush=True)
+            started = time.monotonic()
+        else:
+            proc.wait()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    missed = [n for n in names if n not in done or done[n].startswith("not recorded")]
+    print(f"recorded {len(names) - len(missed)} of {len(names)}" + (f"; not recorded: {', '.join(missed)}" if missed
+                                                                       else ""), flush=True)
+    return 0 if not missed else 1
 
 
 def main() -> None:
-    signal.signal(signal.SIGALRM, _give_up)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RECORDED_DIR)
     parser.add_argument("--only", nargs="+", choices=sorted(PROBLEMS), help="record only these problems")
+    parser.add_argument("--skip", nargs="+", choices=sorted(PROBLEMS), default=[], help="leave these out")
     parser.add_argument("--heuristics", default="A,B,FALLBACK", help="heuristic modes, comma separated")
     parser.add_argument("--time-cap-s", type=float, default=0.5, help="seconds of sampling per plan")
     parser.add_argument("--explore", type=int, default=None, help="engine-space sample size for the EXPLORE problems")
-    parser.add_argument("--problem-timeout-s", type=int, default=0, help="give up on a problem after this long")
+    parser.add_argument("--problem-timeout-s", type=int, default=120, help="give up on a problem after this long")
+    parser.add_argument("--deadline-s", type=float, default=0, help="start no problem after this many seconds")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    failed: list[str] = []
-    for name, spec in PROBLEMS.items():
-        if args.only and name not in args.only:
-            continue
-        print(f"{name}: recording", flush=True)
-        explore = EXPLORE.get(name, 0) if args.explore is None or name not in EXPLORE else args.explore
-        signal.alarm(args.problem_timeout_s)
-        try:
-            result = cl.run(spec, plans="all", heuristics=tuple(args.heuristics.split(",")), explore=explore,
-                            explore_time_s=30.0, time_cap_s=args.time_cap_s)
-        except (cl.CudnnLabError, TimeoutError) as e:  # one problem that fails here must not stop the others
-            failed.append(name)
-            print(f"{name}: not recorded: {str(e).splitlines()[0] if str(e) else type(e).__name__}", flush=True)
-            continue
-        finally:
-            signal.alarm(0)
-        gpu = re.sub(r"[^a-z0-9]+", "-", result.device["gpu"].lower()).strip("-").replace("nvidia-", "")
-        path = result.save(args.out / f"{gpu}_{name}.json")
-        lines = result.summary().splitlines()
-        print(f"{path}: {len(result.plans)} plans, {len(result.ok)} ran; {lines[min(2, len(lines) - 1)]}", flush=True)
-    if failed:
-        print(f"not recorded: {', '.join(failed)}")
+    names = [n for n in (args.only or sorted(PROBLEMS, key=_priority)) if n not in args.skip]
+    if args.worker:
+        worker(names, args)
+    else:
+        sys.exit(parent(names, args))
 
 
 if __name__ == "__main__":

@@ -41,10 +41,7 @@ def standard_set() -> list[cl.Spec]:
     for m in (256, 512, 1024, 2048, 4096, 8192):
         specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="bf16"))
         specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="fp32"))
-    # FP8 GEMM size sweep (issue 15): e4m3 -> bf16 beside bf16, both TN (the layout FP8 needs).
-    for m in (1024, 2048, 4096, 8192, 16384):
-        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="fp8_e4m3", transpose_b=True, out_dtype="bf16"))
-        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="bf16", transpose_b=True))
+    specs += fp8_gemm_set()
     if hasattr(cl, "SdpaSpec"):
         for seq in (512, 1024, 2048, 4096):
             for causal in (False, True):
@@ -59,18 +56,32 @@ def standard_set() -> list[cl.Spec]:
     return specs
 
 
+def fp8_gemm_set() -> list[cl.Spec]:
+    """The FP8 GEMM size sweep (issue 15): e4m3 -> bf16 beside bf16, both TN (the layout FP8 needs)."""
+    specs: list[cl.Spec] = []
+    for m in (1024, 2048, 4096, 8192, 16384):
+        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="fp8_e4m3", transpose_b=True, out_dtype="bf16"))
+        specs.append(cl.MatmulSpec(m=m, n=m, k=m, dtype="bf16", transpose_b=True))
+    return specs
+
+
+SETS = {"standard": standard_set, "fp8_gemm": fp8_gemm_set}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=SWEEPS_DIR)
     parser.add_argument("--store", type=Path, help="resumable store folder (default: a temporary folder)")
     parser.add_argument("--limit", type=int, help="only the first N points (a quick check)")
+    parser.add_argument("--set", choices=sorted(SETS), default="standard",
+                        help="which set: the standard sweep (default) or its FP8 GEMM part alone")
     args = parser.parse_args()
-    specs = standard_set()[: args.limit]
-    store = args.store or Path(tempfile.mkdtemp()) / "standard.parquet"
+    specs = SETS[args.set]()[: args.limit]
+    store = args.store or Path(tempfile.mkdtemp()) / f"{args.set}.parquet"
     frame = cl.sweep(specs, store=store, plans="all", heuristics=("A", "FALLBACK"), time_cap_s=0.25)
     gpu = re.sub(r"[^a-z0-9]+", "-", str(frame["gpu"].dropna().iloc[0]).lower()).strip("-").replace("nvidia-", "")
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{gpu}_standard.parquet"
+    path = args.out / f"{gpu}_{args.set}.parquet"
     frame.to_parquet(path, index=False)
     ok = frame[frame["point_status"] == "ok"]
     print(f"{path}: {frame['point_id'].nunique()} points ({ok['point_id'].nunique()} ok), {len(frame)} rows, "

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A whole round of GPU work in one call of the device tool: lanes run side by side (one per GPU), the steps of a
+# lane one after another, every step under the round's deadline, so the call always ends in time and brings back
+# what it made. Results (recordings, sweeps, benchmark JSON) go into $OUT/results.tgz, logs into $OUT/logs.tgz, and
+# the last lines of every log into $OUT/summary.txt (a device call brings back at most 8 files).
+#
+#   OUT=/tmp/out ROUND_S=560 scripts/gpu_round.sh 0:record,fp8sweep,fp8bench 1:tests
+#
+# Steps: record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
+# fp8bench, fusion, anatomy, plans (benchmarks/*.py), throughput (benchmarks/sweep_throughput.py: every GPU; run it
+# alone), tests (pytest -m gpu, 4 workers), tests1 (pytest -m gpu, one process), notebooks (the course live).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+: "${OUT:?set OUT to the folder that comes back}"
+ROUND_S=${ROUND_S:-560}
+PY=${PY:-python3}
+T0=$(date +%s)
+WORK=$(mktemp -d)
+mkdir -p "$WORK/recorded" "$WORK/sweeps" "$WORK/bench" "$WORK/logs"
+export PYTHONUNBUFFERED=1
+DAY=$(date -u +%F)
+
+# Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
+declare -A BUDGET=([record]=300 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
+                   [throughput]=300 [tests]=100000 [tests1]=100000 [notebooks]=400)
+for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
+
+left() { echo $((ROUND_S - ($(date +%s) - T0))); }
+gpu_name() { CUDA_VISIBLE_DEVICES=$1 $PY -c 'import torch; print(torch.cuda.get_device_name(0).lower())' 2>/dev/null \
+    | sed -e 's/nvidia //' -e 's/[^a-z0-9]\+/-/g' -e 's/-$//'; }
+
+step() {  # step GPU NAME: run one step on one GPU under what is left of the round
+    local gpu=$1 name=$2 secs log
+    secs=$(left)
+    local cap=${BUDGET[$name]:-100000}
+    [ "$cap" -lt "$secs" ] && secs=$cap
+    log="$WORK/logs/gpu${gpu}_${name}.log"
+    if [ "$secs" -lt 20 ]; then echo "skipped: $secs s left" >"$log"; return; fi
+    echo "[$(date -u +%T)] gpu $gpu: $name (at most $secs s)" | tee -a "$WORK/logs/round.log"
+    local slug; slug=$(gpu_name "$gpu")
+    export CUDA_VISIBLE_DEVICES=$gpu
+    case $name in
+        record) timeout -k 10 "$secs" $PY scripts/record.py --out "$WORK/recorded" --deadline-s $((secs - 40)) \
+                    --problem-timeout-s 100 --time-cap-s 0.25 ;;
+        sweep) timeout -k 10 "$secs" $PY scripts/record_sweeps.py --out "$WORK/sweeps" --store "$WORK/store_$gpu" ;;
+        fp8sweep) timeout -k 10 "$secs" $PY scripts/record_sweeps.py --set fp8_gemm --out "$WORK/sweeps" \
+                    --store "$WORK/store_fp8_$gpu" ;;
+        fp8bench) timeout -k 10 "$secs" $PY benchmarks/fp8.py --quick --json "$WORK/bench/${slug}_${DAY}_fp8.json" ;;
+        fusion) timeout -k 10 "$secs" $PY benchmarks/fusion.py --json "$WORK/bench/${slug}_${DAY}_fusion.json" ;;
+        anatomy) timeout -k 10 "$secs" $PY benchmarks/anatomy.py --json "$WORK/bench/${slug}_${DAY}_anatomy.json" ;;
+        plans) timeout -k 10 "$secs" $PY benchmarks/plans.py --json "$WORK/bench/${slug}_${DAY}_plans.json" ;;
+        throughput) unset CUDA_VISIBLE_DEVICES
+            timeout -k 10 "$secs" $PY benchmarks/sweep_throughput.py --points 12 \
+                --json "$WORK/bench/${slug}_${DAY}_sweep_throughput.json" ;;
+        tests) timeout -k 10 "$secs" $PY -m pytest -m gpu -q -p no:cacheprovider -n 4 --dist loadfile \
+                    --timeout 300 --junitxml "$WORK/logs/gpu${gpu}_junit.xml" tests ;;
+        tests1) timeout -k 10 "$secs" $PY -m pytest -m gpu -q -p no:cacheprovider --timeout 300 \
+                    --junitxml "$WORK/logs/gpu${gpu}_junit.xml" tests ;;
+        notebooks) timeout -k 10 "$secs" $PY -m pytest -m gpu -q -p no:cacheprovider --timeout 400 \
+                    tests/notebooks/test_course_gpu.py ;;
+        *) echo "unknown step $name" ;;
+    esac >"$log" 2>&1
+    local rc=$?
+    echo "[$(date -u +%T)] gpu $gpu: $name exited $rc" | tee -a "$WORK/logs/round.log"
+}
+
+lane() {  # lane GPU:step,step,...
+    local gpu=${1%%:*} steps=${1#*:}
+    for s in ${steps//,/ }; do step "$gpu" "$s"; done
+}
+
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; date -u; } \
+    >"$WORK/logs/device.txt" 2>&1
+for spec in "$@"; do lane "$spec" & done
+wait
+tar -C "$WORK" -czf "$OUT/results.tgz" recorded sweeps bench
+tar -C "$WORK" -czf "$OUT/logs.tgz" logs
+for f in "$WORK"/logs/*.log "$WORK/logs/device.txt"; do echo "=== ${f##*/}"; tail -n 25 "$f"; done >"$OUT/summary.txt"
+cat "$OUT/summary.txt"
