@@ -22,7 +22,8 @@ TIMING_MODES: tuple[str, ...] = ("auto", "cuda_graph", "events", "cupti")
 #: What each choice means, for tooltips, the CLI's --help and the docs (one place).
 PLAN_POLICY_HELP = {"all": "build, check and time every plan the heuristic modes propose",
                     "heuristic": "build and time only the heuristics' pick (what cuDNN itself would run)"}
-TIMING_HELP = {"auto": "CUDA-graph replay where capture works, else events",
+TIMING_HELP = {"auto": "CUDA-graph replay where capture works, else events; below 10 us CUPTI kernel time, with the "
+                       "replayed time kept beside it",
                "cuda_graph": "CUDA-graph replay of many captured calls (launch overhead taken out)",
                "events": "CUDA events around each call (needed for cold L2)",
                "cupti": "CUPTI kernel time: the sum of the GPU time of the kernels a plan launches"}

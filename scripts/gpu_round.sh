@@ -8,7 +8,7 @@
 #
 # Steps: record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
 # fp8bench, fusion, anatomy, plans (benchmarks/*.py), throughput (benchmarks/sweep_throughput.py: every GPU; run it
-# alone), tests (pytest -m gpu, 4 workers), tests1 (pytest -m gpu, one process), notebooks (the course live).
+# alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 : "${OUT:?set OUT to the folder that comes back}"
@@ -52,11 +52,11 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         throughput) unset CUDA_VISIBLE_DEVICES
             timeout -k 10 "$secs" $PY benchmarks/sweep_throughput.py --points 12 \
                 --json "$WORK/bench/${slug}_${DAY}_sweep_throughput.json" ;;
-        tests) timeout -k 10 "$secs" $PY -m pytest -m gpu -q -p no:cacheprovider -n 4 --dist loadfile \
-                    --timeout 300 --junitxml "$WORK/logs/gpu${gpu}_junit.xml" tests ;;
-        tests1) timeout -k 10 "$secs" $PY -m pytest -m gpu -q -p no:cacheprovider --timeout 300 \
-                    --junitxml "$WORK/logs/gpu${gpu}_junit.xml" tests ;;
-        notebooks) timeout -k 10 "$secs" $PY -m pytest -m gpu -q -p no:cacheprovider --timeout 400 \
+        tests) timeout -k 10 "$secs" $PY -m pytest -m gpu -v --tb=short -p no:cacheprovider -n "${WORKERS:-6}" \
+                    --dist loadfile --maxfail "${MAXFAIL:-25}" --timeout 120 --ignore tests/notebooks tests ;;
+        tests1) timeout -k 10 "$secs" $PY -m pytest -m gpu -v --tb=short -p no:cacheprovider --timeout 120 \
+                    ${TESTS:---ignore tests/notebooks tests} ;;
+        notebooks) timeout -k 10 "$secs" $PY -m pytest -m gpu -v --tb=short -p no:cacheprovider --timeout 400 \
                     tests/notebooks/test_course_gpu.py ;;
         *) echo "unknown step $name" ;;
     esac >"$log" 2>&1
@@ -73,7 +73,7 @@ lane() {  # lane GPU:step,step,...
     >"$WORK/logs/device.txt" 2>&1
 for spec in "$@"; do lane "$spec" & done
 wait
-tar -C "$WORK" -czf "$OUT/results.tgz" recorded sweeps bench
+tar -C "$WORK" -czf "$OUT/results.tgz" recorded sweeps bench $(cd "$WORK" && ls -d store_* 2>/dev/null)
 tar -C "$WORK" -czf "$OUT/logs.tgz" logs
 for f in "$WORK"/logs/*.log "$WORK/logs/device.txt"; do echo "=== ${f##*/}"; tail -n 25 "$f"; done >"$OUT/summary.txt"
 cat "$OUT/summary.txt"

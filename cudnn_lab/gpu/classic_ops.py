@@ -16,6 +16,7 @@ from ..graph import activation as activation_graph
 from ..graph import softmax as softmax_graph
 from ..graph import transform as transform_graph
 from ..graph.classic_call import CLASSIC_DATA_TYPES
+from ..graph.families import DRAWINGS
 from ..specs.activation import ActivationSpec
 from ..specs.softmax import SoftmaxSpec
 from ..specs.transform import TransformSpec
@@ -146,7 +147,7 @@ class TransformCall(ClassicCall):
 
 
 def _one_row(spec: Any, executable: ClassicCall, module: Any) -> list[PlanEntry]:
-    lab = ClassicLab(spec, executable, describe=module.describe, draw=module.to_dot)
+    lab = ClassicLab(spec, executable, describe=module.describe, draw=DRAWINGS[spec])
     return [PlanEntry(name=f"classic {executable.call}", engine_id=ENGINE_ID, knobs={}, graph=lab, index=0)]
 
 

@@ -273,9 +273,11 @@ def test_engine_space_lists_every_engine_and_explores_beyond_the_proposals():
     explore(cands, evaluate, time_budget_s=60, progress=lambda i, n, msg: progress.append((i, n)))
     assert progress and progress[-1][0] == progress[-1][1]
     outcome = [(c.config.origin, c.name, c.status, c.error[:120]) for c in cands]
-    ran_near = [c for c in cands if c.status == "ok" and c.config.origin.startswith("neighbour of ")]
-    assert ran_near, outcome  # configurations beyond the proposals that cuDNN ran, with the right numbers
-    assert all(c.name not in proposals for c in ran_near)
+    # Configurations beyond the proposals that cuDNN ran, with the right numbers. Neighbours of one proposal may all
+    # be refused (on an H100, 2026-11-25, every neighbour of engine 22 was): what was sampled near the others counts.
+    ran_beyond = [c for c in cands if c.status == "ok" and c.config.origin != "random"]
+    assert ran_beyond, outcome
+    assert all(c.name not in proposals for c in ran_beyond)
     assert not any(c.status == "wrong" for c in cands), outcome
 
 

@@ -57,8 +57,9 @@ def test_pool_against_pytorch_with_all_plans_and_roofline() -> None:
 
 def test_classic_call_is_captured_in_a_cuda_graph() -> None:
     """The classic call runs on the handle's stream (the session's), so CUDA-graph replay times it."""
-    result = cl.run(cl.PoolSpec(**SMALL), **QUICK)
+    result = cl.run(cl.PoolSpec(**SMALL), timing="cuda_graph", **QUICK)
     assert result.heuristic_pick["timing_mode"] == "cuda_graph", result.heuristic_pick.to_dict()
+    assert result.heuristic_pick["calls_per_sample"] > 1
 
 
 def test_repeated_run_reuses_the_session_and_stays_right() -> None:

@@ -119,10 +119,17 @@ def test_result_round_trips_through_json(all_plans: cl.RunResult, tmp_path) -> N
 
 def test_small_problem_is_timed_by_cuda_graph_replay() -> None:
     spec = cl.ConvSpec(n=1, c=64, h=14, w=14, k=64, r=1, s=1, padding=0, layout="NHWC", dtype="fp16")
-    pick = cl.run(spec, **QUICK).heuristic_pick
+    pick = cl.run(spec, timing="cuda_graph", **QUICK).heuristic_pick
     assert pick["timing_mode"] == "cuda_graph"
     assert pick["calls_per_sample"] > 1
     assert pick["host_ms"] > 0
+
+
+def test_auto_timing_reports_kernel_time_below_ten_microseconds_with_the_replay_beside_it() -> None:
+    spec = cl.ConvSpec(n=1, c=64, h=14, w=14, k=64, r=1, s=1, padding=0, layout="NHWC", dtype="fp16")
+    pick = cl.run(spec, **QUICK).heuristic_pick
+    assert pick["median_ms"] < 0.010, pick.to_dict()  # a ~2 us kernel: 'auto' switches to CUPTI kernel time
+    assert pick["timing_mode"] == "cupti" and pick["replay_over_kernel"] > 0, pick.to_dict()
 
 
 def test_cold_l2_uses_events() -> None:
