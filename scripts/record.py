@@ -15,7 +15,6 @@ import argparse
 import faulthandler
 import json
 import os
-import re
 import selectors
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import cudnn_lab as cl
 from cudnn_lab.results import RECORDED_DIR
+from cudnn_lab.results.datasets import dataset_prefix
 
 PROBLEMS = {
     "conv_nhwc_fp16_bias_relu": cl.ConvSpec(n=16, c=64, h=56, w=56, k=128, r=3, s=3, padding=1, layout="NHWC",
@@ -107,17 +107,13 @@ def _priority(name: str) -> int:
     return FIRST.index(name) if name in FIRST else len(FIRST)
 
 
-def gpu_slug(gpu: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", gpu.lower()).strip("-").replace("nvidia-", "")
-
-
 def record_one(name: str, args: argparse.Namespace) -> str:
     """Run one problem with every plan and save it; the line to print."""
     spec = PROBLEMS[name]
     explore = EXPLORE.get(name, 0) if args.explore is None or name not in EXPLORE else args.explore
     result = cl.run(spec, plans="all", heuristics=tuple(args.heuristics.split(",")), explore=explore,
                     explore_time_s=30.0, time_cap_s=args.time_cap_s)
-    path = result.save(args.out / f"{gpu_slug(result.device['gpu'])}_{name}.json")
+    path = result.save(args.out / f"{dataset_prefix(result.device['gpu'])}_{name}.json")
     lines = result.summary().splitlines()
     return f"{path.name}: {len(result.plans)} plans, {len(result.ok)} ran; {lines[min(2, len(lines) - 1)]}"
 

@@ -11,12 +11,12 @@ Run on a GPU machine:  python scripts/record_sweeps.py   (writes cudnn_lab/data/
 from __future__ import annotations
 
 import argparse
-import re
 import tempfile
 from pathlib import Path
 
 import cudnn_lab as cl
 from cudnn_lab.results import SWEEPS_DIR
+from cudnn_lab.results.datasets import dataset_prefix
 
 
 def standard_set() -> list[cl.Spec]:
@@ -79,7 +79,7 @@ def main() -> None:
     specs = SETS[args.set]()[: args.limit]
     store = args.store or Path(tempfile.mkdtemp()) / f"{args.set}.parquet"
     frame = cl.sweep(specs, store=store, plans="all", heuristics=("A", "FALLBACK"), time_cap_s=0.25)
-    gpu = re.sub(r"[^a-z0-9]+", "-", str(frame["gpu"].dropna().iloc[0]).lower()).strip("-").replace("nvidia-", "")
+    gpu = dataset_prefix(str(frame["gpu"].dropna().iloc[0]))
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{gpu}_{args.set}.parquet"
     frame.to_parquet(path, index=False)

@@ -94,8 +94,15 @@ def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measu
     ``measure(entry) -> ((status, error), columns)`` within ``options.explore_time_s``), and the engine-space record
     (every engine with its knob ranges, whether it runs here, and the answer to 'did anything beat the
     heuristics' is read from the rows by ``results.anatomy``), and the explored plans' error histograms."""
-    from .engine_space import Explorer, explore, sample_configs, space_size
+    from .engine_space import Explorer, explore, explore_refusal, sample_configs, space_size
     from .plans import PlanEntry
+
+    try:
+        nodes = len(sess.entries[0].graph.inspect().get("nodes", ())) if sess.entries else 0
+    except Exception:  # noqa: BLE001 - a classic-API op has no frontend graph: nothing to explore
+        nodes = 0
+    if (refused := explore_refusal(nodes, version)) is not None:
+        return [], {"error": refused}, {}
 
     budget = int(getattr(options, "explore", 0) or 0)
     time_budget_s = float(getattr(options, "explore_time_s", 60.0))

@@ -65,6 +65,24 @@ def list_engines(g: Any) -> list[EngineInfo]:
     return out
 
 
+#: Highest cuDNN backend version (``cudnn.backend_version()``) on which sampling the engine space of a graph with
+#: fused operations (more than one node: a conv with a bias+relu epilogue) took the whole process down or hung it
+#: (H100, 9.19.0, 2026-11-22 and 2026-11-25; docs/FINDINGS.md). Up to it such graphs are not explored.
+FUSED_EXPLORE_CRASHES_UP_TO = 91999
+
+
+def explore_refusal(node_count: int, backend: int | None) -> str | None:
+    """Why the engine space of a graph with ``node_count`` operation nodes is not sampled on cuDNN ``backend``, or
+    None when it is. A refusal keeps the user's process (a notebook kernel) alive; the run itself goes on."""
+    if node_count > 1 and backend is not None and int(backend) <= FUSED_EXPLORE_CRASHES_UP_TO:
+        return (f"not explored: on cuDNN {int(backend) // 10000}.{int(backend) // 100 % 100}, sampling knob "
+                f"configurations of a graph with fused operations ({node_count} nodes) crashed or hung the process "
+                f"(docs/FINDINGS.md). Explore the main operation alone (e.g. spec.replace(epilogue=()) for a conv "
+                f"or matmul) to see its engine space, or upgrade cuDNN (newer than "
+                f"{FUSED_EXPLORE_CRASHES_UP_TO // 10000}.{FUSED_EXPLORE_CRASHES_UP_TO // 100 % 100}).")
+    return None
+
+
 def space_size(engines: Iterable[EngineInfo]) -> int:
     """Configurations in the whole space (runnable engines, settable knobs)."""
     return sum(e.configs for e in engines)

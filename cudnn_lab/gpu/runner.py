@@ -127,6 +127,8 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
             explored, space, explored_histograms = anatomy.explore_rows(
                 spec, options, sess, [e.name for e in sess.entries], lambda e: _measure(spec, e, sess, timer),
                 _row, progress, info.get("cudnn_backend")) if options.explore else ([], {}, {})
+            if space.get("error"):
+                notes.append(f"Engine space {space['error']}")
         if progress:
             progress(len(chosen), len(chosen), "PyTorch baseline" if options.baselines else "done")
         torch_info: dict[str, Any] = {}

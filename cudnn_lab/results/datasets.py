@@ -7,6 +7,7 @@ Every file goes through the loading layer, so a damaged one is named in a DataEr
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from .paths import as_path
 from .run import RunResult
 from .store import Store
 
-__all__ = ["RECORDED_DIR", "SWEEPS_DIR", "DATASET_COLUMNS", "DATASET_KINDS", "recorded_datasets", "load_results"]
+__all__ = ["RECORDED_DIR", "SWEEPS_DIR", "DATASET_COLUMNS", "DATASET_KINDS", "recorded_datasets", "load_results",
+           "dataset_prefix"]
 
 _DATA = Path(__file__).resolve().parent.parent / "data"
 #: Results recorded on real GPUs and shipped with the package, for use without a GPU.
@@ -25,6 +27,14 @@ SWEEPS_DIR = _DATA / "sweeps"
 DATASET_COLUMNS = ["name", "kind", "gpu", "driver", "cuda", "cudnn", "date", "label", "path"]
 DATASET_KINDS = ("run", "sweep")
 _SWEEP_META = ["gpu", "driver", "cuda", "cudnn", "created", "point_id"]
+
+
+def dataset_prefix(gpu: str) -> str:
+    """The short GPU name a recording's file name starts with: 'NVIDIA H100 80GB HBM3' -> 'h100', 'NVIDIA H200'
+    -> 'h200'; a name without a model number keeps its whole slug ('NVIDIA GeForce RTX 4090' -> 'geforce-rtx-4090')."""
+    slug = re.sub(r"[^a-z0-9]+", "-", str(gpu).lower()).strip("-").removeprefix("nvidia-")
+    first = slug.split("-", 1)[0]
+    return first if re.fullmatch(r"[a-z]{1,3}\d{2,4}[a-z]?", first) else (slug or "gpu")
 
 
 def _run_row(path: Path) -> dict[str, Any]:

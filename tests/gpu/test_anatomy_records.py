@@ -195,3 +195,23 @@ def test_pin_plan_is_public_and_light_to_import():
             "print('torch' in sys.modules, 'cudnn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]  # no torch or cudnn until a pin is made
+
+
+@pytest.mark.parametrize(("spec", "nodes"), [
+    (dict(epilogue=("bias", "relu")), 3), (dict(epilogue=()), 1)])
+def test_fused_graphs_are_not_explored_where_exploring_them_crashed(spec, nodes):
+    """Exploring a conv+bias+relu graph's engine space took the process down on cuDNN 9.19 (FINDINGS): the kit
+    refuses it there with a reason that says what to explore instead, and explores single-node graphs."""
+    import cudnn_lab as cl
+    from cudnn_lab.gpu.engine_space import FUSED_EXPLORE_CRASHES_UP_TO, explore_refusal
+
+    graph = cl.build_graph(cl.ConvSpec(n=2, c=8, h=8, w=8, k=8, r=3, s=3, padding=1, **spec))
+    count = len(graph.inspect()["nodes"])
+    assert count == nodes
+    refused = explore_refusal(count, 91900)
+    if nodes > 1:
+        assert refused and "9.19" in refused and "epilogue=()" in refused
+        assert explore_refusal(count, FUSED_EXPLORE_CRASHES_UP_TO + 1) is None
+    else:
+        assert refused is None
+    assert explore_refusal(count, None) is None  # no cuDNN version known: nothing to hold against it
