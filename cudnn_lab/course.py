@@ -69,7 +69,8 @@ def provenance(result: Any, *, measured_here: bool | None = None, name: str | No
 
 def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, bool]:
     """The shipped single-run recording of ``spec``: (name, True) when one recorded exactly this problem, else the
-    closest recording of the same kind of problem (name, False), or (None, False) when there is none.
+    closest recording of the same kind of problem (name, False), or (None, False) when there is none. Among equals
+    the newest recording wins (it has the most the kit can record: kernels, notes).
 
     ``gpu`` keeps recordings whose GPU name contains it (e.g. "H200"). Closeness counts equal spec fields.
     """
@@ -80,20 +81,19 @@ def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, boo
         datasets = datasets[datasets["gpu"].fillna("").str.contains(gpu, case=False, regex=False)]
     want = spec.to_dict()
     scored = []
-    for name, path in zip(datasets["name"], datasets["path"]):
+    for name, path, date in zip(datasets["name"], datasets["path"], datasets["date"]):
         try:
             have = cl.spec_from_dict(json.loads(Path(path).read_text(encoding="utf-8"))["spec"])
         except (OSError, ValueError, KeyError, cl.CudnnLabError):
             continue
         if type(have) is not type(spec):
             continue
-        if have == spec:
-            return name, True
         fields = have.to_dict()
-        scored.append((sum(fields.get(k) == v for k, v in want.items()), name))
+        scored.append((have == spec, sum(fields.get(k) == v for k, v in want.items()), str(date or ""), name))
     if not scored:
         return None, False
-    return max(scored, key=lambda s: (s[0], s[1]))[1], False
+    exact, _, _, name = max(scored)
+    return name, exact
 
 
 def kept_benchmark(benchmark: str) -> tuple[Any, str] | None:

@@ -110,6 +110,23 @@ def _scatter(fig: go.Figure, group: str, rows: pd.DataFrame, xs: list[float], se
         hovertext=[_hover(r) for _, r in rows.iterrows()], hoverinfo="text", customdata=list(rows["plan"])))
 
 
+def _by_origin(result: RunResult, rows: pd.DataFrame, x: str, what: str, line: str, selected: str | None
+               ) -> go.Figure:
+    """Latency (log) of ``rows`` (plans that ran) at ``rows[x]``: a trace per origin group, the pick and the best
+    marked, the heuristics' best as a dashed line; the caller labels the x axis."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.update_layout(title=_title(result, what, line), template="plotly_white", legend_title_text="origin")
+    for group in ORIGIN_COLORS:
+        sub = rows[rows["group"] == group]
+        if not sub.empty:
+            _scatter(fig, group, sub, list(sub[x]), selected)
+    _mark(fig, result, rows, {p: (v, m * 1e3) for p, v, m in zip(rows["plan"], rows[x], rows["median_ms"])})
+    _log_y(fig, list(rows["median_ms"] * 1e3), [])
+    return fig
+
+
 @fitted
 def engine_space(result: RunResult, selected: str | None = None) -> go.Figure:
     """Latency (µs, log) of every configuration that ran, proposed or explored, by engine id: coloured by origin
@@ -130,18 +147,10 @@ def engine_space(result: RunResult, selected: str | None = None) -> go.Figure:
     ran = ran.assign(x=[column[int(e)] + (0.0 if n == 1 else 0.7 * (k / (n - 1) - 0.5))
                         for e, k, n in zip(ran["engine_id"], order.loc[ran.index], size)])
     n_sampled = int((result.engine_space or {}).get("sampled") or result.exploration["explored"])
-    fig = go.Figure()
-    fig.update_layout(title=_title(result, "Engine space: latency by engine",
-                                   f"{len(ran)} configurations ran, {n_sampled} sampled beyond the proposals"),
-                      template="plotly_white", legend_title_text="origin")
-    for group in ORIGIN_COLORS:
-        rows = ran[ran["group"] == group]
-        if not rows.empty:
-            _scatter(fig, group, rows, list(rows["x"]), selected)
-    _mark(fig, result, ran, {p: (x, m * 1e3) for p, x, m in zip(ran["plan"], ran["x"], ran["median_ms"])})
+    fig = _by_origin(result, ran, "x", "Engine space: latency by engine",
+                     f"{len(ran)} configurations ran, {n_sampled} sampled beyond the proposals", selected)
     fig.update_xaxes(title_text="engine id (points of one engine: fastest left)", tickvals=list(range(len(engines))),
                      ticktext=[str(e) for e in engines], range=[-0.6, len(engines) - 0.4], zeroline=False)
-    _log_y(fig, list(ran["median_ms"] * 1e3), [])
     return fig
 
 
@@ -186,17 +195,9 @@ def engine_knobs(result: RunResult, engine: int | None = None, knob: str | None 
                           where="plots.engine_knobs")
     values = points[points["knob"] == knob].set_index("plan")["value"]
     rows = rows[rows["plan"].isin(values.index)].assign(v=lambda f: [int(values[p]) for p in f["plan"]])
-    fig = go.Figure()
-    fig.update_layout(title=_title(result, f"Engine {engine}: latency by {knob}",
-                                   f"{len(rows)} configurations of engine {engine} ran"),
-                      template="plotly_white", legend_title_text="origin")
-    for group in ORIGIN_COLORS:
-        sub = rows[rows["group"] == group]
-        if not sub.empty:
-            _scatter(fig, group, sub, list(sub["v"]), selected)
-    _mark(fig, result, rows, {p: (v, m * 1e3) for p, v, m in zip(rows["plan"], rows["v"], rows["median_ms"])})
+    fig = _by_origin(result, rows, "v", f"Engine {engine}: latency by {knob}",
+                     f"{len(rows)} configurations of engine {engine} ran", selected)
     fig.update_xaxes(title_text=f"{knob} (knob value, no unit)", tickvals=sorted(set(rows["v"])), zeroline=False)
-    _log_y(fig, list(rows["median_ms"] * 1e3), [])
     return fig
 
 

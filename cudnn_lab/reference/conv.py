@@ -33,9 +33,18 @@ def compute(spec: ConvSpec, t: Mapping[str, torch.Tensor]) -> torch.Tensor:
                 groups=spec.groups)
     if spec.direction == "fprop":
         return epilogue.apply_epilogue(spec, torch.nn.functional.conv2d(t["X"], t["W"], **geom), t)
+    # What autograd calls in a training step, with the tensor that is not needed as an empty placeholder in the
+    # others' memory format. (torch.nn.grad.conv2d_input/_weight pass a 1-element tensor expanded to the shape,
+    # which PyTorch reads as NCHW: an NHWC dgrad then ran ~4.7x slower than cuDNN's, docs/FINDINGS.md.)
+    like = t["DY"]
+    fmt = torch.channels_last if like.dim() == 4 and like.is_contiguous(memory_format=torch.channels_last) \
+        and not like.is_contiguous() else torch.contiguous_format
+    args = (pair(spec.stride), pair(spec.padding), pair(spec.dilation), False, [0, 0], spec.groups)
     if spec.direction == "dgrad":
-        return torch.nn.grad.conv2d_input(spec.x_dims, t["W"], t["DY"], **geom)
-    return torch.nn.grad.conv2d_weight(t["X"], spec.w_dims, t["DY"], **geom)
+        x = like.new_empty(spec.x_dims).to(memory_format=fmt)
+        return torch.ops.aten.convolution_backward(t["DY"], x, t["W"], None, *args, (True, False, False))[0]
+    w = like.new_empty(spec.w_dims).to(memory_format=fmt)
+    return torch.ops.aten.convolution_backward(t["DY"], t["X"], w, None, *args, (False, True, False))[1]
 
 
 def make_inputs(spec: ConvSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:

@@ -205,7 +205,9 @@ class RunResult:
             if len(tied) > 1:
                 lines.append(f"tied: {', '.join(tied)} (within spread)")
         if self.ceilings.get("source"):
-            lines.append(f"ceilings: {self.ceilings['source']}")
+            source = str(self.ceilings["source"])  # "measured now" is stored: now was the run's time, not the reader's
+            when = str(self.ceilings.get("measured") or self.created)[:10]
+            lines.append("ceilings: " + (f"measured during the run ({when})" if source == "measured now" else source))
         if self.exploration["explored"]:
             from .anatomy import answer_text
 

@@ -1,7 +1,7 @@
 """The anatomy figures and tables (plots.engine_space, engine_knobs, kernels_table, kernels_html) on the shipped
-recordings, which were made before exploration and kernel profiling existed: the figures refuse with a sentence
-saying how to get a sample, the kernel view says there are none. The with-data paths await recordings made with
-explore > 0 and kernels on (no fabricated results here)."""
+recordings: the H200's of 2026-11-21 were made before exploration and kernel profiling existed (the figures refuse
+with a sentence saying how to get a sample, the kernel view says there are none); the H100's of 2026-11-25 carry
+kernels, notes and (the plain NHWC conv) a sampled engine space, and draw them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import cudnn_lab as cl
 from cudnn_lab import plots
 from cudnn_lab.errors import OptionError
-from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT, origin_group
+from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT, ORIGIN_COLORS, origin_group
 
 pytest.importorskip("plotly")
 
@@ -73,3 +73,41 @@ def test_origin_groups() -> None:
     assert origin_group(False, "neighbour of eng0_k2=1") == "neighbour"
     assert origin_group(False, "random near eng0_k2=1") == "random"
     assert origin_group(False, "random") == "random"
+
+
+@pytest.fixture(scope="module")
+def explored():
+    return cl.load_results("h100_conv_nhwc_fp16")
+
+
+def test_engine_space_of_a_recording_with_a_sample_draws_every_configuration_that_ran(explored) -> None:
+    ran = explored.plans[explored.plans["status"] == "ok"]
+    fig = plots.engine_space(explored)
+    groups = {t.name: len(t.x) for t in fig.data if t.name in ORIGIN_COLORS}  # less the legend's dashed line
+    assert "proposed" in groups and set(groups) - {"proposed"}, groups  # proposals and sampled ones, told apart
+    assert sum(groups.values()) == int(ran["median_ms"].notna().sum())
+    ticks = {int(t) for t in fig.layout.xaxis.ticktext}
+    assert ticks == {int(e) for e in ran["engine_id"].dropna()}
+    answer = cl.results.anatomy.answer_text(explored.exploration)
+    assert answer.split(".")[0][:40] in fig.layout.title.text.replace("<br>", " ")
+
+
+def test_engine_knobs_defaults_to_the_busiest_engine_and_refuses_an_engine_that_did_not_run(explored) -> None:
+    counts = explored.ok["engine_id"].dropna().astype(int).value_counts()
+    fig = plots.engine_knobs(explored)
+    assert f"Engine {int(counts.index[0])}:" in fig.layout.title.text
+    assert sum(len(t.x) for t in fig.data if t.name in ORIGIN_COLORS) <= int(counts.iloc[0])
+    with pytest.raises(OptionError, match="must be an engine that ran"):
+        plots.engine_knobs(explored, engine=10_000)
+    with pytest.raises(OptionError, match="must be a knob of engine"):
+        plots.engine_knobs(explored, knob="NO_SUCH_KNOB")
+
+
+def test_kernels_of_an_nchw_plan_show_the_layout_transposes_beside_the_gemm() -> None:
+    nchw, nhwc = cl.load_results("h100_conv_nchw_fp16_bias_relu"), cl.load_results("h100_conv_nhwc_fp16_bias_relu")
+    table = plots.kernels_table(nchw)
+    best = table[table["plan"] == nchw.best["plan"]]
+    assert "transpose" in set(best["kind"]) and "implicit_gemm" in set(best["kind"]), best
+    assert not (plots.kernels_table(nhwc)["kind"] == "transpose").any()  # NHWC needs none
+    html = plots.kernels_html(nchw)
+    assert "nchwToNhwcKernel" in html and NO_KERNELS_TEXT not in html

@@ -15,7 +15,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture(scope="module")
 def result() -> cl.RunResult:
-    return cl.load_results(cl.recorded_datasets(kind="run")["name"].iloc[0])
+    return cl.load_results("h100_conv_nhwc_fp16_bias_relu")  # a frontend graph: drawn, scripted, with kernels
 
 
 def test_report_embeds_plotly_once_and_fetches_nothing(result: cl.RunResult) -> None:

@@ -16,7 +16,10 @@ def test_recorded_datasets_list_runs_and_sweeps_with_their_gpu() -> None:
     assert list(frame.columns) == datasets.DATASET_COLUMNS
     assert set(frame["kind"]) == {"run", "sweep"}
     assert frame["gpu"].str.startswith("NVIDIA").all()
-    assert set(cl.recorded_datasets(kind="sweep")["name"]) == {"h100_standard", "h200_standard"}
+    sweeps = set(cl.recorded_datasets(kind="sweep")["name"])
+    assert {"h100_standard", "h200_standard", "h100_fp8_gemm"} <= sweeps
+    runs = cl.recorded_datasets(kind="run")
+    assert runs["name"].str.match(r"^h[12]00_").all()  # named after the GPU by results.datasets.dataset_prefix
 
 
 def test_recorded_datasets_kind_is_checked() -> None:

@@ -6,9 +6,11 @@ from typing import Any
 
 import cudnn_lab as cl
 
-#: A conv fprop with bias+relu recorded on an H200 (the notebook's problem), and a matmul; two recorded sweeps.
-CONV_RECORDING = "h200_conv_nhwc_fp16_bias_relu"
-MATMUL_RECORDING = "h200_matmul_fp16_bias"
+#: A conv fprop with bias+relu recorded on an H100 (the notebook's problem; with kernels and notes), and a matmul;
+#: the H200's recording of the same conv (made before kernels were profiled); two recorded sweeps.
+CONV_RECORDING = "h100_conv_nhwc_fp16_bias_relu"
+MATMUL_RECORDING = "h100_matmul_fp16_bias"
+OLD_CONV_RECORDING = "h200_conv_nhwc_fp16_bias_relu"
 SWEEPS = ("h100_standard", "h200_standard")
 
 SPECS = [

@@ -1,10 +1,11 @@
-"""The Lab's Anatomy view with the shipped recordings (made before exploration and kernel profiling): it says in
-one sentence why there is no engine-space sample and how to get one, and that there are no kernels per plan."""
+"""The Lab's Anatomy view with the shipped recordings: for one made before exploration and kernel profiling (the
+H200's of 2026-11-21) it says in one sentence why there is no engine-space sample and how to get one, and that there
+are no kernels per plan; for the H100's of 2026-11-25 it draws the sample and lists the kernels."""
 
 from __future__ import annotations
 
 import pytest
-from lab_samples import CONV_RECORDING
+from lab_samples import OLD_CONV_RECORDING as CONV_RECORDING  # no kernels, no sample
 
 from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT
 from cudnn_lab.ui import Lab
@@ -53,3 +54,24 @@ def test_selecting_a_plan_keeps_the_anatomy_view(lab: Lab) -> None:
     lab.select(other)
     assert NO_KERNELS_TEXT in lab.results.kernels_html.value
     assert "no engine-space sample" in lab.results.engines_html.value
+
+
+def test_a_recording_with_an_engine_space_sample_draws_it_and_lists_kernels(lab: Lab) -> None:
+    """The H100 recording of the plain NHWC conv (2026-11-25) carries a sampled engine space and kernels per plan."""
+    lab.load_recorded("h100_conv_nhwc_fp16")
+    result = lab.result
+    assert result.exploration["explored"] > 0
+    assert lab.results.engines_html.value.count("cl-anatomy-note") == 1
+    assert "no engine-space sample" not in lab.results.engines_html.value
+    for name in ANATOMY_FIGURES:
+        shown = lab.figure_host.shown(name)
+        assert shown is not None and sum(len(t.get("x", [])) for t in shown["data"]) > 0, name
+    kernels = lab.results.kernels_html.value
+    assert NO_KERNELS_TEXT not in kernels and "implicit_gemm" in kernels.replace(" ", "_").lower() or "sm90" in kernels
+    assert "cl-status-error" not in lab.status.value
+
+
+def test_a_fused_recording_without_a_sample_still_lists_its_kernels(lab: Lab) -> None:
+    lab.load_recorded("h100_conv_nchw_fp16_bias_relu")
+    assert "no engine-space sample" in lab.results.engines_html.value
+    assert "nchwToNhwcKernel" in lab.results.kernels_html.value

@@ -101,9 +101,9 @@ def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, 
         show_view(page, view)
         if view == "Plans":
             assert "median (µs)" in page.locator(".cl-lab .cl-plans-table").inner_text()
-        if view == "Anatomy":  # the recording has no engine-space sample nor kernels: the view says so
+        if view == "Anatomy":  # the fused conv's recording has kernels but no engine-space sample: it says so
             assert "explore=200" in page.locator(".cl-lab .cl-engines-note").inner_text()
-            assert "no kernels per plan" in page.locator(".cl-lab .cl-kernels-view").inner_text()
+            assert "sm90_xmma" in page.locator(".cl-lab .cl-kernels-view").inner_text()
         if view == "Sweep" and len(sweeps) >= 2:
             assert page.locator(".cl-lab button.cl-sweep-run").is_disabled()
             page.locator(".cl-lab .cl-compare-a select").select_option(value=sweeps[0])
@@ -126,6 +126,16 @@ def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, 
             assert path.stat().st_size > 10_000
             if width == 1600 and SHOTS == ROOT / "docs":
                 shutil.copy(path, ROOT / "docs" / "lab.png")  # the README's screenshot
+    # The plain conv's recording carries a sampled engine space: its figures fit the pane too.
+    page.locator(".cl-lab .cl-recorded select").select_option(index=convs.index("h100_conv_nhwc_fp16"))
+    page.locator(".cl-lab button.cl-load").click()
+    wait_shown(page, "h100_conv_nhwc_fp16")
+    show_view(page, "Anatomy")
+    page.wait_for_function("() => document.querySelectorAll('.cl-lab .cl-anatomy .scatterlayer .point').length > 20")
+    assert "heuristics' best" in page.locator(".cl-lab .cl-engines-note").inner_text()
+    assert boxes_outside(page) == [], "Anatomy with an engine-space sample"
+    if width == 1600 or sidebar:
+        _shot(page, f"lab_anatomy_space_{width}.png", ".cl-lab")
     assert not [m for m in console if "No such comm" in m]  # no widget comm made and closed per redraw
     page.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,10 @@ from lab_samples import CONV_RECORDING, MATMUL_RECORDING, plan_names
 
 import cudnn_lab as cl
 from cudnn_lab.options import RunOptions
+from cudnn_lab.results import datasets
 from cudnn_lab.ui import Lab
 from cudnn_lab.ui.lab import NO_GPU_TEXT, VIEWS
+from cudnn_lab.ui.recordings import recordings_of
 from cudnn_lab.ui.run_form import COLD_L2
 
 
@@ -109,7 +112,8 @@ def test_the_real_probe_without_gpu_disables_run() -> None:
 def test_load_button_shows_the_chosen_recording_and_is_disabled_while_busy(lab: Lab, recorded_result) -> None:
     names = [v for _, v in lab.datasets.options]
     frame = cl.recorded_datasets(kind="run")
-    assert names == [n for n in frame["name"] if "conv" in n]  # the chosen operation's recordings only
+    assert names == list(recordings_of(frame, "conv")["name"])  # the chosen operation's recordings only
+    assert not any("genstats" in n or "prologue" in n for n in names)  # fusion patterns are operations of their own
     assert Lab(recorded_result.spec, gpu=False).datasets.value == CONV_RECORDING  # the spec's own is preselected
     lab.datasets.value = CONV_RECORDING
     states: list[bool] = []
@@ -121,26 +125,38 @@ def test_load_button_shows_the_chosen_recording_and_is_disabled_while_busy(lab: 
     assert lab.spec == recorded_result.spec  # the recording's spec becomes the Lab's
     for plan in recorded_result.plans["plan"]:
         assert plan in lab.results.plans_html.value
-    assert "Showing 42 plans (42 ran)" in lab.status.value and "NVIDIA H200" in lab.results.info.value
+    ran = int((recorded_result.plans["status"] == "ok").sum())
+    assert f"Showing {len(recorded_result.plans)} plans ({ran} ran)" in lab.status.value
+    assert recorded_result.device["gpu"] in lab.results.info.value
     banner = lab.results.info.value  # where the numbers come from, over every view
     assert "RECORDED" in banner and "driver 580.159.04" in banner and "cuDNN 9.19.0" in banner
-    assert "2026-11-21" in banner and "MEASURED HERE" not in banner
+    assert recorded_result.created[:10] in banner and "MEASURED HERE" not in banner
     assert lab.selected == plan_names(recorded_result)[0] == lab.results.plan_select.value
 
 
-def test_the_recordings_follow_the_operation(lab: Lab) -> None:
+def test_the_recordings_follow_the_operation(lab: Lab, monkeypatch, tmp_path: Path) -> None:
     conv = [v for _, v in lab.datasets.options]
     lab.controls.op.value = "matmul"
-    assert [v for _, v in lab.datasets.options] == [MATMUL_RECORDING, "h200_matmul_fp32_bias"]
+    matmuls = [v for _, v in lab.datasets.options]
+    assert matmuls == list(recordings_of(cl.recorded_datasets(kind="run"), "matmul")["name"])
+    assert MATMUL_RECORDING in matmuls
     assert lab.recordings_note.value == "" and not lab.load_button.disabled
     lab.load_button.click()
     assert lab.controls.op.value == "matmul" and lab.result.spec.op == "matmul"  # Load never switches operation
     assert "switched" not in lab.status.value
-    lab.controls.op.value = "sdpa"  # nothing recorded for attention (yet): said beside the list, Load disabled
-    assert lab.datasets.options == () and lab.load_button.disabled
-    assert "No recording of attention" in lab.recordings_note.value
+    lab.controls.op.value = "sdpa"  # attention's recordings only
+    assert all("sdpa" in v for _, v in lab.datasets.options) and not lab.load_button.disabled
     lab.controls.op.value = "conv"
     assert [v for _, v in lab.datasets.options] == conv
+    # Where nothing of an operation is recorded, it is said beside the list and Load is disabled.
+    only = tmp_path / "recorded"
+    only.mkdir()
+    shutil.copy(cl.load_results(CONV_RECORDING).loaded_from, only / f"{CONV_RECORDING}.json")
+    monkeypatch.setattr(datasets, "RECORDED_DIR", only)
+    bare = Lab(gpu=False)
+    bare.controls.op.value = "sdpa"
+    assert bare.datasets.options == () and bare.load_button.disabled
+    assert "No recording of attention" in bare.recordings_note.value
 
 
 def test_a_matmul_recording_loaded_from_code_switches_the_operation_and_says_so(lab: Lab) -> None:
@@ -245,7 +261,7 @@ def test_save_report_defaults_to_the_current_folder(lab: Lab, tmp_path: Path,
     written = lab.save_report()
     assert written == (tmp_path / "cudnn_lab_report.html").resolve() and written.is_file()
     assert "href='cudnn_lab_report.html'" in lab.status.value  # a link relative to the current folder
-    assert "NVIDIA H200" in written.read_text()
+    assert cl.load_results(CONV_RECORDING).device["gpu"] in written.read_text()
 
 
 def test_save_report_refuses_a_bad_path(lab: Lab, tmp_path: Path) -> None:
