@@ -20,6 +20,8 @@ import pytest
 from jupyterlab_session import (CHROMIUM_ARGS, ROOT, boxes_outside, chromium, cut_tab_titles, jupyterlab, open_lab,
                                 show_view, wait_shown)
 
+from cudnn_lab.ui.recordings import recordings_of
+
 pytestmark = pytest.mark.browser
 
 SIZES = [(1280, 800), (1600, 1000)]
@@ -90,7 +92,7 @@ def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, 
 
     # Back to the notebook's conv recording for the screenshots.
     page.locator(".cl-lab .cl-op .widget-toggle-button", has_text="conv").first.click()
-    convs = [n for n in runs if "_conv_" in n]  # the list shows the conv recordings, in this order
+    convs = list(recordings_of(cl.recorded_datasets(kind="run"), "conv")["name"])  # the list's conv recordings
     conv = next(n for n in convs if n.endswith("conv_nhwc_fp16_bias_relu"))
     page.locator(".cl-lab .cl-recorded select").select_option(index=convs.index(conv))
     page.locator(".cl-lab button.cl-load").click()
