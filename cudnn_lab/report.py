@@ -29,6 +29,9 @@ pre{background:#f9fafb;border:1px solid #e5e7eb;padding:.75rem;overflow:auto;fon
 .graph{overflow:auto;border:1px solid #e5e7eb}.graph svg{max-width:100%;height:auto}
 .note{color:#6b7280;font-size:.85rem}
 .wrap{overflow-x:auto;max-width:100%}.cl-table-wrap{overflow:auto;max-width:100%}
+.cl-kernels td{white-space:nowrap;font-size:11px}
+.cl-kernels td:nth-child(1),.cl-kernels td:nth-child(3),.cl-kernels td:nth-child(5){white-space:normal;
+overflow-wrap:anywhere;text-align:left;font-family:monospace;min-width:9rem}
 .cl-plan-table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
 .cl-plan-table td,.cl-plan-table th{white-space:nowrap;text-align:right;vertical-align:top}
 .cl-plan-table td.cl-col-knobs,.cl-plan-table td.cl-col-knob_names{white-space:normal;text-align:left;
@@ -61,7 +64,8 @@ def anatomy_html(result: RunResult) -> str:
                      f"engines, {runnable} of them runnable here.</p>")
     kernels = anatomy.kernels_table(result.plans)
     if not kernels.empty:
-        parts.append(kernels.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
+        parts.append("<div class='cl-table-wrap'>" + kernels.to_html(index=False, na_rep="", classes="cl-kernels",
+                                                                    float_format=lambda v: f"{v:.4g}") + "</div>")
     return "<h2>Plan anatomy</h2>" + "".join(parts) if parts else ""
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import math
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError
@@ -34,7 +33,6 @@ ORIGIN_COLORS: dict[str, str] = {"proposed": "#1f77b4", "neighbour": "#ff7f0e", 
 _SYMBOLS = {"proposed": "diamond", "neighbour": "circle", "random": "circle-open"}
 NO_KERNELS_TEXT = ("This result has no kernels per plan: it was recorded without CUPTI kernel profiling "
                    "(run cl.run(spec, kernels=True) on a GPU to record them).")
-_WRAP = 64  # characters per subtitle line: a figure is as narrow as 430 px in the Lab
 
 
 def origin_group(proposed: Any, origin: Any) -> str:
@@ -64,8 +62,9 @@ def _sample(result: RunResult, figure: str) -> pd.DataFrame:
 
 
 def _title(result: RunResult, what: str, *lines: str) -> dict[str, Any]:
-    answer = textwrap.wrap(anatomy.answer_text(result.exploration), _WRAP)
-    return title_block(what, result.spec.label(), _device(result), *lines, *answer)
+    """What, problem, device and ``lines``; the exploration's answer (a sentence) is left to the caller's text, so
+    the plot keeps its height at any width."""
+    return title_block(what, result.spec.label(), _device(result), *lines)
 
 
 def _hover(row: Any) -> str:
@@ -131,8 +130,8 @@ def _by_origin(result: RunResult, rows: pd.DataFrame, x: str, what: str, line: s
 def engine_space(result: RunResult, selected: str | None = None) -> go.Figure:
     """Latency (µs, log) of every configuration that ran, proposed or explored, by engine id: coloured by origin
     (proposed, neighbour of a proposal, random draw), proposals as large diamonds, the heuristics' pick and the best
-    plan marked, the heuristics' best as a dashed line; the subtitle answers whether anything outside the proposals
-    beat it. OptionError for a result without an engine-space sample (recorded with ``explore=0``)."""
+    plan marked, the heuristics' best as a dashed line (``results.anatomy.answer_text`` says in words whether anything
+    outside the proposals beat it). OptionError for a result without an engine-space sample (recorded with ``explore=0``)."""
     result = require_run(result, "engine_space")
     selected = require_plan(selected, "engine_space")
     import plotly.graph_objects as go

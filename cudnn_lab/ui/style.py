@@ -53,7 +53,9 @@ CSS = """
 .cl-lab .cl-op .widget-toggle-buttons { flex-wrap: wrap; row-gap: 2px; }
 .cl-lab .cl-state-code textarea { font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
 .cl-lab .cl-code, .cl-lab .cl-code > .widget-html-content, .cl-lab .cl-plans-table,
-.cl-lab .cl-plans-table > .widget-html-content, .cl-lab .cl-graph-svg > .widget-html-content {
+.cl-lab .cl-plans-table > .widget-html-content, .cl-lab .cl-graph-svg > .widget-html-content,
+.cl-lab .cl-kernels-view, .cl-lab .cl-kernels-view > .widget-html-content, .cl-lab .cl-engines-note,
+.cl-lab .cl-engines-note > .widget-html-content {
   max-width: 100%; min-width: 0; }
 .cl-lab .cl-code-text { max-width: 100%; box-sizing: border-box; max-height: 600px; overflow: auto;
   font-size: 12px; background: #f9fafb;
@@ -82,6 +84,9 @@ CSS = """
 .cl-lab .cl-kernel-table td, .cl-lab .cl-kernel-table th { border-bottom: 1px solid #e5e7eb; padding: 1px 6px;
   text-align: right; white-space: nowrap; }
 .cl-lab .cl-kernel-table td:first-child, .cl-lab .cl-kernel-table th:first-child { text-align: left; }
+.cl-lab .cl-kernel-table td:first-child { white-space: normal; overflow-wrap: anywhere; word-break: break-all;
+  font-family: var(--jp-code-font-family, monospace); }
+.cl-lab .cl-kernel-table { table-layout: auto; width: 100%; }
 .cl-lab .cl-sweep-report-path { max-width: 100%; }
 </style>
 """

@@ -215,3 +215,21 @@ def test_fused_graphs_are_not_explored_where_exploring_them_crashed(spec, nodes)
     else:
         assert refused is None
     assert explore_refusal(count, None) is None  # no cuDNN version known: nothing to hold against it
+
+
+def test_a_run_asked_to_explore_a_fused_graph_on_9_19_is_refused_before_any_gpu_work():
+    """The runner's exploration step (gpu/anatomy.explore_rows) reads the proposals' real frontend graph, sees three
+    nodes and returns the refusal as the engine-space record, with no rows: nothing reaches cuDNN's engine list."""
+    import types
+
+    import cudnn_lab as cl
+    from cudnn_lab.gpu.anatomy import explore_rows
+    from cudnn_lab.gpu.plans import PlanEntry
+
+    spec = cl.ConvSpec(n=2, c=8, h=8, w=8, k=8, r=3, s=3, padding=1, epilogue=("bias", "relu"))
+    entry = PlanEntry(name="eng0", engine_id=0, knobs={}, graph=cl.build_graph(spec), index=0)
+    sess = types.SimpleNamespace(entries=[entry])  # a session holds its proposals; nothing else is read here
+    rows, space, histograms = explore_rows(spec, cl.RunOptions(explore=8), sess, ["eng0"], measure=None,
+                                           make_row=None, version=91900)
+    assert rows == [] and histograms == {}
+    assert space["error"].startswith("not explored: on cuDNN 9.19") and "3 nodes" in space["error"]

@@ -136,8 +136,7 @@ def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, 
     page.wait_for_function("() => document.querySelectorAll('.cl-lab .cl-anatomy .scatterlayer .point').length > 20")
     assert "heuristics' best" in page.locator(".cl-lab .cl-engines-note").inner_text()
     assert boxes_outside(page) == [], "Anatomy with an engine-space sample"
-    if width == 1600 or sidebar:
-        _shot(page, f"lab_anatomy_space_{width}.png", ".cl-lab")
+    _shot(page, f"lab_anatomy_space_{width}" + ("_sidebar" if sidebar else "") + ".png", ".cl-lab .cl-right")
     assert not [m for m in console if "No such comm" in m]  # no widget comm made and closed per redraw
     page.close()
 
