@@ -39,7 +39,7 @@ def test_before_a_result_every_figure_says_so(view: ResultView) -> None:
 
 
 def recorded(result):
-    return provenance(result, recorded=True, name="h200 recording")
+    return provenance(result, recorded=True, name="shipped recording")
 
 
 def test_a_recording_fills_every_view(view: ResultView, recorded_result) -> None:
@@ -51,8 +51,8 @@ def test_a_recording_fills_every_view(view: ResultView, recorded_result) -> None
                    "workspace"):
         assert f">{column}</th>" in table
     assert "<details class='cl-all-columns'>" in table and ">behaviour notes</th>" in table  # the rest: one click
-    assert "RECORDED" in view.info.value and "h200 recording" in view.info.value
-    assert "NVIDIA H200" in view.info.value and recorded_result.device["driver"] in view.info.value
+    assert "RECORDED" in view.info.value and "shipped recording" in view.info.value
+    assert recorded_result.device["gpu"] in view.info.value and recorded_result.device["driver"] in view.info.value
     assert "9.19.0" in view.info.value and recorded_result.created[:10] in view.info.value
     pick = metrics.pick(recorded_result.plans)["plan"]
     assert view.selected == pick == pick_name(recorded_result)
