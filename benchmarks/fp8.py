@@ -91,7 +91,8 @@ def _run(spec: cl.Spec) -> dict[str, Any]:
             "quant_rel_l2": quant_in, "quant_out_rel_l2": quant_out,
             "torch_us": torch_ms * 1e3 if torch_ms else None, "torch_op": _torch_name(spec),
             "torch_error": (r.torch.get("benchmark_off_error") or "")[:60],
-            "device": r.device.get("gpu"), "cudnn": r.device.get("cudnn_backend")}
+            "device": r.device.get("gpu"), "cudnn": r.device.get("cudnn_backend"), "driver": r.device.get("driver"),
+            "cuda": r.device.get("cuda")}
 
 
 def _ceilings() -> dict[str, Any]:

@@ -112,8 +112,9 @@ def kept_benchmark(benchmark: str) -> tuple[Any, str] | None:
             return value[key] if key in value else next((f for v in value.values() if (f := first(v, key))), None)
         return next((f for v in value if (f := first(v, key))), None) if isinstance(value, list) else None
 
-    origin = Provenance(kind="recorded", gpu=str(first(data, "device") or "unknown GPU"), driver="unknown",
-                        cudnn=cudnn_version(first(data, "cudnn")), cuda="unknown", date=found[-1].name.split("_")[1],
+    origin = Provenance(kind="recorded", gpu=str(first(data, "device") or "unknown GPU"),
+                        driver=str(first(data, "driver") or "unknown"), cudnn=cudnn_version(first(data, "cudnn")),
+                        cuda=str(first(data, "cuda") or "unknown"), date=found[-1].name.split("_")[1],
                         name=f"benchmarks/results/{found[-1].name}")
     return data, origin.text
 
