@@ -6,13 +6,15 @@ Every file goes through the loading layer, so a damaged one is named in a DataEr
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, OptionError, PathError
-from .loading import check_sweep_frame, parquet_problem, read_result_file, read_sweep_frame, spec_from_data
+from .loading import (check_sweep_frame, parquet_problem, read_parquet, read_result_head, read_sweep_frame,
+                      spec_from_data)
 from .paths import as_path
 from .run import RunResult
 from .store import Store
@@ -24,7 +26,7 @@ _DATA = Path(__file__).resolve().parent.parent / "data"
 #: Results recorded on real GPUs and shipped with the package, for use without a GPU.
 RECORDED_DIR = _DATA / "recorded"
 SWEEPS_DIR = _DATA / "sweeps"
-DATASET_COLUMNS = ["name", "kind", "gpu", "driver", "cuda", "cudnn", "date", "label", "path"]
+DATASET_COLUMNS = ["name", "kind", "op", "gpu", "driver", "cuda", "cudnn", "date", "label", "path"]
 DATASET_KINDS = ("run", "sweep")
 _SWEEP_META = ["gpu", "driver", "cuda", "cudnn", "created", "point_id"]
 
@@ -37,36 +39,56 @@ def dataset_prefix(gpu: str) -> str:
     return first if re.fullmatch(r"[a-z]{1,3}\d{2,4}[a-z]?", first) else (slug or "gpu")
 
 
+def _row(path: Path, kind: str) -> dict[str, Any]:
+    """One dataset's row, read once per file version: the Lab lists the recordings at every start and refresh."""
+    stat = path.stat()
+    return dict(_row_of(str(path), kind, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=512)
+def _row_of(path: str, kind: str, mtime_ns: int, size: int) -> tuple[tuple[str, Any], ...]:
+    return tuple((_run_row if kind == "run" else _sweep_row)(Path(path)).items())
+
+
 def _run_row(path: Path) -> dict[str, Any]:
-    data = read_result_file(path)
+    data = read_result_head(path)
     dev = data["device"]
-    return {"name": path.stem, "kind": "run", "gpu": dev.get("gpu"), "driver": dev.get("driver"),
+    spec = spec_from_data(data["spec"], path)
+    return {"name": path.stem, "kind": "run", "op": spec.op, "gpu": dev.get("gpu"), "driver": dev.get("driver"),
             "cuda": dev.get("cuda"), "cudnn": dev.get("cudnn_backend"), "date": data.get("created", "")[:10],
-            "label": spec_from_data(data["spec"], path).label(), "path": str(path)}
+            "label": spec.label(), "path": str(path)}
 
 
 def _sweep_row(path: Path) -> dict[str, Any]:
-    frame = read_sweep_frame(path)
-    meta = frame[[c for c in _SWEEP_META if c in frame.columns]]
+    import pyarrow.parquet as pq
+
+    try:
+        names = set(pq.read_schema(path).names)
+    except Exception:  # noqa: BLE001 - read_parquet names what is wrong with the file
+        names = set(_SWEEP_META)
+    if "point_id" not in names:
+        raise DataError(path, "the sweep Parquet file has no point_id column (is it a sweep written by cl.sweep?)")
+    meta = read_parquet(path, "sweep Parquet file", columns=[c for c in _SWEEP_META if c in names])
     ok = meta.dropna(subset=["gpu"]) if "gpu" in meta.columns else meta.iloc[0:0]
     first = ok.iloc[0] if len(ok) else (meta.iloc[0] if len(meta) else {})
     get = first.get if hasattr(first, "get") else (lambda _k: None)
-    return {"name": path.stem, "kind": "sweep", "gpu": get("gpu"), "driver": get("driver"), "cuda": get("cuda"),
-            "cudnn": get("cudnn"), "date": str(get("created") or "")[:10],
+    return {"name": path.stem, "kind": "sweep", "op": None, "gpu": get("gpu"), "driver": get("driver"),
+            "cuda": get("cuda"), "cudnn": get("cudnn"), "date": str(get("created") or "")[:10],
             "label": f"sweep of {meta['point_id'].nunique()} points", "path": str(path)}
 
 
 def recorded_datasets(kind: str | None = None) -> Any:
-    """The recordings shipped with the kit: name, kind ('run' or 'sweep'), gpu, driver, cuda, cudnn, date, label."""
+    """The recordings shipped with the kit: name, kind ('run' or 'sweep'), op (a run's operation), gpu, driver, cuda,
+    cudnn, date, label, path."""
     import pandas as pd
 
     if kind is not None and kind not in DATASET_KINDS:
         raise OptionError("kind", kind, "must be 'run', 'sweep' or None")
     rows = []
     if kind in (None, "run"):
-        rows += [_run_row(p) for p in sorted(RECORDED_DIR.glob("*.json"))]
+        rows += [_row(p, "run") for p in sorted(RECORDED_DIR.glob("*.json"))]
     if kind in (None, "sweep"):
-        rows += [_sweep_row(p) for p in sorted(SWEEPS_DIR.glob("*.parquet"))]
+        rows += [_row(p, "sweep") for p in sorted(SWEEPS_DIR.glob("*.parquet"))]
     return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 

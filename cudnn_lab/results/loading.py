@@ -314,6 +314,24 @@ def read_result_file(path: Any) -> dict[str, Any]:
     return check_result(read_json(path, "result JSON"), Path(path))
 
 
+def read_result_head(path: Any) -> dict[str, Any]:
+    """What a list of recordings shows of a result JSON (schema, spec, device, created), checked; the plans are
+    checked when the result is loaded (:func:`read_result_file`), not to list it."""
+    data = read_json(path, "result JSON")
+    source = Path(path)
+    if not isinstance(data, dict):
+        raise DataError(source, f"a result must be an object as RunResult.save() writes it, not {_kind(data)}")
+    for key in ("schema", "spec", "device", "created"):
+        types, _ = RESULT_KEYS[key]
+        if key not in data:
+            raise _fail(source, key, "is missing")
+        _expect(source, key, data[key], types)
+    if data["schema"] != SCHEMA_VERSION:
+        raise _fail(source, "schema", f"must be {SCHEMA_VERSION}; this file was written by another version of "
+                    f"cudnn_lab (schema {shorten(data['schema'])})")
+    return {k: data[k] for k in ("schema", "spec", "device", "created")}
+
+
 # ------------------------------------------------------------------------------------------------ Parquet
 
 def parquet_problem(path: Path) -> str | None:

@@ -32,7 +32,10 @@ def placeholder(text: str) -> Any:
     """An empty figure that says ``text`` (no result yet, nothing to draw)."""
     import plotly.graph_objects as go
 
-    fig = go.Figure(layout={"template": "plotly_white", "height": FIGURE_HEIGHTS["placeholder"]})
+    # No named template: copying plotly_white costs ~50 ms a figure, and the Lab opens with eight placeholders whose
+    # axes are hidden anyway (white background, one line of text).
+    fig = go.Figure(layout={"template": {}, "height": FIGURE_HEIGHTS["placeholder"], "paper_bgcolor": "white",
+                            "plot_bgcolor": "white", "font": {"color": "#2a3f5f"}})
     fig.add_annotation(text=text, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"size": 14})
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)

@@ -71,3 +71,23 @@ def test_a_broken_recording_in_the_data_folder_is_named(tmp_path, monkeypatch) -
     monkeypatch.setattr(datasets, "RECORDED_DIR", tmp_path)
     with pytest.raises(DataError, match="broken.json"):
         cl.recorded_datasets(kind="run")
+
+
+def test_a_recording_without_its_device_or_a_sweep_without_points_is_named_when_listed(tmp_path, monkeypatch) -> None:
+    """Listing reads only what the list shows (spec, device, date; a sweep's metadata columns), still checked."""
+    import json
+
+    import pandas as pd
+
+    good = json.loads((datasets.RECORDED_DIR / "h200_matmul_fp16_bias.json").read_text())
+    del good["device"]
+    (tmp_path / "no_device.json").write_text(json.dumps(good))
+    monkeypatch.setattr(datasets, "RECORDED_DIR", tmp_path)
+    with pytest.raises(DataError, match=r"no_device\.json.*device.*missing"):
+        cl.recorded_datasets(kind="run")
+    sweeps = tmp_path / "sweeps"
+    sweeps.mkdir()
+    pd.DataFrame({"gpu": ["NVIDIA H100"], "median_ms": [1.0]}).to_parquet(sweeps / "pointless.parquet")
+    monkeypatch.setattr(datasets, "SWEEPS_DIR", sweeps)
+    with pytest.raises(DataError, match=r"pointless\.parquet.*point_id"):
+        cl.recorded_datasets(kind="sweep")
