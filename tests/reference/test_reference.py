@@ -238,3 +238,23 @@ def small_conv_specs(draw) -> ConvSpec:
 def test_reference_shape_matches_spec(spec):
     out = reference(spec, make_inputs(spec))
     assert tuple(out.shape) == spec.tensor_shapes()[spec.io_names()[1]]
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("direction", ["dgrad", "wgrad"])
+def test_conv_gradients_equal_autograd_in_the_layout_memory_format(layout: str, direction: str) -> None:
+    """dgrad/wgrad call convolution_backward as autograd does (placeholder in the layout's memory format): the
+    same numbers as autograd through conv2d, and NHWC results stay channels_last."""
+    from cudnn_lab.reference import conv as conv_ref
+
+    spec = ConvSpec(n=2, c=8, h=9, w=7, k=16, r=3, s=3, padding=1, stride=2, layout=layout, dtype="fp32",
+                    direction=direction)
+    t = {k: v.double() for k, v in conv_ref.make_inputs(spec).items()}
+    mine = conv_ref.compute(spec, t)
+    x = (t["X"] if "X" in t else torch.randn(spec.x_dims, dtype=torch.float64)).clone().requires_grad_(True)
+    w = (t["W"] if "W" in t else torch.randn(spec.w_dims, dtype=torch.float64)).clone().requires_grad_(True)
+    torch.nn.functional.conv2d(x, w, stride=2, padding=1).backward(t["DY"])
+    expected = x.grad if direction == "dgrad" else w.grad
+    torch.testing.assert_close(mine, expected, rtol=1e-12, atol=1e-12)
+    if layout == "NHWC" and direction == "dgrad":
+        assert mine.is_contiguous(memory_format=torch.channels_last)
