@@ -26,8 +26,9 @@ declare -A BUDGET=([record]=300 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
-gpu_name() { CUDA_VISIBLE_DEVICES=$1 $PY -c 'import torch; print(torch.cuda.get_device_name(0).lower())' 2>/dev/null \
-    | sed -e 's/nvidia //' -e 's/[^a-z0-9]\+/-/g' -e 's/-$//'; }
+gpu_name() {  # the GPU's short name, as recordings are named (results.datasets.dataset_prefix: h100, h200, ...)
+    CUDA_VISIBLE_DEVICES=$1 $PY -c 'import torch; from cudnn_lab.results.datasets import dataset_prefix
+print(dataset_prefix(torch.cuda.get_device_name(0)))' 2>/dev/null || echo gpu; }
 
 step() {  # step GPU NAME: run one step on one GPU under what is left of the round
     local gpu=$1 name=$2 secs log

@@ -269,11 +269,17 @@ def _check_row(source: Any, i: int, row: Any) -> None:
                 _expect(source, f"{field}.{col}", row[col], types, null=col != "status")
 
 
-def check_result(data: Any, source: Any) -> dict[str, Any]:
-    """A saved result's dict checked against the schema (``RESULT_KEYS``, plan columns, device, histograms)."""
+#: What a list of recordings shows of a result (:func:`read_result_head`).
+_HEAD_KEYS = ("schema", "spec", "device", "created")
+
+
+def _check_head(data: Any, source: Any, keys: Any) -> None:
+    """The result is an object, ``keys`` of ``RESULT_KEYS`` have their types (the required ones are there), the
+    schema is this kit's, and the device's fields have theirs."""
     if not isinstance(data, dict):
         raise DataError(source, f"a result must be an object as RunResult.save() writes it, not {_kind(data)}")
-    for key, (types, required) in RESULT_KEYS.items():
+    for key in keys:
+        types, required = RESULT_KEYS[key]
         if key not in data:
             if required:
                 raise _fail(source, key, "is missing" + (" (is this a result written by RunResult.save()?)"
@@ -283,10 +289,15 @@ def check_result(data: Any, source: Any) -> dict[str, Any]:
     if data["schema"] != SCHEMA_VERSION:
         raise _fail(source, "schema", f"must be {SCHEMA_VERSION}; this file was written by another version of "
                     f"cudnn_lab (schema {shorten(data['schema'])})")
-    for i, row in enumerate(data["plans"]):
-        _check_row(source, i, row)
     _scalars(source, "device", data["device"], {"gpu": (str,), "cudnn_backend": (int, str), "sm_count": (int,),
                                                "driver": (str,), "cuda": (str,), "cudnn_frontend": (str,)})
+
+
+def check_result(data: Any, source: Any) -> dict[str, Any]:
+    """A saved result's dict checked against the schema (``RESULT_KEYS``, plan columns, device, histograms)."""
+    _check_head(data, source, RESULT_KEYS)
+    for i, row in enumerate(data["plans"]):
+        _check_row(source, i, row)
     _scalars(source, "torch", data["torch"], {k: _NUMBER for k in data["torch"] if k.endswith("_ms")})
     _scalars(source, "ceilings", data["ceilings"], {"tflops": _NUMBER, "gbps": _NUMBER})
     for i, w in enumerate(data.get("warnings", [])):
@@ -318,18 +329,8 @@ def read_result_head(path: Any) -> dict[str, Any]:
     """What a list of recordings shows of a result JSON (schema, spec, device, created), checked; the plans are
     checked when the result is loaded (:func:`read_result_file`), not to list it."""
     data = read_json(path, "result JSON")
-    source = Path(path)
-    if not isinstance(data, dict):
-        raise DataError(source, f"a result must be an object as RunResult.save() writes it, not {_kind(data)}")
-    for key in ("schema", "spec", "device", "created"):
-        types, _ = RESULT_KEYS[key]
-        if key not in data:
-            raise _fail(source, key, "is missing")
-        _expect(source, key, data[key], types)
-    if data["schema"] != SCHEMA_VERSION:
-        raise _fail(source, "schema", f"must be {SCHEMA_VERSION}; this file was written by another version of "
-                    f"cudnn_lab (schema {shorten(data['schema'])})")
-    return {k: data[k] for k in ("schema", "spec", "device", "created")}
+    _check_head(data, Path(path), _HEAD_KEYS)
+    return {k: data[k] for k in _HEAD_KEYS if k in data}
 
 
 # ------------------------------------------------------------------------------------------------ Parquet

@@ -3,8 +3,6 @@ of the problem shown first. Pure functions over ``cl.recorded_datasets()``'s fra
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
 from typing import Any
 
 from ..provenance import cudnn_version_text
@@ -12,27 +10,10 @@ from ..provenance import cudnn_version_text
 __all__ = ["recording_op", "recording_options", "recordings_of"]
 
 
-@functools.lru_cache(maxsize=256)
-def _op_of_file(path: str, mtime: float) -> str | None:
-    from ..results.loading import read_result_file
-
-    try:
-        spec = read_result_file(Path(path)).get("spec") or {}
-    except Exception:  # noqa: BLE001 - a damaged file is named when it is loaded, not here
-        return None
-    return spec.get("op") if isinstance(spec, dict) else None
-
-
 def recording_op(row: Any) -> str | None:
-    """The operation of one row of ``recorded_datasets(kind='run')`` (its ``op`` column where the frame has one,
-    else the ``op`` of the spec in its file)."""
+    """The operation of one row of ``recorded_datasets(kind='run')`` (its ``op`` column: the spec's)."""
     op = row.get("op") if hasattr(row, "get") else None
-    if isinstance(op, str) and op:
-        return op
-    path = row.get("path") if hasattr(row, "get") else None
-    if not path or not Path(str(path)).is_file():
-        return None
-    return _op_of_file(str(path), Path(str(path)).stat().st_mtime)
+    return op if isinstance(op, str) and op else None
 
 
 def recordings_of(frame: Any, op: str) -> Any:
