@@ -9,6 +9,7 @@
 # Steps: record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
 # fp8bench, fusion, anatomy, plans (benchmarks/*.py), throughput (benchmarks/sweep_throughput.py: every GPU; run it
 # alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
+# throughput takes $POINTS points (12 unless set).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 : "${OUT:?set OUT to the folder that comes back}"
@@ -51,7 +52,7 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         anatomy) timeout -k 10 "$secs" $PY benchmarks/anatomy.py --json "$WORK/bench/${slug}_${DAY}_anatomy.json" ;;
         plans) timeout -k 10 "$secs" $PY benchmarks/plans.py --json "$WORK/bench/${slug}_${DAY}_plans.json" ;;
         throughput) unset CUDA_VISIBLE_DEVICES
-            timeout -k 10 "$secs" $PY benchmarks/sweep_throughput.py --points 12 \
+            timeout -k 10 "$secs" $PY benchmarks/sweep_throughput.py --points "${POINTS:-12}" \
                 --json "$WORK/bench/${slug}_${DAY}_sweep_throughput.json" ;;
         tests) timeout -k 10 "$secs" $PY -m pytest -m gpu -v --tb=short -p no:cacheprovider -n "${WORKERS:-6}" \
                     --dist loadfile --maxfail "${MAXFAIL:-25}" --timeout 120 --ignore tests/notebooks tests ;;

@@ -28,3 +28,12 @@ def test_dask_executor_runs_every_point_into_the_store(client, tmp_path) -> None
     assert set(frame["point_status"]) == {expected}
     if expected == "failed":
         assert frame["point_error"].str.contains("GPU").all()
+
+
+def test_a_dask_executor_is_given_work_for_every_worker_thread(client) -> None:
+    # The sweep keeps IN_FLIGHT_PER_WORKER points queued per worker thread: with a Dask client that is the cluster's
+    # thread count (2 here), not a fixed guess, so no worker idles while its next point makes the round trip.
+    from cudnn_lab.sweeps.runner import _workers
+
+    with client.get_executor() as ex:
+        assert _workers(ex) == sum(client.nthreads().values()) == 2

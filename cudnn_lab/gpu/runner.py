@@ -60,8 +60,16 @@ def run_records(spec: Spec, options: RunOptions, progress: Progress | None = Non
 
     ``plans`` holds one row dict per proposed plan in heuristic order, with what was measured (times, errors);
     throughput and the share of the roofline are derived from them by the results layer. ``settings`` is
-    ``options.to_dict()`` plus the run's facts (``proposed``: how many plans the heuristics listed).
+    ``options.to_dict()`` plus the run's facts (``proposed``: how many plans the heuristics listed). Runs in one
+    process take turns (``session.RUN_LOCK``).
     """
+    from .session import RUN_LOCK
+
+    with RUN_LOCK:
+        return _run_records(spec, options, progress)
+
+
+def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = None) -> dict[str, Any]:
     t_start = time.perf_counter()
     phases = Phases()
     with phases("import"):  # torch and cudnn, on a process's first run

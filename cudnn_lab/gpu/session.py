@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,10 @@ from .plans import PlanEntry, propose
 
 #: Sessions kept at once (each holds the spec's inputs, outputs and reference on the GPU).
 MAX_SESSIONS = 8
+#: One run at a time per process: runs share the cached sessions (handles, streams, inputs, captured graphs), so
+#: threads that call ``run`` at once (e.g. a sweep on a ThreadPoolExecutor) take turns instead of racing on them.
+#: Several GPUs in parallel take one process each (``gpu.workers.GPUExecutor``).
+RUN_LOCK = threading.RLock()
 
 
 @functools.cache

@@ -15,15 +15,34 @@ import os
 import time
 from typing import Any
 
-__all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask"]
+__all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share"]
 
 _BARRIER: Any = None
+#: Environment variables that size a process's CPU thread pools (OpenMP, MKL, OpenBLAS), set in every worker.
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def _pin(queue: Any, barrier: Any = None) -> None:
-    # Each worker takes one GPU index and hides the others before torch initializes CUDA.
+def thread_share(workers: int, cpus: int | None = None) -> int:
+    """CPU threads each of ``workers`` processes may use so that together they do not oversubscribe the host (as
+    Dask's nannies do, which set 1): the host's usable cores split evenly, at least 1."""
+    if not isinstance(workers, int) or workers < 1:
+        from ..errors import OptionError
+
+        raise OptionError("workers", workers, "must be a whole number of worker processes, 1 or more",
+                          where="thread_share")
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cpus // workers)
+
+
+def _pin(queue: Any, barrier: Any = None, threads: int | None = None) -> None:
+    # Each worker takes one GPU index and hides the others before torch initializes CUDA, and takes its share of
+    # the host's cores before torch sizes its thread pool (N workers x all cores each would oversubscribe the CPU).
     global _BARRIER
     os.environ["CUDA_VISIBLE_DEVICES"] = str(queue.get())
+    if threads:
+        for var in THREAD_VARS:
+            os.environ[var] = str(threads)
     _BARRIER = barrier
 
 
@@ -39,13 +58,16 @@ def warm_worker() -> dict[str, Any]:
     from .device import device_info
     from .session import _handle
 
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:
+        torch.set_num_threads(int(threads))
     torch.cuda.init()
     _handle(0)
     info = device_info(0)
     import cudnn_lab.results  # noqa: F401 - the results layer every point returns through
 
     return {"pid": os.getpid(), "visible": os.environ.get("CUDA_VISIBLE_DEVICES"), "gpu": info["gpu"],
-            "warm_s": time.perf_counter() - t0}
+            "threads": torch.get_num_threads(), "warm_s": time.perf_counter() - t0}
 
 
 def _warm_pool_worker(timeout: float) -> dict[str, Any]:
@@ -58,10 +80,11 @@ class GPUExecutor(cf.ProcessPoolExecutor):
     """A process pool with one worker per GPU (``gpus`` indices, default all visible), for ``sweep(executor=...)``.
 
     ``warm=True`` starts every worker and warms it (:func:`warm_worker`) before returning; :meth:`warm` does the
-    same later. ``warmed`` holds each worker's report.
+    same later. ``warmed`` holds each worker's report. Each worker gets ``threads`` CPU threads, by default its share
+    of the host (:func:`thread_share`), so N workers do not run N x all-cores thread pools side by side.
     """
 
-    def __init__(self, gpus: list[int] | None = None, *, warm: bool = False) -> None:
+    def __init__(self, gpus: list[int] | None = None, *, warm: bool = False, threads: int | None = None) -> None:
         if gpus is None:
             import torch
 
@@ -76,8 +99,14 @@ class GPUExecutor(cf.ProcessPoolExecutor):
             queue.put(g)
         self.gpus = list(gpus)
         self.warmed: list[dict[str, Any]] = []
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            from ..errors import OptionError
+
+            raise OptionError("threads", threads, "must be None (each worker takes its share of the host's cores) "
+                              "or a whole number of CPU threads per worker, 1 or more", where="GPUExecutor")
+        self.threads = thread_share(len(gpus)) if threads is None else threads
         super().__init__(max_workers=len(gpus), mp_context=ctx, initializer=_pin,
-                         initargs=(queue, ctx.Barrier(len(gpus))))
+                         initargs=(queue, ctx.Barrier(len(gpus)), self.threads))
         if warm:
             self.warm()
 

@@ -50,7 +50,7 @@ TEXT_COLUMNS = ("plan", "knobs", "behavior_notes", "status", "error", "timing_mo
                 "knob_names", "origin", "kernels", "numeric_notes")
 #: Sweep-frame columns that must hold numbers where they are filled.
 SWEEP_NUMBER_COLUMNS = (*INT_COLUMNS, *FLOAT_COLUMNS, "flops", "min_bytes", "torch_off_ms", "torch_on_ms",
-                        "ceiling_tflops", "ceiling_gbps", "sm_count")
+                        "ceiling_tflops", "ceiling_gbps", "sm_count", "point_s")
 SWEEP_REQUIRED = ("point_id", "point_status")
 
 

@@ -20,7 +20,7 @@ __all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "point_id", "invalid_id", "r
 #: Columns a sweep adds to the plan table's (results.PLAN_COLUMNS).
 POINT_COLUMNS = ("point_id", "op", "label", "spec", "is_pick", "is_best", "point_status", "point_error", "flops",
                  "min_bytes", "torch_off_ms", "torch_on_ms", "gpu", "driver", "cuda", "cudnn", "cudnn_frontend",
-                 "sm_count", "ceiling_tflops", "ceiling_gbps", "created")
+                 "sm_count", "ceiling_tflops", "ceiling_gbps", "point_s", "created")
 #: Run options that do not change a point's numbers, left out of its id: the device index (the GPU's name is in the
 #: id; a worker of GPUExecutor sees its GPU as device 0).
 ID_SETTINGS_EXCLUDED = ("device",)
@@ -84,7 +84,8 @@ def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> A
              "gpu": dev.get("gpu"), "driver": dev.get("driver"), "cuda": dev.get("cuda"),
              "cudnn": dev.get("cudnn_backend"), "cudnn_frontend": dev.get("cudnn_frontend"),
              "sm_count": dev.get("sm_count"), "ceiling_tflops": ceil.get("tflops"),
-             "ceiling_gbps": ceil.get("gbps"), "created": result.created}
+             "ceiling_gbps": ceil.get("gbps"), "point_s": (result.settings.get("phase_s") or {}).get("total"),
+             "created": result.created}
     for key, value in extra.items():
         frame[key] = value
     frame["is_pick"] = frame["plan"] == pick

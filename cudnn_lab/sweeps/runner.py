@@ -58,6 +58,16 @@ def check_store(path: Any) -> Any:
 
 
 def _workers(executor: cf.Executor) -> int:
+    """How many points the executor runs at once: a pool's workers, or a Dask cluster's threads (so each Dask worker
+    also holds a point queued behind the one it runs, instead of idling through every round trip)."""
+    client = getattr(executor, "_client", None)
+    if client is not None and hasattr(client, "nthreads"):
+        try:
+            total = sum(int(n) for n in client.nthreads().values())
+        except Exception:  # noqa: BLE001 - a client that cannot answer gets the default window
+            total = 0
+        if total > 0:
+            return total
     for attr in ("_max_workers", "gpus"):
         n = getattr(executor, attr, None)
         if isinstance(n, int) and n > 0:

@@ -34,6 +34,19 @@ def test_all_plan_sweep_marks_best_per_point(tmp_path) -> None:
     assert frame.groupby("point_id")["is_best"].sum().eq(1).all()
 
 
+def test_a_thread_pool_sweep_takes_turns_on_the_gpu_and_every_point_checks_out(tmp_path) -> None:
+    # Threads share the process's sessions (handles, streams, inputs): runs take turns (session.RUN_LOCK) instead of
+    # racing on them (before the lock, two threads crashed the process or failed the check of a correct plan).
+    import concurrent.futures as cf
+
+    with cf.ThreadPoolExecutor(3) as ex:
+        frame = cl.sweep(BASE, {"n": [1, 2, 4], "layout": ["NCHW", "NHWC"]}, store=tmp_path / "s", executor=ex,
+                         progress=False, time_cap_s=0.05, plans="heuristic", seed=3)
+    assert set(frame["point_status"]) == {"ok"} and frame["point_id"].nunique() == 6
+    assert frame["pass_torch"].all() and (frame["median_ms"] > 0).all()
+    assert (frame["point_s"] > 0).all()  # each point says how long it took on its worker
+
+
 SWEEP = textwrap.dedent(f"""
     import sys
     import cudnn_lab as cl

@@ -33,3 +33,29 @@ def test_each_worker_sees_only_its_own_gpu() -> None:
         counts = {ex.submit(torch.cuda.device_count).result() for _ in range(len(ex.gpus))}
     assert seen <= {str(g) for g in ex.gpus} and seen
     assert counts == {1}
+
+
+def test_thread_share_splits_the_host_between_workers() -> None:
+    from cudnn_lab.gpu.workers import thread_share
+
+    assert thread_share(4, cpus=64) == 16 and thread_share(3, cpus=64) == 21
+    assert thread_share(8, cpus=2) == 1  # never below one thread
+    assert thread_share(1) >= 1
+    for bad in (0, -1, 1.5, "2"):
+        with pytest.raises(cl.OptionError, match="workers"):
+            thread_share(bad)  # type: ignore[arg-type]
+
+
+def test_workers_take_their_share_of_cpu_threads_before_torch_starts() -> None:
+    # The pool's initializer runs on a host without a GPU too: only CUDA work needs one.
+    from cudnn_lab.gpu.workers import THREAD_VARS, thread_share
+
+    with GPUExecutor(gpus=[0, 1]) as ex:
+        seen = {ex.submit(os.getenv, var).result() for var in THREAD_VARS for _ in range(2)}
+    assert seen == {str(thread_share(2))}
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "4", True])
+def test_bad_thread_counts_are_refused_naming_threads(bad) -> None:
+    with pytest.raises(cl.OptionError, match="threads"):
+        GPUExecutor(gpus=[0], threads=bad)

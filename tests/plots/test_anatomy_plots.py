@@ -1,9 +1,11 @@
-"""The anatomy figures and tables (plots.engine_space, engine_knobs, kernels_table, kernels_html) on the shipped
-recordings: the H200's of 2026-11-21 were made before exploration and kernel profiling existed (the figures refuse
-with a sentence saying how to get a sample, the kernel view says there are none); the H100's of 2026-11-25 carry
-kernels, notes and (the plain NHWC conv) a sampled engine space, and draw them."""
+"""The anatomy figures and tables (plots.engine_space, engine_knobs, kernels_table, kernels_html) on recordings: the
+H200's of 2026-11-21 (kept in tests/data) was made before exploration and kernel profiling existed (the figures
+refuse with a sentence saying how to get a sample, the kernel view says there are none); the shipped H100's of
+2026-11-25 carry kernels, notes and (the plain NHWC conv) a sampled engine space, and draw them."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,7 @@ from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT, ORIGIN_COLORS, origin_group
 
 pytest.importorskip("plotly")
 
-RECORDING = "h200_conv_nhwc_fp16_bias_relu"
+RECORDING = str(Path(__file__).parents[1] / "data" / "h200_2026-11-21_conv_nhwc_fp16_bias_relu.json")
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The Lab's Anatomy view with the shipped recordings: for one made before exploration and kernel profiling (the
-H200's of 2026-11-21) it says in one sentence why there is no engine-space sample and how to get one, and that there
+"""The Lab's Anatomy view with recordings: for one made before exploration and kernel profiling (the H200's of
+2026-11-21, kept in tests/data) it says in one sentence why there is no engine-space sample and how to get one, and that there
 are no kernels per plan; for the H100's of 2026-11-25 it draws the sample and lists the kernels."""
 
 from __future__ import annotations
