@@ -15,6 +15,7 @@ Run on a machine with 2 or more GPUs (about 4-6 minutes on two H200s):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -34,49 +35,58 @@ def grid(points: int) -> tuple[cl.Spec, dict[str, list]]:
     return base, {"n": ns, "layout": ["NCHW", "NHWC"], "dtype": ["fp16", "bf16", "fp32"]}
 
 
-#: Seconds the workers spent inside points in the last sweep timed (the sum of the sweep's point_s column).
-BUSY: dict[str, float] = {}
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    """One sweep timed: wall seconds, points and points that ran, and where the time went: the workers' seconds
+    inside points (the sum of the sweep's point_s), the longest point, and the share of plans with kernels listed."""
+
+    seconds: float
+    points: int
+    ran: int
+    busy_s: float
+    longest_s: float
+    with_kernels: float
+
+    def line(self, what: str, workers: int = 1) -> str:
+        """One row: the rate, the mean seconds per point inside a worker (grows if workers slow each other down) and
+        the workers' busy share of the wall time (falls with idle and tail time)."""
+        return (f"{what:<44} {self.points} points ({self.ran} ran) in {self.seconds:6.1f} s = "
+                f"{60 * self.points / self.seconds:6.1f} points/min | {self.busy_s / max(self.points, 1):.3f} s/point "
+                f"in a worker (longest {self.longest_s:.2f} s), workers busy "
+                f"{self.busy_s / (workers * self.seconds):4.0%}, kernels listed for {self.with_kernels:.0%} of plans")
+
+    def busy(self) -> dict[str, float]:
+        return {"s": self.busy_s, "max": self.longest_s, "with_kernels": self.with_kernels}
 
 
-def timed(spec: cl.Spec, over: dict, executor=None) -> tuple[float, int, int]:
-    """(seconds, points, points that ran) of one sweep into a fresh store; the workers' busy seconds go to BUSY."""
+def timed(spec: cl.Spec, over: dict, executor=None) -> Timed:
+    """One sweep into a fresh store, timed."""
     t0 = time.perf_counter()
     frame = cl.sweep(spec=spec, over=over, store=Path(tempfile.mkdtemp()) / "s.parquet", plans="all",
                      progress=False, executor=executor)
     seconds = time.perf_counter() - t0
+    nan = float("nan")
     per_point = frame.groupby("point_id")["point_s"].first() if "point_s" in frame else None
-    BUSY["s"] = float(per_point.sum()) if per_point is not None else float("nan")
-    BUSY["max"] = float(per_point.max()) if per_point is not None else float("nan")
     ok = frame[frame["status"] == "ok"] if "status" in frame else frame.iloc[:0]
     # plans whose kernels CUPTI listed (a worker where CUPTI cannot start lists none and says so in its warnings)
-    BUSY["with_kernels"] = float(ok["kernels"].fillna("").astype(str).str.len().gt(2).mean()) \
-        if "kernels" in ok and len(ok) else float("nan")
-    return seconds, int(frame["point_id"].nunique()), int(frame.loc[frame["point_status"] == "ok",
-                                                                    "point_id"].nunique())
+    with_kernels = float(ok["kernels"].fillna("").astype(str).str.len().gt(2).mean()) \
+        if "kernels" in ok and len(ok) else nan
+    return Timed(seconds, int(frame["point_id"].nunique()),
+                 int(frame.loc[frame["point_status"] == "ok", "point_id"].nunique()),
+                 float(per_point.sum()) if per_point is not None else nan,
+                 float(per_point.max()) if per_point is not None else nan, with_kernels)
 
 
-def line(what: str, seconds: float, n: int, ok: int, workers: int = 1) -> str:
-    """One row: the sweep's rate, then where its time went: the mean seconds per point inside a worker (grows if
-    workers slow each other down) and the workers' busy share of the wall time (falls with idle and tail time)."""
-    busy = BUSY.get("s", float("nan"))
-    return (f"{what:<44} {n} points ({ok} ran) in {seconds:6.1f} s = {60 * n / seconds:6.1f} points/min | "
-            f"{busy / max(n, 1):.3f} s/point in a worker (longest {BUSY.get('max', float('nan')):.2f} s), "
-            f"workers busy {busy / (workers * seconds):4.0%}, kernels listed for {BUSY.get('with_kernels', 0):.0%} "
-            "of plans")
-
-
-def with_executor(spec: cl.Spec, over: dict, gpus: list[int], threads: int | None = None
-                  ) -> tuple[float, float, int, int]:
-    """(warm-up seconds, sweep seconds, points, ran) on a GPUExecutor warmed before the clock starts."""
+def with_executor(spec: cl.Spec, over: dict, gpus: list[int], threads: int | None = None) -> tuple[float, Timed]:
+    """(warm-up seconds, the sweep timed) on a GPUExecutor warmed before the clock starts."""
     t0 = time.perf_counter()
     with cl.GPUExecutor(gpus, warm=True, threads=threads) as ex:
         warm_s = time.perf_counter() - t0
-        s, n, ok = timed(spec, over, ex)
-    return warm_s, s, n, ok
+        return warm_s, timed(spec, over, ex)
 
 
-def with_dask(spec: cl.Spec, over: dict, gpus: list[int]) -> tuple[float, float, int, int, str]:
-    """The same through a Dask cluster with one worker per GPU in ``gpus``."""
+def with_dask(spec: cl.Spec, over: dict, gpus: list[int]) -> tuple[float, Timed, str]:
+    """The same through a Dask cluster with one worker per GPU in ``gpus``; also the cluster's kind."""
     import distributed
 
     from cudnn_lab.gpu.workers import dask_cluster, warm_dask
@@ -89,10 +99,10 @@ def with_dask(spec: cl.Spec, over: dict, gpus: list[int]) -> tuple[float, float,
             warm_dask(client)
             warm_s = time.perf_counter() - t0
             with client.get_executor() as ex:
-                s, n, ok = timed(spec, over, ex)
+                result = timed(spec, over, ex)
     finally:
         cluster.close()
-    return warm_s, s, n, ok, kind
+    return warm_s, result, kind
 
 
 def main() -> None:
@@ -115,22 +125,23 @@ def main() -> None:
     out: dict = {"device": device, "gpus": count, "points": args.points, "times": {}, "speedups": {},
                  "worker_threads": args.worker_threads or "share"}
 
-    s, n, ok = timed(spec, over)
-    out["times"]["in_process_cold"] = s
+    cold = timed(spec, over)
+    out["times"]["in_process_cold"] = cold.seconds
     out["busy"] = {}
-    print(line("one GPU, in this process, cold caches", s, n, ok), flush=True)
+    print(cold.line("one GPU, in this process, cold caches"), flush=True)
+
+    def keep(how: str, key: str, g: int, warm_s: float, result: Timed, label: str, warm_what: str) -> None:
+        out["times"][f"{key}_{g}"] = result.seconds
+        out["busy"][f"{key}_{g}"] = result.busy()
+        print(result.line(label, g) + f" ({warm_what} {warm_s:.1f} s, not counted)", flush=True)
+        first = out["times"][f"{key}_1"]
+        if g > 1:
+            out["speedups"].setdefault(str(g), {})[how] = first / result.seconds
 
     sizes = sorted({1, count} | ({2} if count >= 2 else set()))
-    base: dict[str, float] = {}
     for g in sizes:
-        warm_s, s, n, ok = with_executor(spec, over, list(range(g)), args.worker_threads)
-        out["times"][f"executor_{g}"] = s
-        out["busy"][f"executor_{g}"] = dict(BUSY)
-        print(line(f"GPUExecutor, {g} warm worker(s)", s, n, ok, g) + f" (warm-up {warm_s:.1f} s, not counted)",
-              flush=True)
-        base.setdefault("GPUExecutor", s)
-        if g > 1:
-            out["speedups"].setdefault(str(g), {})["GPUExecutor"] = base["GPUExecutor"] / s
+        warm_s, result = with_executor(spec, over, list(range(g)), args.worker_threads)
+        keep("GPUExecutor", "executor", g, warm_s, result, f"GPUExecutor, {g} warm worker(s)", "warm-up")
     if not args.no_dask:
         try:
             import distributed  # noqa: F401
@@ -138,14 +149,8 @@ def main() -> None:
             print("Dask: 'distributed' is not installed here; skipped (pip install distributed dask-cuda)")
         else:
             for g in sizes:
-                warm_s, s, n, ok, kind = with_dask(spec, over, list(range(g)))
-                out["times"][f"dask_{g}"] = s
-                out["busy"][f"dask_{g}"] = dict(BUSY)
-                print(line(f"Dask {kind}, {g} warm worker(s)", s, n, ok, g) + f" (start + warm-up {warm_s:.1f} s, "
-                      "not counted)", flush=True)
-                base.setdefault("Dask", s)
-                if g > 1:
-                    out["speedups"].setdefault(str(g), {})["Dask"] = base["Dask"] / s
+                warm_s, result, kind = with_dask(spec, over, list(range(g)))
+                keep("Dask", "dask", g, warm_s, result, f"Dask {kind}, {g} warm worker(s)", "start + warm-up")
     print(f"\nspeed-up over one warm worker on {device} (target: >= 1.8x on 2 GPUs, >= 3.4x on 4):")
     for g, by in sorted(out["speedups"].items()):
         for how, x in by.items():

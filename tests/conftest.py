@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -49,3 +50,10 @@ class NewSpec(Spec):
 def unregistered_spec() -> Spec:
     """A spec of a family that has no recipe, drawing, reference or controls (:class:`NewSpec`)."""
     return NewSpec()
+
+
+@pytest.fixture(scope="session")
+def old_conv_recording() -> str:
+    """The path of the H200's conv recording of 2026-11-21, made before exploration and kernel profiling existed
+    (shipped until the H200 was recorded again on 2026-11-26; kept here as a real file of the older kind)."""
+    return str(Path(__file__).parent / "data" / "h200_2026-11-21_conv_nhwc_fp16_bias_relu.json")

@@ -15,6 +15,8 @@ import os
 import time
 from typing import Any
 
+from ..errors import OptionError
+
 __all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share"]
 
 _BARRIER: Any = None
@@ -22,14 +24,17 @@ _BARRIER: Any = None
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
+def _count(name: str, value: Any, what: str, where: str) -> int:
+    """``value`` as a whole number, 1 or more (not a bool), or the kit's OptionError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionError(name, value, f"must be {what}, 1 or more", where=where)
+    return value
+
+
 def thread_share(workers: int, cpus: int | None = None) -> int:
     """CPU threads each of ``workers`` processes may use so that together they do not oversubscribe the host (as
     Dask's nannies do, which set 1): the host's usable cores split evenly, at least 1."""
-    if not isinstance(workers, int) or workers < 1:
-        from ..errors import OptionError
-
-        raise OptionError("workers", workers, "must be a whole number of worker processes, 1 or more",
-                          where="thread_share")
+    _count("workers", workers, "a whole number of worker processes", "thread_share")
     if cpus is None:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cpus // workers)
@@ -59,7 +64,7 @@ def warm_worker() -> dict[str, Any]:
     from .session import _handle
 
     threads = os.environ.get("OMP_NUM_THREADS", "")
-    if threads.isdigit() and int(threads) > 0:
+    if threads.isdigit() and int(threads) > 0:  # torch caps the variable at the cores; the option is the number
         torch.set_num_threads(int(threads))
     torch.cuda.init()
     _handle(0)
@@ -99,12 +104,9 @@ class GPUExecutor(cf.ProcessPoolExecutor):
             queue.put(g)
         self.gpus = list(gpus)
         self.warmed: list[dict[str, Any]] = []
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            from ..errors import OptionError
-
-            raise OptionError("threads", threads, "must be None (each worker takes its share of the host's cores) "
-                              "or a whole number of CPU threads per worker, 1 or more", where="GPUExecutor")
-        self.threads = thread_share(len(gpus)) if threads is None else threads
+        self.threads = thread_share(len(gpus)) if threads is None else _count(
+            "threads", threads, "None (each worker takes its share of the host's cores) or a whole number of CPU "
+            "threads per worker", "GPUExecutor")
         super().__init__(max_workers=len(gpus), mp_context=ctx, initializer=_pin,
                          initargs=(queue, ctx.Barrier(len(gpus)), self.threads))
         if warm:

@@ -41,18 +41,30 @@ def test_thread_share_splits_the_host_between_workers() -> None:
     assert thread_share(4, cpus=64) == 16 and thread_share(3, cpus=64) == 21
     assert thread_share(8, cpus=2) == 1  # never below one thread
     assert thread_share(1) >= 1
-    for bad in (0, -1, 1.5, "2"):
+    for bad in (0, -1, 1.5, "2", True):
         with pytest.raises(cl.OptionError, match="workers"):
             thread_share(bad)  # type: ignore[arg-type]
 
 
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
 def test_workers_take_their_share_of_cpu_threads_before_torch_starts() -> None:
-    # The pool's initializer runs on a host without a GPU too: only CUDA work needs one.
+    # The pool's initializer runs on a host without a GPU too: only CUDA work needs one. torch, imported after it,
+    # sizes its thread pool from the share.
     from cudnn_lab.gpu.workers import THREAD_VARS, thread_share
 
     with GPUExecutor(gpus=[0, 1]) as ex:
         seen = {ex.submit(os.getenv, var).result() for var in THREAD_VARS for _ in range(2)}
+        torch_threads = {ex.submit(_torch_threads).result() for _ in range(2)}
     assert seen == {str(thread_share(2))}
+    assert torch_threads == {thread_share(2)}
+    with GPUExecutor(gpus=[0], threads=1) as ex:  # fewer than one worker's share: the option is used
+        assert thread_share(1) > 1 or os.cpu_count() == 1
+        assert ex.submit(_torch_threads).result() == 1
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, "4", True])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import cudnn_lab as cl
@@ -148,10 +146,8 @@ def test_band_shares_agree_with_the_pass_columns() -> None:
 KERNEL_COLUMNS = ["plan", "engine", "kernel", "kind", "reading", "count", "us", "total_us", "tile"]
 
 
-def test_kernels_frame_is_empty_for_a_recording_without_kernels() -> None:
-    # the H200's recording of 2026-11-21, made before kernels were profiled (kept in tests/data)
-    old = cl.load_results(str(Path(__file__).parents[1] / "data" / "h200_2026-11-21_conv_nhwc_fp16_bias_relu.json"))
-    frame = course.kernels_frame(old)
+def test_kernels_frame_is_empty_for_a_recording_without_kernels(old_conv_recording: str) -> None:
+    frame = course.kernels_frame(cl.load_results(old_conv_recording))
     assert frame.empty and list(frame.columns) == KERNEL_COLUMNS
 
 

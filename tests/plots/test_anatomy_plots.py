@@ -5,8 +5,6 @@ refuse with a sentence saying how to get a sample, the kernel view says there ar
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import cudnn_lab as cl
@@ -16,12 +14,9 @@ from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT, ORIGIN_COLORS, origin_group
 
 pytest.importorskip("plotly")
 
-RECORDING = str(Path(__file__).parents[1] / "data" / "h200_2026-11-21_conv_nhwc_fp16_bias_relu.json")
-
-
 @pytest.fixture(scope="module")
-def recorded():
-    return cl.load_results(RECORDING)
+def recorded(old_conv_recording: str):
+    return cl.load_results(old_conv_recording)
 
 
 @pytest.mark.parametrize("figure", [plots.engine_space, plots.engine_knobs])

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import cudnn_lab as cl
 
 #: A conv fprop with bias+relu recorded on an H100 (the notebook's problem; with kernels and notes), and a matmul;
-#: the H200's recording of the same conv of 2026-11-21, made before kernels were profiled (shipped until the H200
-#: was recorded again on 2026-11-26, kept in tests/data as a file of the older kind); two recorded sweeps.
+#: two recorded sweeps. (A recording made before kernels were profiled: the ``old_conv_recording`` fixture.)
 CONV_RECORDING = "h100_conv_nhwc_fp16_bias_relu"
 MATMUL_RECORDING = "h100_matmul_fp16_bias"
-OLD_CONV_RECORDING = str(Path(__file__).parents[1] / "data" / "h200_2026-11-21_conv_nhwc_fp16_bias_relu.json")
 SWEEPS = ("h100_standard", "h200_standard")
 
 SPECS = [

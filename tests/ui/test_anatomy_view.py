@@ -5,8 +5,6 @@ are no kernels per plan; for the H100's of 2026-11-25 it draws the sample and li
 from __future__ import annotations
 
 import pytest
-from lab_samples import OLD_CONV_RECORDING as CONV_RECORDING  # no kernels, no sample
-
 from cudnn_lab.plots.anatomy import NO_KERNELS_TEXT
 from cudnn_lab.ui import Lab
 from cudnn_lab.ui.lab import VIEWS
@@ -37,8 +35,8 @@ def test_before_a_result_the_anatomy_figures_say_there_is_none(lab: Lab) -> None
     assert lab.results.engines_html.value == "" and lab.results.kernels_html.value == ""
 
 
-def test_a_recording_without_exploration_says_how_to_get_a_sample(lab: Lab) -> None:
-    lab.load_recorded(CONV_RECORDING)
+def test_a_recording_without_exploration_says_how_to_get_a_sample(lab: Lab, old_conv_recording: str) -> None:
+    lab.load_recorded(old_conv_recording)  # no kernels, no sample
     text = lab.results.engines_html.value
     assert "no engine-space sample" in text and "explore=200" in text
     assert lab.result.spec.label() in text
@@ -48,8 +46,8 @@ def test_a_recording_without_exploration_says_how_to_get_a_sample(lab: Lab) -> N
     assert "cl-status-error" not in lab.status.value  # a recording without a sample is no error
 
 
-def test_selecting_a_plan_keeps_the_anatomy_view(lab: Lab) -> None:
-    lab.load_recorded(CONV_RECORDING)
+def test_selecting_a_plan_keeps_the_anatomy_view(lab: Lab, old_conv_recording: str) -> None:
+    lab.load_recorded(old_conv_recording)
     other = [p for p in lab.result.plans["plan"] if p != lab.selected][0]
     lab.select(other)
     assert NO_KERNELS_TEXT in lab.results.kernels_html.value
