@@ -46,6 +46,8 @@ class Timed:
     busy_s: float
     longest_s: float
     with_kernels: float
+    #: seconds each point took in its worker, by label, in the order the points finished
+    point_s: tuple[tuple[str, float], ...] = ()
 
     def line(self, what: str, workers: int = 1) -> str:
         """One row: the rate, the mean seconds per point inside a worker (grows if workers slow each other down) and
@@ -56,7 +58,8 @@ class Timed:
                 f"{self.busy_s / (workers * self.seconds):4.0%}, kernels listed for {self.with_kernels:.0%} of plans")
 
     def busy(self) -> dict[str, float]:
-        return {"s": self.busy_s, "max": self.longest_s, "with_kernels": self.with_kernels}
+        return {"s": self.busy_s, "max": self.longest_s, "with_kernels": self.with_kernels,
+                "point_s": [list(p) for p in self.point_s]}
 
 
 def timed(spec: cl.Spec, over: dict, executor=None) -> Timed:
@@ -71,10 +74,14 @@ def timed(spec: cl.Spec, over: dict, executor=None) -> Timed:
     # plans whose kernels CUPTI listed (a worker where CUPTI cannot start lists none and says so in its warnings)
     with_kernels = float(ok["kernels"].fillna("").astype(str).str.len().gt(2).mean()) \
         if "kernels" in ok and len(ok) else nan
+    labels = frame.groupby("point_id", sort=False).agg(label=("label", "first"), s=("point_s", "first")) \
+        if "point_s" in frame and "label" in frame else None
     return Timed(seconds, int(frame["point_id"].nunique()),
                  int(frame.loc[frame["point_status"] == "ok", "point_id"].nunique()),
                  float(per_point.sum()) if per_point is not None else nan,
-                 float(per_point.max()) if per_point is not None else nan, with_kernels)
+                 float(per_point.max()) if per_point is not None else nan, with_kernels,
+                 tuple((str(r.label), round(float(r.s), 3)) for r in labels.itertuples()) if labels is not None
+                 else ())
 
 
 def with_executor(spec: cl.Spec, over: dict, gpus: list[int], threads: int | None = None) -> tuple[float, Timed]:

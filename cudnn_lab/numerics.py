@@ -201,33 +201,32 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | 
 
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(device=a.device, dtype=torch.float64)
-    nan_count = int(torch.isnan(a).sum())
-    inf_count = int(torch.isinf(a).sum())
-
     diff = (a - e).abs()
     # Matching infinities agree (as torch.testing says); any other non-finite error counts as +inf.
     diff = torch.where(a == e, torch.zeros((), dtype=diff.dtype, device=diff.device), diff)
     diff = torch.nan_to_num(diff, nan=math.inf, posinf=math.inf)
     abs_e = e.abs()
+    flat_diff = diff.reshape(-1)
+    flat = torch.argmax(flat_diff)
 
-    def share_within(band: ToleranceBand) -> float:
-        return float((diff <= band.atol + band.rtol * abs_e).sum()) / numel
+    def count_within(band: ToleranceBand) -> Any:
+        return (diff <= band.atol + band.rtol * abs_e).sum()
 
-    within_torch = share_within(bands["torch"])
-    within_cudnn = share_within(bands["cudnn"])
-
-    flat = int(torch.argmax(diff.reshape(-1)))
-    worst_index = _unravel(flat, tuple(shape))  # not torch.unravel_index: its first call imports sympy (seconds)
-    max_abs = float(diff.reshape(-1)[flat])
-    max_rel = float((diff / (abs_e + REL_FLOOR)).max())
-    ref_norm = float(torch.linalg.vector_norm(e))
-    err_norm = float(torch.linalg.vector_norm(diff))
+    # Every scalar computed where the data is and brought back at once (one synchronization, not eleven).
+    scalars = torch.stack([t.to(torch.float64) for t in (
+        torch.isnan(a).sum(), torch.isinf(a).sum(), count_within(bands["torch"]), count_within(bands["cudnn"]),
+        flat, flat_diff[flat], (diff / (abs_e + REL_FLOOR)).max(), torch.linalg.vector_norm(e),
+        torch.linalg.vector_norm(diff), a.reshape(-1)[flat], e.reshape(-1)[flat])]).tolist()
+    nan_count, inf_count = int(scalars[0]), int(scalars[1])
+    within_torch, within_cudnn = scalars[2] / numel, scalars[3] / numel
+    worst_index = _unravel(int(scalars[4]), tuple(shape))  # not torch.unravel_index: its first call imports sympy
+    max_abs, max_rel, ref_norm, err_norm = scalars[5], scalars[6], scalars[7], scalars[8]
     rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else math.inf)
 
     finite = nan_count == 0 and inf_count == 0
     return ErrorMetrics(
         rel_l2=rel_l2, max_abs=max_abs, max_rel=max_rel, worst_index=worst_index,
-        worst_actual=float(a[worst_index]), worst_expected=float(e[worst_index]),
+        worst_actual=scalars[9], worst_expected=scalars[10],
         within_torch=within_torch, within_cudnn=within_cudnn, nan_count=nan_count, inf_count=inf_count,
         numel=numel, dtype=dtype,
         passed_torch=finite and within_torch == 1.0, passed_cudnn=finite and within_cudnn == 1.0, op=op,

@@ -104,6 +104,9 @@ class RunOptions:
     max_samples: int = 200
     #: stop sampling once IQR/median falls below this
     rel_iqr_target: float = 0.10
+    #: a plan whose warm-up is this many times slower than the best plan timed before it gets a few samples only
+    #: (column 'screened'); 0 samples every plan to the spread target
+    screen_ratio: float = 4.0
     #: seed of the random inputs
     seed: int = 0
     #: CUDA device index
@@ -150,6 +153,10 @@ class RunOptions:
         if self.max_samples < self.min_samples:
             raise OptionError("max_samples", self.max_samples, f"must be >= min_samples ({self.min_samples})")
         s(self, "rel_iqr_target", _float("rel_iqr_target", self.rel_iqr_target, 0.0, 1.0, lo_open=True))
+        s(self, "screen_ratio", _float("screen_ratio", self.screen_ratio, 0.0, 1e6))
+        if 0 < self.screen_ratio < 1:
+            raise OptionError("screen_ratio", self.screen_ratio, "must be 0 (off) or 1 or more (a plan is screened "
+                              "when it is that many times slower than the best so far)")
         s(self, "seed", _int("seed", self.seed, 0, 2**63 - 1))
         s(self, "device", _int("device", self.device, 0, 1023))
         for name in ("check", "baselines", "roofline", "plan_cache", "remeasure_ceilings", "resample"):

@@ -132,6 +132,17 @@ def test_point_ids_leave_the_device_index_out() -> None:
                                                                "H100")
 
 
+def test_an_option_added_later_keeps_old_point_ids_at_its_default() -> None:
+    # A store written before screen_ratio existed resumes: at its default the option is not part of the id.
+    from cudnn_lab.sweeps.points import ID_SETTINGS_NEW, id_settings
+
+    now = cl.RunOptions().to_dict()
+    before = {k: v for k, v in now.items() if k not in ID_SETTINGS_NEW}
+    assert point_id(BASE, id_settings(now), "H200") == point_id(BASE, id_settings(before), "H200")
+    off = cl.RunOptions(screen_ratio=0).to_dict()
+    assert point_id(BASE, id_settings(off), "H200") != point_id(BASE, id_settings(now), "H200")
+
+
 def test_the_grid_is_lazy_and_its_size_a_product() -> None:
     from cudnn_lab.sweeps import grid_size, iter_points
 

@@ -107,6 +107,7 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
             ceil = (measure_ceilings(_ceiling_dtype(spec.dtype), options.device,
                                      refresh=options.remeasure_ceilings) if options.roofline else None)
         measured: dict[str, dict[str, Any]] = {}
+        best: float | None = None  # the best median so far: a plan far slower than it is screened (timing.py)
         for i, entry in enumerate(chosen):
             if progress:
                 progress(i, len(chosen), f"timing {entry.name}")
@@ -115,11 +116,14 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
             if not options.resample and key in sess.memo:
                 status[entry.name], kept = sess.memo[key]
                 measured[entry.name] = {**kept, "reused": True}
-                continue
-            status[entry.name], measured[entry.name] = _measure(spec, entry, sess, timer, phases)
-            measured[entry.name]["reused"] = False
-            if status[entry.name][0] == "ok":
-                sess.memo[key] = (status[entry.name], dict(measured[entry.name]))
+            else:
+                status[entry.name], measured[entry.name] = _measure(spec, entry, sess, timer, phases, best)
+                measured[entry.name]["reused"] = False
+                if status[entry.name][0] == "ok":
+                    sess.memo[key] = (status[entry.name], dict(measured[entry.name]))
+            median = measured[entry.name].get("median_ms")
+            if status[entry.name][0] == "ok" and median and (best is None or median < best):
+                best = median
         # Plan anatomy: kernels (CUPTI), numerical notes, determinism; configurations beyond the proposals.
         ran = {name for name, (st, _) in status.items() if st == "ok"}
         # Kernels and notes are asked apart so that each one's cost shows in phase_s.
@@ -156,6 +160,11 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
         notes.append(f"{len(by_cupti)} plan(s) ran under {topts.cupti_below_ms * 1e3:.0f} us per call: timing 'auto' "
                      f"reports their CUPTI kernel time (timing_mode 'cupti'); inside a replayed CUDA graph each "
                      f"kernel adds a gap that is a large share of so short a call (see replay_over_kernel).")
+    screened = [n for n, m in measured.items() if m.get("screened")]
+    if screened:
+        notes.append(f"{len(screened)} plan(s) ran over {options.screen_ratio:g}x slower than the best plan timed "
+                     f"before them in warm-up: each got {topts.screen_samples} event samples, not sampling to the "
+                     f"spread target (column 'screened'; screen_ratio=0 samples every plan fully).")
     capped = [n for n, m in measured.items() if m.get("capped")]
     if capped:
         notes.append(f"{len(capped)} plan(s) hit the {options.time_cap_s} s time cap before IQR/median fell below "
@@ -223,9 +232,10 @@ def _build(entries: list[PlanEntry], policy: str, progress: Progress | None, cac
     return built, status
 
 
-def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer,
-             phases: Phases | None = None) -> tuple[tuple[str, str], dict[str, Any]]:
-    """Check one plan's numbers (on NaN-poisoned outputs), then time it: ((status, error), measured columns)."""
+def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer, phases: Phases | None = None,
+             contender_ms: float | None = None) -> tuple[tuple[str, str], dict[str, Any]]:
+    """Check one plan's numbers (on NaN-poisoned outputs), then time it: ((status, error), measured columns).
+    ``contender_ms``: the best median so far in this run (a far slower plan is screened)."""
     import torch
 
     phases = phases or Phases()
@@ -246,11 +256,11 @@ def _measure(spec: Spec, entry: PlanEntry, sess: Session, timer: Timer,
     phases.add("check", time.perf_counter() - t0)
     try:
         with phases("time"):
-            t = timer.time(call, key=entry.name)
+            t = timer.time(call, key=entry.name, contender_ms=contender_ms)
     except Exception as e:  # noqa: BLE001
         return ("run_failed", f"timing failed: {' '.join(str(e).split())[:280]}"), out
     out.update(timing_mode=t.mode, calls_per_sample=t.calls_per_sample, median_ms=t.median_ms, iqr_ms=t.iqr_ms,
-               min_ms=t.min_ms, samples=t.samples, capped=t.capped, host_ms=t.host_ms)
+               min_ms=t.min_ms, samples=t.samples, capped=t.capped, host_ms=t.host_ms, screened=t.screened)
     if t.replay_ms is not None:
         out["_replay_ms"] = t.replay_ms
     return ("ok", ""), out

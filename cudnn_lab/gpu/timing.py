@@ -17,6 +17,13 @@ Four modes:
   is still busy and the host's launch time hides behind it.
 - ``cold_l2`` (either mode off): a 2x-L2-sized buffer is written before every call, so the call starts with a
   cold L2; events mode only, since the flush must sit between calls.
+
+Every mode starts alike: the warm-up calls run, each timed by events (the GPU kept busy ahead of it, so the time is
+the GPU's); the last one's time sizes the host-time measurement and the captured graph. When the caller names the
+best median so far (``contender_ms``), a call whose warm-up is ``screen_ratio`` times slower (and at least
+``screen_min_ms``), confirmed by ``screen_samples`` event samples, cannot win and is *screened*: those samples are
+its result, instead of sampling it to the spread target (one slow fallback plan could otherwise take most of an
+all-plan run's timing).
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ class TimingResult:
     cold_l2: bool
     #: for ``auto`` calls timed by CUPTI: the replayed (CUDA graph) median per call, kernel gaps included
     replay_ms: float | None = None
+    #: timed by a few event samples only: far slower than the best plan so far (see the module's docstring)
+    screened: bool = False
 
     @property
     def rel_iqr(self) -> float:
@@ -60,7 +69,8 @@ class TimingResult:
 
 
 #: The TimingOptions fields a run takes from its RunOptions as they are (the mode is RunOptions.timing_mode).
-RUN_SETTINGS: tuple[str, ...] = ("cold_l2", "warmup", "min_samples", "max_samples", "rel_iqr_target", "time_cap_s")
+RUN_SETTINGS: tuple[str, ...] = ("cold_l2", "warmup", "min_samples", "max_samples", "rel_iqr_target", "time_cap_s",
+                                  "screen_ratio")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +89,13 @@ class TimingOptions:
     max_samples: int = RunOptions.max_samples
     rel_iqr_target: float = RunOptions.rel_iqr_target
     time_cap_s: float = RunOptions.time_cap_s
+    screen_ratio: float = RunOptions.screen_ratio
+    #: calls shorter than this (ms) are never screened: their eager estimate may be the host's launch time
+    screen_min_ms: float = 0.1
+    #: event samples a screened call gets
+    screen_samples: int = 3
+    #: GPU time (ms) the host-time measurement may take: its calls are drained before the next step
+    host_budget_ms: float = 1.0
     target_replay_ms: float = 0.3
     #: calls shorter than this (ms) are "tiny": their graph is sized to ``tiny_replay_ms`` instead
     tiny_ms: float = 0.010
@@ -108,12 +125,24 @@ def calls_per_graph(per_call_ms: float, options: TimingOptions) -> int:
     return int(min(options.max_calls, max(1, target / max(per_call_ms, 1e-4))))
 
 
+def host_calls(per_call_ms: float, options: TimingOptions) -> int:
+    """Calls the host-time measurement enqueues: 20, fewer for long calls (2 at least) so that draining them stays
+    within ``host_budget_ms`` of GPU time."""
+    return int(max(2, min(20, options.host_budget_ms / max(per_call_ms, 1e-4))))
+
+
+def screened(per_call_ms: float, contender_ms: float | None, options: TimingOptions) -> bool:
+    """Whether a call whose warm-up took ``per_call_ms`` is far slower than the best so far (``contender_ms``)."""
+    return (contender_ms is not None and contender_ms > 0 and options.screen_ratio > 0
+            and per_call_ms >= options.screen_min_ms and per_call_ms > options.screen_ratio * contender_ms)
+
+
 def _summarize(samples: list[float], mode: str, calls: int, capped: bool, host_ms: float | None,
-               cold: bool) -> TimingResult:
+               cold: bool, screened: bool = False) -> TimingResult:
     q1, med, q3 = quartiles(samples)
     return TimingResult(median_ms=med, iqr_ms=q3 - q1, q1_ms=q1, q3_ms=q3, min_ms=min(samples),
                         samples=len(samples), mode=mode, calls_per_sample=calls, capped=capped, host_ms=host_ms,
-                        cold_l2=cold)
+                        cold_l2=cold, screened=screened)
 
 
 class Timer:
@@ -132,6 +161,13 @@ class Timer:
         self._flush = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8, device=stream.device)
         self._busy = torch.empty(1 << 24, dtype=torch.float32, device=stream.device)
 
+    def _lead(self) -> None:
+        """Queue ~0.1 ms of GPU work (three passes over a 64 MiB buffer) ahead of a call timed alone by events, so
+        the call is enqueued before the GPU reaches it: its time is then the GPU's, not the host's launch time
+        (a cuDNN execute from Python takes ~20-60 us to enqueue)."""
+        for _ in range(3):
+            self._busy.mul_(1.0)
+
     def host_ms(self, fn: Callable[[], None], calls: int = 20) -> float:
         """Host time per call to enqueue ``fn`` (no sync between calls): the launch overhead a user pays."""
         torch = self.torch
@@ -144,22 +180,24 @@ class Timer:
         self.stream.synchronize()
         return elapsed * 1e3 / calls
 
-    def time(self, fn: Callable[[], None], key: Any = None) -> TimingResult:
+    def time(self, fn: Callable[[], None], key: Any = None, contender_ms: float | None = None) -> TimingResult:
         """Median latency of ``fn`` per call, by the options' mode (``auto`` tries a CUDA graph first).
 
-        ``key`` names ``fn`` for the graph cache: the same key must always mean the same work.
+        ``key`` names ``fn`` for the graph cache: the same key must always mean the same work. ``contender_ms``:
+        the best median so far among calls doing the same work; a call far slower than it is screened.
         """
         opts = self.options
-        for _ in range(opts.warmup):
-            with self.torch.cuda.stream(self.stream):
-                fn()
-        self.stream.synchronize()
-        host = self.host_ms(fn)
+        estimate = self._warm_up(fn, contender_ms)
+        host = self.host_ms(fn, host_calls(estimate, opts))
+        if screened(estimate, contender_ms, opts):
+            quick = self._time_events(fn, host, fixed=opts.screen_samples)
+            if screened(quick.median_ms, contender_ms, opts):  # confirmed by the samples, not one call alone
+                return quick
         if opts.mode == "cupti":
             return self._time_cupti(fn, host)
         if opts.mode in ("auto", "cuda_graph") and not opts.cold_l2:
             try:
-                replayed = self._time_graph(fn, host, key)
+                replayed = self._time_graph(fn, host, key, estimate)
             except Exception:
                 if opts.mode == "cuda_graph":
                     raise
@@ -174,13 +212,38 @@ class Timer:
                 return replayed
         return self._time_events(fn, host)
 
-    def _collect(self, one_sample: Callable[[], tuple[Any, Any]], scale: float) -> tuple[list[float], bool]:
-        """Take samples in batches of 5 until the spread is small enough or the time cap is hit."""
+    def _warm_up(self, fn: Callable[[], None], contender_ms: float | None = None) -> float:
+        """Run the warm-up calls (at least one), each queued behind a busy kernel and timed by events; returns the
+        last one's GPU ms. A first call that is already screened ends the warm-up (it will not be sampled much)."""
+        estimate = 0.0
+        for i in range(max(1, self.options.warmup)):
+            a, b = self._event_pair()
+            with self.torch.cuda.stream(self.stream):
+                self._lead()
+                a.record(self.stream)
+                fn()
+                b.record(self.stream)
+            self.stream.synchronize()
+            estimate = a.elapsed_time(b)
+            if i == 0 and screened(estimate, contender_ms, self.options):
+                break
+        return estimate
+
+    def _collect(self, one_sample: Callable[[], tuple[Any, Any]], scale: float,
+                 fixed: int | None = None) -> tuple[list[float], bool]:
+        """Take samples in batches of 5 until the spread is small enough or the time cap is hit (``fixed``: that
+        many samples in one batch, no spread target)."""
         opts = self.options
         samples: list[float] = []
         start = time.perf_counter()
+        if fixed:
+            with self.torch.cuda.stream(self.stream):
+                pairs = [one_sample() for _ in range(fixed)]
+            self.stream.synchronize()
+            return [a.elapsed_time(b) / scale for a, b in pairs], False
         while True:
-            pairs = [one_sample() for _ in range(5)]
+            with self.torch.cuda.stream(self.stream):  # entered once per batch: entering it costs ~10 us
+                pairs = [one_sample() for _ in range(5)]
             self.stream.synchronize()
             samples += [a.elapsed_time(b) / scale for a, b in pairs]
             if len(samples) >= opts.min_samples:
@@ -196,39 +259,37 @@ class Timer:
         ev = self.torch.cuda.Event
         return ev(enable_timing=True), ev(enable_timing=True)
 
-    def _time_events(self, fn: Callable[[], None], host: float) -> TimingResult:
+    def _time_events(self, fn: Callable[[], None], host: float, fixed: int | None = None) -> TimingResult:
         cold = self.options.cold_l2
 
-        def one() -> tuple[Any, Any]:
+        def one() -> tuple[Any, Any]:  # runs on the timer's stream (_collect enters it)
             a, b = self._event_pair()
-            with self.torch.cuda.stream(self.stream):
-                if cold:
-                    self._flush.fill_(1)
-                else:
-                    self._busy.mul_(1.0)
-                a.record(self.stream)
-                fn()
-                b.record(self.stream)
+            if cold:
+                self._flush.fill_(1)
+            else:
+                self._lead()
+            a.record(self.stream)
+            fn()
+            b.record(self.stream)
             return a, b
 
-        samples, capped = self._collect(one, 1.0)
-        return _summarize(samples, "events", 1, capped, host, cold)
+        samples, capped = self._collect(one, 1.0, fixed)
+        return _summarize(samples, "events", 1, capped, host, cold, screened=bool(fixed))
 
-    def _time_graph(self, fn: Callable[[], None], host: float, key: Any = None) -> TimingResult:
-        torch = self.torch
+    def _time_graph(self, fn: Callable[[], None], host: float, key: Any = None,
+                    estimate: float | None = None) -> TimingResult:
         if key is not None and key in self.graph_cache:
             graph, calls = self.graph_cache[key]
         else:
-            graph, calls = self._capture(fn)
+            graph, calls = self._capture(fn, estimate)
             if key is not None:
                 self.graph_cache[key] = (graph, calls)
 
-        def one() -> tuple[Any, Any]:
+        def one() -> tuple[Any, Any]:  # runs on the timer's stream (_collect enters it)
             a, b = self._event_pair()
-            with torch.cuda.stream(self.stream):
-                a.record(self.stream)
-                graph.replay()
-                b.record(self.stream)
+            a.record(self.stream)
+            graph.replay()
+            b.record(self.stream)
             return a, b
 
         samples, capped = self._collect(one, float(calls))
@@ -247,19 +308,11 @@ class Timer:
         capped = (q3 - q1) / med >= opts.rel_iqr_target
         return _summarize(samples, "cupti", 1, capped, host, False)
 
-    def _capture(self, fn: Callable[[], None]) -> tuple[Any, int]:
-        """Capture ``calls`` executions of ``fn`` in one CUDA graph sized to take about target_replay_ms."""
+    def _capture(self, fn: Callable[[], None], estimate: float | None = None) -> tuple[Any, int]:
+        """Capture ``calls`` executions of ``fn`` in one CUDA graph sized to take about target_replay_ms, from the
+        warm-up's estimate of one call's GPU time (measured here when not given)."""
         torch = self.torch
-        # Estimate one call's GPU time to size the graph so one replay takes about target_replay_ms.
-        a, b = self._event_pair()
-        with torch.cuda.stream(self.stream):
-            self._busy.mul_(1.0)
-            a.record(self.stream)
-            for _ in range(5):
-                fn()
-            b.record(self.stream)
-        self.stream.synchronize()
-        calls = calls_per_graph(a.elapsed_time(b) / 5, self.options)
+        calls = calls_per_graph(estimate if estimate is not None else self._warm_up(fn), self.options)
         graph = self._graph_of(fn, calls)
         # Eager calls of a few us are host-bound (an execute takes ~10-20 us to enqueue), so the estimate above is
         # too long for them: size the graph again from one replay's GPU time per call.

@@ -3,7 +3,8 @@
 Two ways, one shape (a ``concurrent.futures`` executor for ``cl.sweep(executor=...)``): the kit's
 :class:`GPUExecutor` (a process pool on this host), or a Dask cluster with one worker per GPU (:func:`dask_cluster`,
 then ``client.get_executor()``), which is how a sweep moves on to several hosts. Warm workers (``warm=True`` /
-:func:`warm_dask`) import torch and cuDNN and start CUDA before the first point, so points do not wait on start-up;
+:func:`warm_dask`) import torch, cuDNN and pandas, start CUDA and CUPTI and run one tiny problem before the first
+point, so points do not wait on start-up;
 plans and ceilings come from the disk caches (``gpu/cache.py``, ``gpu/ceilings.py``) that all workers share.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 
 from ..errors import OptionError
 
-__all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share"]
+__all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share", "WARM_SPEC"]
 
 _BARRIER: Any = None
 #: Environment variables that size a process's CPU thread pools (OpenMP, MKL, OpenBLAS), set in every worker.
@@ -51,12 +52,21 @@ def _pin(queue: Any, barrier: Any = None, threads: int | None = None) -> None:
     _BARRIER = barrier
 
 
-def warm_worker() -> dict[str, Any]:
-    """Import torch, cuDNN and the kit's GPU layer, start CUDA and a cuDNN handle on device 0 (the worker's GPU).
+#: The problem a worker runs once while warming (tiny, every part of a run: heuristics, a check, a captured graph,
+#: CUPTI, notes), so that none of those first-use costs lands on the worker's first real point.
+WARM_SPEC = {"op": "conv", "n": 1, "c": 16, "h": 8, "w": 8, "k": 16, "r": 3, "s": 3, "padding": 1, "layout": "NHWC",
+             "dtype": "fp16"}
 
-    Returns what the worker is and how long warming took. Safe to call more than once.
+
+def warm_worker() -> dict[str, Any]:
+    """Import torch, cuDNN, pandas and the kit's GPU layer, start CUDA, a cuDNN handle and CUPTI on device 0 (the
+    worker's GPU), and run one tiny problem (:data:`WARM_SPEC`, the heuristics' pick) through every part of a run.
+
+    Returns what the worker is and how long warming took (``warm_run_s``: the tiny run; ``warm_error``: why it
+    failed, if it did: the worker still takes points). Safe to call more than once.
     """
     t0 = time.perf_counter()
+    import pandas  # noqa: F401 - every point returns its rows as a frame
     import torch
 
     from . import run_records  # noqa: F401 - registers the plan sources
@@ -71,8 +81,22 @@ def warm_worker() -> dict[str, Any]:
     info = device_info(0)
     import cudnn_lab.results  # noqa: F401 - the results layer every point returns through
 
-    return {"pid": os.getpid(), "visible": os.environ.get("CUDA_VISIBLE_DEVICES"), "gpu": info["gpu"],
-            "threads": torch.get_num_threads(), "warm_s": time.perf_counter() - t0}
+    report: dict[str, Any] = {"pid": os.getpid(), "visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                              "gpu": info["gpu"], "threads": torch.get_num_threads()}
+    t1 = time.perf_counter()
+    try:
+        from ..runs import run
+        from ..specs import spec_from_dict
+
+        run(spec_from_dict(WARM_SPEC), plans="heuristic", baselines=False, roofline=False, time_cap_s=0.02)
+    except Exception as e:  # noqa: BLE001 - a worker that cannot warm fully still runs points (and says why there)
+        report["warm_error"] = " ".join(str(e).split())[:300]
+    from .kernels import cupti_first_use_s
+
+    report["warm_run_s"] = time.perf_counter() - t1
+    report["cupti_s"] = cupti_first_use_s()  # None: CUPTI did not start here (kernels will not be listed)
+    report["warm_s"] = time.perf_counter() - t0
+    return report
 
 
 def _warm_pool_worker(timeout: float) -> dict[str, Any]:

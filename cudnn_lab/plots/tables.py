@@ -26,7 +26,7 @@ ALL_COLUMN_TITLES: dict[str, str] = {
     "rank_B": "rank in B", "rank_FALLBACK": "rank in FALLBACK", "behavior_notes": "behaviour notes",
     "workspace_bytes": "workspace", "build_ms": "build (ms)", "status": "status", "error": "error message",
     "timing_mode": "timing", "calls_per_sample": "calls per sample", "median_ms": "median (µs)",
-    "iqr_ms": "IQR (µs)", "min_ms": "min (µs)", "samples": "samples", "capped": "time-capped",
+    "iqr_ms": "IQR (µs)", "min_ms": "min (µs)", "samples": "samples", "capped": "time-capped", "screened": "screened (few samples)",
     "host_ms": "host enqueue (µs)", "tflops": "TFLOP/s", "gbps": "GB/s", "pct_of_ceiling": "% of roofline",
     "rel_l2": "rel. L2 error", "max_abs": "max abs error", "max_rel": "max rel error", "nan_count": "NaNs",
     "inf_count": "Infs", "within_torch": "within torch tol.", "within_cudnn": "within cuDNN tol.",

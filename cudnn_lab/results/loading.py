@@ -45,7 +45,7 @@ INT_COLUMNS = ("heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "engine_id
 FLOAT_COLUMNS = ("build_ms", "median_ms", "iqr_ms", "min_ms", "host_ms", "tflops", "gbps", "pct_of_ceiling",
                  "rel_l2", "max_abs", "max_rel", "within_torch", "within_cudnn",
                  "kernel_count", "kernel_ms", "launch_gap_ms", "replay_over_kernel")
-BOOL_COLUMNS = ("capped", "pass_torch", "pass_cudnn", "proposed", "deterministic", "reused", "from_cache")
+BOOL_COLUMNS = ("capped", "screened", "pass_torch", "pass_cudnn", "proposed", "deterministic", "reused", "from_cache")
 TEXT_COLUMNS = ("plan", "knobs", "behavior_notes", "status", "error", "timing_mode",
                 "knob_names", "origin", "kernels", "numeric_notes")
 #: Sweep-frame columns that must hold numbers where they are filled.

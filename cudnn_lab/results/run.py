@@ -15,6 +15,7 @@
 | error | the reason a plan failed, one line |
 | timing_mode, calls_per_sample | cuda_graph (replay of captured calls) or events; calls per timed sample |
 | median_ms, iqr_ms, min_ms, samples, capped | latency per call; capped is True when the time cap stopped sampling |
+| screened | far slower than the best plan timed before it (``screen_ratio``): a few event samples only |
 | host_ms | host time to enqueue one call (launch overhead, apart from GPU time) |
 | tflops, gbps | throughput from the spec's FLOP count and minimal bytes at the median |
 | pct_of_ceiling | share of the measured roofline bound at this plan's arithmetic intensity |
@@ -60,7 +61,7 @@ __all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "plans_
 PLAN_COLUMNS: tuple[str, ...] = (
     "plan", "engine_id", "knobs", "heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "behavior_notes",
     "workspace_bytes", "build_ms", "status", "error", "timing_mode", "calls_per_sample", "median_ms", "iqr_ms",
-    "min_ms", "samples", "capped", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs", "max_rel",
+    "min_ms", "samples", "capped", "screened", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs", "max_rel",
     "nan_count", "inf_count", "within_torch", "within_cudnn", "pass_torch", "pass_cudnn",
     "knob_names", "proposed", "origin", "kernels", "kernel_count", "kernel_ms", "launch_gap_ms", "numeric_notes",
     "deterministic", "replay_over_kernel", "reused", "from_cache",

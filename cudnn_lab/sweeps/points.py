@@ -14,7 +14,7 @@ from ..errors import CudnnLabError, SpecError, shorten
 from ..specs import Spec, spec_from_dict
 from .grid import cell
 
-__all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "point_id", "invalid_id", "run_point", "invalid_row",
+__all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "ID_SETTINGS_NEW", "point_id", "invalid_id", "run_point", "invalid_row",
            "id_settings"]
 
 #: Columns a sweep adds to the plan table's (results.PLAN_COLUMNS).
@@ -26,9 +26,17 @@ POINT_COLUMNS = ("point_id", "op", "label", "spec", "is_pick", "is_best", "point
 ID_SETTINGS_EXCLUDED = ("device",)
 
 
+#: Run options added after sweeps were first stored, left out of a point's id while at their default, so that a store
+#: written before they existed still resumes (a point run with another value gets an id of its own).
+ID_SETTINGS_NEW = ("screen_ratio",)
+
+
 def id_settings(options: dict[str, Any]) -> dict[str, Any]:
     """The run options that go into a point's id."""
-    return {k: v for k, v in options.items() if k not in ID_SETTINGS_EXCLUDED}
+    from ..options import RunOptions
+
+    return {k: v for k, v in options.items() if k not in ID_SETTINGS_EXCLUDED
+            and not (k in ID_SETTINGS_NEW and v == getattr(RunOptions, k))}
 
 
 def point_id(spec: Spec, settings: dict[str, Any], device_key: str) -> str:

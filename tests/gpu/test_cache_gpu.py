@@ -110,3 +110,6 @@ def test_warm_workers_each_hold_their_gpu(cache_root: Path) -> None:
         reports = ex.warmed
         assert len(reports) == torch.cuda.device_count() == len({r["pid"] for r in reports})
         assert {r["visible"] for r in reports} == {str(g) for g in ex.gpus}
+        # each worker ran the tiny warm-up problem through CUPTI: a first point pays no first-use costs
+        assert all("warm_error" not in r and r["warm_run_s"] > 0 and r["cupti_s"] is not None for r in reports), \
+            reports

@@ -202,3 +202,23 @@ def test_device_index_past_the_visible_gpus_is_an_option_error() -> None:
 
     with pytest.raises(cl.OptionError, match="device"):
         cl.run(cl.ConvSpec(**SMALL), device=torch.cuda.device_count(), **QUICK)
+
+
+def test_plans_far_slower_than_the_best_so_far_are_screened_and_said_to_be() -> None:
+    # The ResNet-50 3x3 conv's plans span about 500x on an H100/H200 (a fallback plan takes ~12 ms, the best ~24 us).
+    spec = cl.ConvSpec(n=32, c=64, h=56, w=56, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
+    quick = dict(plans="all", baselines=False, roofline=False, kernels=False, notes=False, resample=True)
+    r = cl.run(spec, **quick)
+    ok = r.ok.sort_values("heuristic_rank")
+    best, first = ok["median_ms"].min(), ok["median_ms"].iloc[0]
+    slow = ok.iloc[1:][ok["median_ms"].iloc[1:] > 10 * first]  # timed after a plan they are 10x slower than
+    if slow.empty:
+        pytest.skip("no plan here is 10x slower than the first one timed: nothing to screen")
+    screened = ok[ok["screened"].astype(bool)]
+    assert not screened.empty and set(slow["plan"]) <= set(screened["plan"])
+    assert (screened["median_ms"] > 2 * best).all() and (screened["timing_mode"] == "events").all()
+    assert (screened["samples"] <= 5).all() and bool(ok.loc[ok["median_ms"].idxmin(), "screened"]) is False
+    assert any("screened" in w for w in r.warnings)
+    assert (screened["pass_cudnn"].astype(bool)).all()  # screened plans are still checked
+    full = cl.run(spec, **quick, screen_ratio=0)
+    assert not full.ok["screened"].astype(bool).any()

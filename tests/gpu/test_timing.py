@@ -59,6 +59,36 @@ def test_auto_reports_cupti_below_10_us_and_a_result_says_its_replayed_time() ->
     assert r.replay_ms is None and r.to_dict()["replay_ms"] is None
 
 
+def test_only_a_call_far_slower_than_the_best_so_far_is_screened() -> None:
+    from cudnn_lab.gpu.timing import screened
+
+    o = TimingOptions()
+    assert o.screen_ratio == RunOptions.screen_ratio == 4.0
+    assert screened(1.0, 0.1, o)  # 10x the best so far
+    assert not screened(0.3, 0.1, o)  # 3x: still a contender
+    assert not screened(1.0, None, o)  # nothing timed before it
+    assert not screened(0.04, 0.001, o)  # under screen_min_ms the eager estimate may be the host's launch time
+    assert not screened(1.0, 0.1, TimingOptions(screen_ratio=0.0))  # off
+    assert TimingOptions.from_options(RunOptions(screen_ratio=0)).screen_ratio == 0.0
+
+
+def test_the_host_time_measurement_takes_fewer_calls_when_calls_are_long() -> None:
+    from cudnn_lab.gpu.timing import host_calls
+
+    o = TimingOptions()
+    assert host_calls(0.010, o) == 20
+    assert host_calls(0.2, o) == 5  # 1 ms of GPU time to drain
+    assert host_calls(12.0, o) == 2
+
+
+@pytest.mark.parametrize("bad", [0.5, -1.0, float("nan"), "4", True])
+def test_screen_ratio_must_be_zero_or_at_least_one(bad) -> None:
+    from cudnn_lab.errors import OptionError
+
+    with pytest.raises(OptionError, match="screen_ratio"):
+        RunOptions(screen_ratio=bad)
+
+
 # ------------------------------------------------------------------------------------------------ on the GPU
 
 @pytest.fixture
@@ -162,3 +192,28 @@ def test_auto_times_a_tiny_call_by_cupti_and_keeps_the_replayed_time() -> None:
     # the graph was sized from a replay's GPU time, not from host-bound eager calls: enough calls for ~1 ms
     graph = Timer(stream, TimingOptions(mode="cuda_graph", time_cap_s=0.2)).time(fn)
     assert graph.mode == "cuda_graph" and graph.calls_per_sample >= 200
+
+
+@pytest.mark.gpu
+def test_a_call_far_slower_than_the_contender_gets_a_few_event_samples() -> None:
+    import torch
+
+    from cudnn_lab.gpu.timing import Timer
+
+    stream = torch.cuda.Stream()
+    a = torch.randn(12288, 8192, device="cuda")  # ~0.2 ms: above screen_min_ms, so its warm-up is the GPU time
+    b = torch.empty_like(a)
+
+    def fn() -> None:
+        torch.mul(a, 2.0, out=b)
+
+    opts = TimingOptions(time_cap_s=0.2)
+    full = Timer(stream, opts).time(fn)
+    assert full.median_ms >= opts.screen_min_ms
+    quick = Timer(stream, opts).time(fn, contender_ms=full.median_ms / 20)
+    assert quick.screened and quick.mode == "events" and quick.samples == opts.screen_samples
+    assert 0.5 * full.median_ms < quick.median_ms < 3 * full.median_ms  # the same work, fewer samples
+    kept = Timer(stream, opts).time(fn, contender_ms=full.median_ms)  # a contender is sampled fully
+    assert not kept.screened and kept.mode == "cuda_graph"
+    off = Timer(stream, TimingOptions(time_cap_s=0.2, screen_ratio=0.0)).time(fn, contender_ms=full.median_ms / 20)
+    assert not off.screened
