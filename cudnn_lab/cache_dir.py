@@ -2,7 +2,7 @@
 
 The root is ``$CUDNN_LAB_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/cudnn_lab``, else ``~/.cache/cudnn_lab``.
 ``CUDNN_LAB_NO_CACHE=1`` turns every cache off (nothing is read or written). Each cache keeps its files in its own
-folder below the root (``plans/``, ``ceilings/``). A cache that cannot be written (full disk, read-only folder) is
+folder below the root (``plans/``, ``ceilings/``, ``heuristics/``). A cache that cannot be written (full disk, read-only folder) is
 switched off for the rest of the process with one warning; the run itself goes on without it.
 """
 
@@ -22,7 +22,7 @@ __all__ = ["ENV_DIR", "ENV_OFF", "cache_root", "cache_enabled", "disable", "disa
 ENV_DIR = "CUDNN_LAB_CACHE_DIR"
 ENV_OFF = "CUDNN_LAB_NO_CACHE"
 #: The cache folders this kit writes below the root (``clear`` removes only these).
-FOLDERS: tuple[str, ...] = ("plans", "ceilings")
+FOLDERS: tuple[str, ...] = ("plans", "ceilings", "heuristics")
 
 _lock = threading.Lock()
 _disabled: dict[str, str] = {}  # cache root -> why it was switched off in this process

@@ -127,9 +127,9 @@ def _parser() -> argparse.ArgumentParser:
                        'options such as "plans": "heuristic"}; flags below override its options')
     sweep.add_argument("--store", help="store folder (default: SWEEP.parquet beside the file)")
     _add_run_options(sweep)
-    cache = commands.add_parser("cache", help="the kit's caches on disk (plans, ceilings): where, how big; clear "
-                                "them", allow_abbrev=False, epilog=_EPILOG)
-    cache.add_argument("--clear", action="store_true", help="remove the cached plans and ceilings")
+    cache = commands.add_parser("cache", help="the kit's caches on disk (plans, ceilings, heuristics): where, how "
+                                "big; clear them", allow_abbrev=False, epilog=_EPILOG)
+    cache.add_argument("--clear", action="store_true", help="remove the cached plans, ceilings and heuristics' answers")
     cache.add_argument("--info", action="store_true", help="say where the caches are and how big (the default)")
     report = commands.add_parser("report", help="write a self-contained HTML report of a result (opens offline)",
                                  allow_abbrev=False, epilog=_EPILOG)

@@ -68,7 +68,7 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
             progress(0, 1, "numerical notes")
         backend = [e for e in todo_n if knob_table.parse_plan_name(e.name) is not None]
         if backend:  # plans of the backend's engines; python-engine and classic-API plans have no backend notes
-            result = numeric_notes(spec, sess.handle, tuple(options.heuristics))
+            result = _notes(spec, sess, tuple(options.heuristics), numeric_notes, bool(options.plan_cache))
             for e in backend:
                 if e.name in result.notes or e.name in result.unknown:
                     cache.setdefault(e.name, {})["numeric_notes"] = result.of(e.name)
@@ -85,6 +85,22 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
             want_kernels if k.startswith("kernel") else want_notes)})
         if cols.get("median_ms") is not None and cols.get("kernel_ms") is not None:
             cols["launch_gap_ms"] = cols["median_ms"] - cols["kernel_ms"]
+
+
+def _notes(spec: Any, sess: Any, modes: tuple[str, ...], ask: Callable[..., Any], use_disk: bool = True) -> Any:
+    """The plans' numerical notes: kept on disk with the graph's proposals where those are kept (a graph whose
+    heuristics are slow to ask: ``gpu/heuristics_cache.py``), else asked (``ask``: ``notes.numeric_notes``)."""
+    from . import heuristics_cache as hc
+
+    ident = getattr(sess, "notes_ident", None) if use_disk else None
+    if ident is not None and tuple(modes) == tuple(getattr(sess, "modes", ())):
+        kept = hc.recall_notes(ident)
+        if kept is not None:
+            return kept
+        result = ask(spec, sess.handle, modes)
+        hc.remember_notes(ident, result)
+        return result
+    return ask(spec, sess.handle, modes)
 
 
 def explore_rows(spec: Any, options: Any, sess: Any, proposals: list[str], measure: Callable[[Any], tuple],

@@ -23,13 +23,14 @@ import json
 import os
 import struct
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .. import cache_dir
 
 __all__ = ["FORMAT", "MAGIC", "MAX_BYTES", "SERIALIZE_MIN_BUILD_MS", "PlanStore", "plan_store", "identity",
-           "graph_key", "RunCache"]
+           "graph_key", "plan_graph_key", "RunCache"]
 
 MAGIC = b"CUDNN_LAB_PLAN\x00\x01"
 FORMAT = 1
@@ -45,6 +46,11 @@ def graph_key(spec_dict: dict[str, Any], described: Any) -> str:
     """SHA-256 of the spec and the frontend's description of its graph (``inspect()``): what the plan runs."""
     text = json.dumps({"spec": spec_dict, "graph": described}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def plan_graph_key(spec: Any, lab: Any) -> str:
+    """:func:`graph_key` of ``spec`` and one of its built graphs (a LabGraph that proposed plans)."""
+    return graph_key(spec.to_dict(), lab.inspect())
 
 
 def identity(graph: str, plan: str, gpu: str, compute_capability: str, cudnn_backend: Any,
@@ -201,29 +207,35 @@ class RunCache:
     the tensor uids the plan was built with; ``from_cache`` names the plans that came from disk.
     """
 
-    def __init__(self, spec: Any, info: dict[str, Any], handle: Any, enabled: bool = True) -> None:
+    def __init__(self, spec: Any, info: dict[str, Any], handle: Any, enabled: bool = True,
+                 ask: Callable[[], None] | None = None) -> None:
         self.spec, self.info, self.handle = spec, info, handle
         self.enabled = enabled and cache_dir.cache_enabled()
         self.store = plan_store()
+        #: called before building a recalled plan the cache could not load: gives it the heuristics' graph
+        self.ask = ask
         self._graph_keys: dict[int, str] = {}
 
     def _ident(self, entry: Any) -> dict[str, str] | None:
-        lab = entry.graph
-        if not hasattr(lab, "inspect"):  # classic-API sources: nothing to serialize
-            return None
-        gid = id(lab)
-        if gid not in self._graph_keys:
-            try:
-                described = lab.inspect()
-            except Exception:  # noqa: BLE001 - a graph that cannot describe itself is not cached
+        key = entry.cache_key
+        if key is None:
+            lab = entry.graph
+            if not hasattr(lab, "inspect"):  # classic-API sources: nothing to serialize
                 return None
-            self._graph_keys[gid] = graph_key(self.spec.to_dict(), described)
+            gid = id(lab)
+            if gid not in self._graph_keys:
+                try:
+                    self._graph_keys[gid] = plan_graph_key(self.spec, lab)
+                except Exception:  # noqa: BLE001 - a graph that cannot describe itself is not cached
+                    return None
+            key = self._graph_keys[gid]
         i = self.info
-        return identity(self._graph_keys[gid], entry.name, i.get("gpu"), i.get("compute_capability"),
-                        i.get("cudnn_backend"), i.get("cudnn_frontend"))
+        return identity(key, entry.name, i.get("gpu"), i.get("compute_capability"), i.get("cudnn_backend"),
+                        i.get("cudnn_frontend"))
 
     def build(self, entry: Any, loaded: dict[str, Any]) -> bool:
-        """Build ``entry`` once (as ``PlanEntry.build``), from the cache where it holds the plan; stores slow builds.
+        """Build ``entry`` once (as ``PlanEntry.build``), from the cache where it holds the plan; stores slow builds
+        (and every plan of a graph whose proposals are kept: ``entry.keep``).
 
         A loaded plan goes into ``loaded[entry.name]`` as ``(pygraph, {tensor name: uid})``.
         """
@@ -232,8 +244,13 @@ class RunCache:
         ident = self._ident(entry) if self.enabled else None
         if ident is not None and self._load(entry, ident, loaded):
             return True
+        if entry.recalled and self.ask is not None:  # no plan on disk after all: ask the heuristics now
+            self.ask()
+        if entry.recalled:  # still no graph with this plan: it cannot be built
+            entry.built, entry.build_error = False, "its kept proposal could not be loaded or proposed again"
+            return False
         ok = entry.build()
-        if ok and ident is not None and (entry.build_ms or 0.0) >= SERIALIZE_MIN_BUILD_MS:
+        if ok and ident is not None and ((entry.build_ms or 0.0) >= SERIALIZE_MIN_BUILD_MS or entry.keep):
             self._store(entry, ident)
         return ok
 

@@ -38,6 +38,13 @@ class PlanEntry:
     #: None: not tried yet; True: built; False: the build failed (see build_error); a failed build is not retried
     built: bool | None = None
     build_error: str = ""
+    #: the plan cache's key of the graph that proposed this plan (None: computed from ``graph``)
+    cache_key: str | None = None
+    #: keep this plan in the plan cache however fast it builds (its graph's proposals are kept on disk too)
+    keep: bool = False
+    #: recalled from the heuristics cache: ``graph`` has no plans yet, so the plan must load from the plan cache
+    #: (or the session asks the heuristics first: ``Session.ask_heuristics``)
+    recalled: bool = False
 
     def build(self) -> bool:
         """Build (and time the build of) this plan once; failures are recorded, never raised."""

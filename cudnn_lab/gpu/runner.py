@@ -95,7 +95,9 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
     for name, seconds in made.items():
         phases.add(name, seconds)
     entries = sess.entries[:options.max_plans] if options.max_plans is not None else sess.entries
-    cache = RunCache(spec, info, sess.handle, options.plan_cache)
+    if not options.plan_cache:  # nothing from disk: recalled proposals are asked again
+        sess.ask_heuristics()
+    cache = RunCache(spec, info, sess.handle, options.plan_cache, ask=sess.ask_heuristics)
     with torch.cuda.device(options.device):
         with phases("build"):
             chosen, status = _build(entries, options.plans, progress, cache, sess.loaded)
@@ -189,6 +191,7 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
     phases.add("records", time.perf_counter() - t_records)
     return {"plans": rows, "device": dict(info), "torch": torch_info, "ceilings": ceil.to_dict() if ceil else {},
             "settings": {**options.to_dict(), "proposed": len(sess.entries), "plan_cache_stats": cache.summary(),
+                         "proposals_recalled": sess.recalled,
                          **quantization, "phase_s": phases.record(time.perf_counter() - t_start)},
             "warnings": notes,
             "histograms": histograms, "engine_space": space,

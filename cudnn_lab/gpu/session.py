@@ -77,7 +77,12 @@ class Session:
             self.stream = torch.cuda.Stream(device)
             cudnn.set_stream(handle=self.handle, stream=self.stream.cuda_stream)
             t1 = time.perf_counter()
-            self.entries = propose(spec, self.handle, modes, info["gpu"], str(info["cudnn_backend"]))
+            self.modes, self.info = tuple(modes), info
+            #: the heuristics cache's identity of this graph's numerical notes (set when its answers are kept)
+            self.notes_ident: dict[str, str] | None = None
+            #: the plans were recalled from the heuristics cache, not asked (gpu/heuristics_cache.py)
+            self.recalled = False
+            self.entries = self._proposals()
             t2 = time.perf_counter()
             with torch.cuda.stream(self.stream):
                 self.inputs = make_inputs(spec, device=f"cuda:{device}", seed=seed)
@@ -94,6 +99,66 @@ class Session:
         self.loaded: dict[str, tuple[Any, dict[str, int]]] = {}
         #: (what was measured, how) -> its record, reused by a repeated run unless it asks to resample
         self.memo: dict[Any, Any] = {}
+
+    def _proposals(self) -> list[PlanEntry]:
+        """The plans in heuristic order: recalled from the heuristics cache where it holds them and every plan (see
+        ``gpu/heuristics_cache.py``), else asked; slow answers are kept for later processes."""
+        from .. import cache_dir
+        from ..graph import build_graph
+        from . import heuristics_cache as hc
+        from .cache import plan_graph_key
+        from .frontend import graph_plans
+        from .plans import PLAN_SOURCES
+
+        spec, info = self.spec, self.info
+        if PLAN_SOURCES.get(spec) is not graph_plans or not cache_dir.cache_enabled():
+            return self._ask()
+        try:
+            described = build_graph(spec, handle=self.handle).inspect()
+        except Exception:  # noqa: BLE001 - a graph that cannot describe itself is asked every time
+            return self._ask()
+        ident = hc.proposals_ident(spec, described, "proposals", self.modes, info)
+        notes_ident = hc.proposals_ident(spec, described, "notes", self.modes, info)
+        kept = hc.recall(ident, info)
+        if kept is not None:
+            lab = build_graph(spec, handle=self.handle)  # executes nothing: every plan loads from the plan cache
+            self.notes_ident, self.recalled = notes_ident, True
+            return [PlanEntry(name=e["name"], engine_id=e["engine_id"], knobs=e["knobs"], graph=lab, index=-1,
+                              ranks=e["ranks"], behavior_notes=tuple(e["behavior_notes"]), cache_key=e["graph_key"],
+                              keep=True, recalled=True) for e in kept]
+        t0 = time.perf_counter()
+        entries = self._ask()
+        if time.perf_counter() - t0 >= hc.MIN_PROPOSE_S:
+            try:
+                keys = [plan_graph_key(spec, e.graph) for e in entries]
+            except Exception:  # noqa: BLE001 - not kept, then
+                return entries
+            for e in entries:
+                e.keep = True
+            hc.remember(ident, entries, keys)
+            self.notes_ident = notes_ident
+        return entries
+
+    def _ask(self) -> list[PlanEntry]:
+        return propose(self.spec, self.handle, self.modes, self.info["gpu"], str(self.info["cudnn_backend"]))
+
+    def ask_heuristics(self) -> None:
+        """Give recalled plans the heuristics' own graph (asking them now): for a run with the plan cache off, or a
+        plan the cache could not load after all. Plans already loaded stay loaded."""
+        if not any(e.recalled for e in self.entries):
+            return
+        import torch
+
+        with torch.cuda.device(self.device):
+            asked = {e.name: e for e in self._ask()}
+        for e in self.entries:
+            if not e.recalled:
+                continue
+            if e.name in asked:
+                e.graph, e.index = asked[e.name].graph, asked[e.name].index
+            elif e.built is None:
+                e.built, e.build_error = False, "the heuristics no longer propose this plan (its kept proposal is stale)"
+            e.recalled = False
 
     def ensure_workspace(self, size: int) -> None:
         import torch

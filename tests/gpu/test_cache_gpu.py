@@ -113,3 +113,45 @@ def test_warm_workers_each_hold_their_gpu(cache_root: Path) -> None:
         # each worker ran the tiny warm-up problem through CUPTI: a first point pays no first-use costs
         assert all("warm_error" not in r and r["warm_run_s"] > 0 and r["cupti_s"] is not None for r in reports), \
             reports
+
+
+@pytest.fixture
+def kept_heuristics(cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # every graph's proposals are kept, not only slow ones, so a small GEMM shows the whole path
+    monkeypatch.setattr("cudnn_lab.gpu.heuristics_cache.MIN_PROPOSE_S", 0.0)
+    return cache_root
+
+
+def _ok(r: cl.RunResult):
+    return r.plans[r.plans["status"] == "ok"].set_index("plan")
+
+
+def test_kept_proposals_and_notes_are_recalled_by_a_new_session(kept_heuristics: Path) -> None:
+    first = cl.run(GEMM, seed=21, **QUICK)
+    assert first.settings["proposals_recalled"] is False
+    assert len(list((kept_heuristics / "heuristics").rglob("*.plan"))) in (1, 2)  # proposals (and notes)
+    again = cl.run(GEMM, seed=22, **QUICK)  # a new session: the heuristics are not asked
+    assert again.settings["proposals_recalled"] is True
+    a, b = _ok(first), _ok(again)
+    assert list(again.plans["plan"]) == list(first.plans["plan"]) and set(a.index) == set(b.index)
+    assert b["from_cache"].astype(bool).all() and b["pass_cudnn"].astype(bool).all()
+    assert (b["numeric_notes"] == a["numeric_notes"]).all()
+    assert (again.plans["heuristic_rank"].tolist() == first.plans["heuristic_rank"].tolist())
+
+
+def test_a_recalled_plan_whose_blob_is_corrupt_is_asked_for_and_built(kept_heuristics: Path) -> None:
+    first = cl.run(GEMM, seed=24, **QUICK)
+    blobs = sorted((kept_heuristics / "plans").rglob("*.plan"))
+    assert len(blobs) == len(_ok(first))
+    blobs[0].write_bytes(blobs[0].read_bytes()[:-7] + b"garbage")  # the digest no longer matches
+    again = cl.run(GEMM, seed=25, **QUICK)
+    b = _ok(again)
+    assert again.settings["proposals_recalled"] is True and len(b) == len(_ok(first))
+    assert b["pass_cudnn"].astype(bool).all() and (~b["from_cache"].astype(bool)).sum() >= 1
+
+
+def test_a_run_with_the_plan_cache_off_asks_the_heuristics_again(kept_heuristics: Path) -> None:
+    cl.run(GEMM, seed=26, **QUICK)
+    off = cl.run(GEMM, seed=27, plan_cache=False, **QUICK)
+    b = _ok(off)
+    assert len(b) >= 1 and not b["from_cache"].astype(bool).any() and b["pass_cudnn"].astype(bool).all()

@@ -1,0 +1,119 @@
+"""The heuristics' answers kept on disk: a graph's proposed plans and their numerical notes, per GPU and cuDNN.
+
+Asking cuDNN's heuristics is the slow part of a warm run for some graphs: a GEMM's first query in a process takes
+0.3-0.7 s (the frontend's Python GEMM engine builds its tile catalogue on import), and the numerical notes ask again,
+note by note. When proposing a graph's plans took at least :data:`MIN_PROPOSE_S`, the proposals (plan names,
+engines, knobs, ranks per mode, behaviour notes) are written here, and every one of the graph's plans is kept in
+the plan cache (``gpu/cache.py``), not only the slow builds. A later process that finds the proposals *and* every
+plan on disk recalls them instead of asking (:func:`recall`); its plans are loaded from the plan cache and checked
+against the reference like any plan. If a plan cannot be loaded after all, the session asks the heuristics then
+(``Session.ask_heuristics``) and builds as usual. The numerical notes of such a graph are kept beside them.
+
+Entries are JSON in the plan store's format (``PlanStore``: identity in the header, length and SHA-256 checked, atomic
+writes, never unpickled), under ``<cache root>/heuristics``; a corrupt, truncated or foreign entry is ignored and
+removed. ``plan_cache=False`` or ``CUDNN_LAB_NO_CACHE=1`` turns this off with the plan cache.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import cache_dir
+from .cache import PlanStore, graph_key, identity, plan_store
+
+__all__ = ["MIN_PROPOSE_S", "heuristics_store", "proposals_ident", "remember", "recall", "remember_notes",
+           "recall_notes"]
+
+#: Proposals that took at least this many seconds are kept (a conv's take ~0.07 s: asking again is cheaper).
+MIN_PROPOSE_S = 0.2
+_STORES: dict[str, PlanStore] = {}
+
+
+def heuristics_store() -> PlanStore:
+    """The process's store of heuristics' answers at the current cache root."""
+    root = str(cache_dir.cache_root())
+    if root not in _STORES:
+        _STORES[root] = PlanStore(cache_dir.cache_root() / "heuristics", max_bytes=16 << 20)
+    return _STORES[root]
+
+
+def proposals_ident(spec: Any, described: Any, what: str, modes: tuple[str, ...],
+                    info: dict[str, Any]) -> dict[str, str]:
+    """The identity of one answer (``what``: 'proposals' or 'notes') for ``spec``'s graph as ``described`` by the
+    frontend before planning, asked in heuristic ``modes`` on this GPU with these cuDNN versions."""
+    return identity(graph_key(spec.to_dict(), described), f"{what}:{','.join(modes)}", info.get("gpu"),
+                    info.get("compute_capability"), info.get("cudnn_backend"), info.get("cudnn_frontend"))
+
+
+def _entry_record(entry: Any, plan_graph_key: str) -> dict[str, Any]:
+    return {"name": entry.name, "engine_id": int(entry.engine_id), "knobs": dict(entry.knobs),
+            "ranks": dict(entry.ranks), "behavior_notes": list(entry.behavior_notes), "graph_key": plan_graph_key}
+
+
+def remember(ident: dict[str, str], entries: list[Any], plan_graph_keys: list[str]) -> bool:
+    """Write the proposals (``entries`` in heuristic order, each with its plan-cache graph key)."""
+    records = [_entry_record(e, k) for e, k in zip(entries, plan_graph_keys)]
+    return heuristics_store().put(ident, json.dumps({"entries": records}, sort_keys=True).encode(),
+                                  {"kind": "proposals", "plans": len(records)})
+
+
+def _read(ident: dict[str, str]) -> Any:
+    found = heuristics_store().get(ident)
+    if found is None:
+        return None
+    try:
+        return json.loads(found[0].decode())
+    except (UnicodeDecodeError, ValueError):
+        heuristics_store().discard(ident)
+        return None
+
+
+def recall(ident: dict[str, str], info: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The proposals kept for ``ident`` when they are whole and every plan they name is in the plan cache (so no
+    plan needs the heuristics' graph to be built); None otherwise (a bad entry is removed)."""
+    data = _read(ident)
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries or not all(_valid(e) for e in entries):
+        if data is not None:
+            heuristics_store().discard(ident)
+        return None
+    plans = plan_store()
+    for e in entries:
+        plan_ident = identity(e["graph_key"], e["name"], info.get("gpu"), info.get("compute_capability"),
+                              info.get("cudnn_backend"), info.get("cudnn_frontend"))
+        if not plans.path(plan_ident).is_file():
+            return None
+    return entries
+
+
+def _valid(e: Any) -> bool:
+    return (isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("engine_id"), int)
+            and isinstance(e.get("knobs"), dict) and all(isinstance(v, int) for v in e["knobs"].values())
+            and isinstance(e.get("ranks"), dict) and all(isinstance(v, int) for v in e["ranks"].values())
+            and isinstance(e.get("behavior_notes"), list) and isinstance(e.get("graph_key"), str))
+
+
+def remember_notes(ident: dict[str, str], result: Any) -> bool:
+    """Write a NotesResult (notes and unknowns per plan) that came back without errors."""
+    if result.errors:
+        return False
+    body = {"notes": {k: list(v) for k, v in result.notes.items()},
+            "unknown": {k: list(v) for k, v in result.unknown.items()}}
+    return heuristics_store().put(ident, json.dumps(body, sort_keys=True).encode(), {"kind": "notes"})
+
+
+def recall_notes(ident: dict[str, str]) -> Any:
+    """The NotesResult kept for ``ident``, or None."""
+    from .notes import NotesResult
+
+    data = _read(ident)
+    ok = isinstance(data, dict) and all(
+        isinstance(data.get(k), dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                              for v in data[k].values()) for k in ("notes", "unknown"))
+    if not ok:
+        if data is not None:
+            heuristics_store().discard(ident)
+        return None
+    return NotesResult(notes={k: tuple(v) for k, v in data["notes"].items()},
+                       unknown={k: tuple(v) for k, v in data["unknown"].items()})
