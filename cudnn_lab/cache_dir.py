@@ -2,8 +2,8 @@
 
 The root is ``$CUDNN_LAB_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/cudnn_lab``, else ``~/.cache/cudnn_lab``.
 ``CUDNN_LAB_NO_CACHE=1`` turns every cache off (nothing is read or written). Each cache keeps its files in its own
-folder below the root (``plans/``, ``ceilings/``, ``heuristics/``). A cache that cannot be written (full disk, read-only folder) is
-switched off for the rest of the process with one warning; the run itself goes on without it.
+folder below the root (``plans/``, ``ceilings/``, ``heuristics/``). A cache that cannot be written (full disk,
+read-only folder) is switched off for the rest of the process with one warning; the run itself goes on without it.
 """
 
 from __future__ import annotations

@@ -37,3 +37,21 @@ def test_a_dask_executor_is_given_work_for_every_worker_thread(client) -> None:
 
     with client.get_executor() as ex:
         assert _workers(ex) == sum(client.nthreads().values()) == 2
+
+
+def test_the_kits_gpu_cluster_runs_its_workers_without_the_profiler() -> None:
+    # dask_cluster names its GPUs; none is touched here (each worker only sees CUDA_VISIBLE_DEVICES)
+    import os
+
+    import dask
+
+    from cudnn_lab.gpu.workers import dask_cluster
+
+    cluster = dask_cluster([0])
+    try:
+        with distributed.Client(cluster) as c:
+            got = c.run(lambda: (dask.config.get("distributed.worker.profile.enabled"),
+                                 os.environ.get("CUDA_VISIBLE_DEVICES")))
+    finally:
+        cluster.close()
+    assert list(got.values()) == [(False, "0")]

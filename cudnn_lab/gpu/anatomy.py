@@ -12,6 +12,8 @@ from typing import Any
 
 from .. import knobs as knob_table
 
+#: Plans at least this slow per execution (ms) have their kernels recorded from one execution.
+LONG_PLAN_MS = 1.0
 #: Columns measured once per plan and session (a plan's kernels, notes and determinism do not change between runs).
 _CACHED = ("kernels", "kernel_count", "kernel_ms", "numeric_notes", "deterministic")
 
@@ -46,11 +48,16 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
     todo_k = [e for e in ran if want_kernels and "kernel_ms" not in cache.get(e.name, {})]
     todo_n = [e for e in ran if want_notes and "deterministic" not in cache.get(e.name, {})]
     if todo_k:
-        from .kernels import cupti_first_use_s, profile_plans
+        from .kernels import DEFAULT_RUNS, cupti_first_use_s, profile_plans
 
         if progress and cupti_first_use_s() is None:
             progress(0, len(todo_k), "starting CUPTI (once per process)")
-        found = profile_plans({e.name: sess.call(e) for e in todo_k}, sess.stream, progress=progress)
+        # The plans just ran (checked and timed): no warm-up; a plan of 1 ms or more is recorded once (its kernels
+        # and their time are plain in one execution; five would cost the run seconds for a slow fallback plan).
+        runs = {e.name: 1 if (measured.get(e.name, {}).get("median_ms") or 0.0) >= LONG_PLAN_MS else DEFAULT_RUNS
+                for e in todo_k}
+        found = profile_plans({e.name: sess.call(e) for e in todo_k}, sess.stream, runs=runs, warmup=0,
+                              progress=progress)
         errors = set()
         for name, pk in found.items():
             if pk.error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+import threading
 from typing import Any
 
 
@@ -51,3 +52,26 @@ def describe(info: dict[str, Any]) -> str:
     """One line naming the device and versions, for titles and error messages."""
     return (f"{info.get('gpu')} (sm {info.get('compute_capability')}, driver {info.get('driver')}, "
             f"CUDA {info.get('cuda')}, cuDNN {info.get('cudnn_backend')}, frontend {info.get('cudnn_frontend')})")
+
+
+def start_device(index: int) -> threading.Thread | None:
+    """Start CUDA on GPU ``index`` (driver, context) and gather its :func:`device_info` (nvidia-smi included) on a
+    thread, so that a process's first run does this while it imports cuDNN and the kit's GPU modules; join the
+    thread before using either. None when CUDA has started already (or there is no usable GPU: the run says so)."""
+    import torch
+
+    if torch.cuda.is_initialized():
+        return None
+
+    def start() -> None:
+        try:
+            if torch.cuda.is_available() and index < torch.cuda.device_count():
+                with torch.cuda.device(index):
+                    torch.empty(1, device=f"cuda:{index}")  # makes the device's primary context
+                device_info(index)
+        except Exception:  # noqa: BLE001 - the run's own calls raise the real error, in its thread
+            pass
+
+    thread = threading.Thread(target=start, name="cudnn_lab-start-device", daemon=True)
+    thread.start()
+    return thread

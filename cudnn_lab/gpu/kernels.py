@@ -170,16 +170,18 @@ def split_segments(events: list[tuple[int, int, str, str]], plans: int) -> list[
     return None
 
 
-def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs: int = DEFAULT_RUNS,
+def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs: int | Mapping[str, int] = DEFAULT_RUNS,
                   warmup: int = 1, progress: Callable[[int, int, str], None] | None = None) -> dict[str, PlanKernels]:
     """Kernels of every plan in ``calls`` (name -> zero-argument callable enqueueing one execution on ``stream``).
 
-    Returns name -> :class:`PlanKernels`; a plan that fails, or a profiler that cannot run, is recorded in
-    ``error``.
+    ``runs``: executions recorded per plan, or a number per plan name (plans missing from it get DEFAULT_RUNS);
+    ``warmup``: executions before recording (0 for plans that just ran). Returns name -> :class:`PlanKernels`; a plan
+    that fails, or a profiler that cannot run, is recorded in ``error``.
     """
     import torch
 
     names = list(calls)
+    runs_of = {n: int(runs.get(n, DEFAULT_RUNS)) if isinstance(runs, Mapping) else int(runs) for n in names}
     errors: dict[str, str] = {}
     for i, name in enumerate(names):
         if progress:
@@ -202,7 +204,7 @@ def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs:
                     if name in errors:
                         continue
                     try:
-                        for _ in range(runs):
+                        for _ in range(runs_of[name]):
                             calls[name]()
                     except Exception as e:  # noqa: BLE001
                         errors[name] = "run failed: " + " ".join(str(e).split())[:240]
@@ -223,7 +225,7 @@ def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs:
         elif not seg:
             out[name] = PlanKernels(error="no GPU activity recorded for this plan")
         else:
-            out[name] = PlanKernels(summarize(seg, runs), runs=runs)
+            out[name] = PlanKernels(summarize(seg, runs_of[name]), runs=runs_of[name])
     return out
 
 

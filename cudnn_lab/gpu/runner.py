@@ -73,8 +73,12 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
     t_start = time.perf_counter()
     phases = Phases()
     with phases("import"):  # torch and cudnn, on a process's first run
-        import cudnn  # noqa: F401
         import torch
+
+        from .device import start_device
+
+        starting = start_device(options.device)  # CUDA starts while cuDNN and the modules below import
+        import cudnn  # noqa: F401
 
         from ..numerics import tf32_note
         from .baseline import torch_baseline
@@ -82,6 +86,8 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
         from .device import device_info
 
     with phases("device"):
+        if starting is not None:
+            starting.join(60.0)
         require_gpu(options.device)
         info = device_info(options.device)
         from .fp8 import check_requirements

@@ -157,7 +157,8 @@ class Session:
             if e.name in asked:
                 e.graph, e.index = asked[e.name].graph, asked[e.name].index
             elif e.built is None:
-                e.built, e.build_error = False, "the heuristics no longer propose this plan (its kept proposal is stale)"
+                e.built = False
+                e.build_error = "the heuristics no longer propose this plan (its kept proposal is stale)"
             e.recalled = False
 
     def ensure_workspace(self, size: int) -> None:

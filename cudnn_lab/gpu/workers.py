@@ -143,8 +143,13 @@ class GPUExecutor(cf.ProcessPoolExecutor):
         return self.warmed
 
 
+#: Dask settings of the kit's GPU workers: no statistical profiler (it samples the thread running a point every 10 ms,
+#: and the point's Python work shares the interpreter with it).
+DASK_WORKER_CONFIG: dict[str, Any] = {"distributed.worker.profile.enabled": False}
+
+
 def dask_cluster(gpus: list[int] | None = None) -> Any:
-    """A local Dask cluster with one single-threaded worker per GPU, each seeing only its GPU.
+    """A local Dask cluster with one single-threaded worker per GPU, each seeing only its GPU, profiler off.
 
     dask-cuda's ``LocalCUDACluster`` where it is installed; else ``distributed`` workers (nannies) each started with
     its own ``CUDA_VISIBLE_DEVICES``. Use ``distributed.Client(cluster).get_executor()`` as the sweep's executor.
@@ -158,10 +163,12 @@ def dask_cluster(gpus: list[int] | None = None) -> Any:
 
         raise NoGPUError("a Dask GPU cluster needs at least one visible GPU")
     try:
+        import dask
         from dask_cuda import LocalCUDACluster
 
-        return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, gpus)), threads_per_worker=1,
-                                dashboard_address=None)
+        with dask.config.set(DASK_WORKER_CONFIG):  # the workers take the config their nannies were made with
+            return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, gpus)), threads_per_worker=1,
+                                    dashboard_address=None)
     except ImportError:
         pass
     from ..errors import MissingDependencyError
@@ -170,7 +177,8 @@ def dask_cluster(gpus: list[int] | None = None) -> Any:
         from distributed import Nanny, Scheduler, SpecCluster
     except ImportError:
         raise MissingDependencyError("Dask's 'distributed' package", "Install it: pip install distributed") from None
-    workers = {f"gpu{g}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(g)}}}
+    workers = {f"gpu{g}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(g)},
+                                                     "config": DASK_WORKER_CONFIG}}
                for g in gpus}
     return SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}},
                        name="cudnn_lab-gpus")

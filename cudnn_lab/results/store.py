@@ -8,6 +8,7 @@ each point has exactly one record (the rows of one part file), and an ok record 
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import os
 import tempfile
 import time
@@ -46,6 +47,9 @@ class Store:
         if self.path.exists() and not self.path.is_dir():
             raise PathError(self.path, "a store must be a folder (it holds one Parquet file per point), "
                                        "not an existing file")
+        #: parts read ahead on a thread (:meth:`read_ahead`): part -> ((mtime_ns, size) when read, its rows' future)
+        self._ahead: dict[Path, tuple[tuple[int, int], cf.Future[Any]]] = {}
+        self._reader: cf.ThreadPoolExecutor | None = None
         self.clean_tmp()
 
     def __repr__(self) -> str:
@@ -149,6 +153,33 @@ class Store:
 
     # ---------------------------------------------------------------------------------------------- reading
 
+    def read_ahead(self, part: Path) -> None:
+        """Read ``part`` (just written) on a background thread while the sweep goes on; :meth:`read` takes those
+        rows if the file is still the one read (same modification time and size), so a sweep's final read does not
+        read every part again at the end."""
+        try:
+            st = part.stat()
+        except OSError:
+            return
+        if self._reader is None:
+            self._reader = cf.ThreadPoolExecutor(1, thread_name_prefix="cudnn_lab-store")
+        self._ahead[part] = ((st.st_mtime_ns, st.st_size), self._reader.submit(_read_part, part))
+
+    def _read_part(self, part: Path) -> tuple[Any, str | None]:
+        ahead = self._ahead.pop(part, None)
+        if ahead is not None:
+            stamp, rows = ahead
+            try:
+                st = part.stat()
+                same = (st.st_mtime_ns, st.st_size) == stamp
+            except OSError:
+                same = False
+            if same:
+                frame, problem = rows.result()
+                if problem is None:
+                    return frame, None
+        return _read_part(part)
+
     def read(self) -> Any:
         """Every stored point's rows, one record per point (ok beats failure), points in the order they finished.
 
@@ -166,7 +197,7 @@ class Store:
                 part = parts.get(failed)
                 if part is None:
                     continue
-                frame, problem = _read_part(part)
+                frame, problem = self._read_part(part)
                 if problem is None:
                     frames.append((part.stat().st_mtime_ns, frame))
                     break
@@ -176,6 +207,9 @@ class Store:
             warnings.warn(f"{self.path}: skipped {len(bad)} unreadable part file(s): {'; '.join(bad[:5])}"
                           + (" ..." if len(bad) > 5 else "") + ". Their points run again on resume.",
                           StoreWarning, stacklevel=2)
+        if self._reader is not None and not self._ahead:
+            self._reader.shutdown(wait=False)
+            self._reader = None
         if not frames:
             return pd.DataFrame()
         frames.sort(key=lambda item: item[0])

@@ -120,7 +120,8 @@ def sweep(spec: Spec | Iterable[Spec], over: dict[str, Iterable[Any]] | None = N
 
     def finished(frame: Any, label: str) -> None:
         if db:
-            db.append(frame["point_id"].iloc[0], frame, failed=frame["point_status"].iloc[0] == "failed")
+            part = db.append(frame["point_id"].iloc[0], frame, failed=frame["point_status"].iloc[0] == "failed")
+            db.read_ahead(part)  # read back on a thread while points run: the final read does not wait on it
         frames.append(frame)
         state["count"] += 1
         state["ran"] += 1

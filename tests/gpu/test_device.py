@@ -37,3 +37,19 @@ def test_device_info_matches_torch_and_cudnn() -> None:
     assert info["memory_gib"] > 1 and info["l2_mib"] > 1
     assert info["driver"] is None or info["driver"][0].isdigit()
     assert device_info(0) is info  # cached
+
+
+def test_starting_the_device_on_a_thread_ends_and_leaves_the_info_ready() -> None:
+    import torch
+
+    from cudnn_lab.gpu.device import device_info, start_device
+
+    thread = start_device(0)
+    if thread is None:  # CUDA started earlier in this process (another test)
+        assert torch.cuda.is_initialized()
+        return
+    thread.join(60)
+    assert not thread.is_alive()
+    if torch.cuda.is_available():
+        assert torch.cuda.is_initialized() and device_info.cache_info().currsize >= 1
+        assert start_device(0) is None  # started: nothing more to do
