@@ -84,7 +84,7 @@ def timed(spec: cl.Spec, over: dict, executor=None) -> Timed:
                  else ())
 
 
-def with_executor(spec: cl.Spec, over: dict, gpus: list[int], threads: int | None = None) -> tuple[float, Timed]:
+def with_executor(spec: cl.Spec, over: dict, gpus: list[int], threads: int | None = 1) -> tuple[float, Timed]:
     """(warm-up seconds, the sweep timed) on a GPUExecutor warmed before the clock starts."""
     t0 = time.perf_counter()
     with cl.GPUExecutor(gpus, warm=True, threads=threads) as ex:
@@ -119,8 +119,8 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=24)
     parser.add_argument("--json", help="write the times and speed-ups here (benchmarks/plans.py --sweep reads it)")
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask half")
-    parser.add_argument("--worker-threads", type=int, help="CPU threads per GPUExecutor worker (default: its share "
-                        "of the host's cores; give the core count to see what oversubscription costs)")
+    parser.add_argument("--worker-threads", type=int, help="CPU threads per GPUExecutor worker (default: one; 0: "
+                        "its share of the host's cores; the core count shows what oversubscription costs)")
     args = parser.parse_args()
     logging.getLogger("distributed").setLevel(logging.ERROR)
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # the workers' own loggers, too
@@ -130,7 +130,7 @@ def main() -> None:
     count = torch.cuda.device_count()
     device = torch.cuda.get_device_name(0)
     out: dict = {"device": device, "gpus": count, "points": args.points, "times": {}, "speedups": {},
-                 "worker_threads": args.worker_threads or "share"}
+                 "worker_threads": {None: 1, 0: "share"}.get(args.worker_threads, args.worker_threads)}
 
     cold = timed(spec, over)
     out["times"]["in_process_cold"] = cold.seconds
@@ -147,7 +147,8 @@ def main() -> None:
 
     sizes = sorted({1, count} | ({2} if count >= 2 else set()))
     for g in sizes:
-        warm_s, result = with_executor(spec, over, list(range(g)), args.worker_threads)
+        threads = 1 if args.worker_threads is None else (args.worker_threads or None)  # 0: each worker's share
+        warm_s, result = with_executor(spec, over, list(range(g)), threads)
         keep("GPUExecutor", "executor", g, warm_s, result, f"GPUExecutor, {g} warm worker(s)", "warm-up")
     if not args.no_dask:
         try:

@@ -109,11 +109,13 @@ class GPUExecutor(cf.ProcessPoolExecutor):
     """A process pool with one worker per GPU (``gpus`` indices, default all visible), for ``sweep(executor=...)``.
 
     ``warm=True`` starts every worker and warms it (:func:`warm_worker`) before returning; :meth:`warm` does the
-    same later. ``warmed`` holds each worker's report. Each worker gets ``threads`` CPU threads, by default its share
-    of the host (:func:`thread_share`), so N workers do not run N x all-cores thread pools side by side.
+    same later. ``warmed`` holds each worker's report. Each worker gets ``threads`` CPU threads (torch's and the
+    BLAS pools): by default one, as Dask's nannies give theirs (a point's CPU work is Python in one thread; more
+    threads only wait and spin, and N workers x all cores oversubscribe the host); ``None``: each its share of the
+    host's cores (:func:`thread_share`), for CPU-heavy work of your own in the workers.
     """
 
-    def __init__(self, gpus: list[int] | None = None, *, warm: bool = False, threads: int | None = None) -> None:
+    def __init__(self, gpus: list[int] | None = None, *, warm: bool = False, threads: int | None = 1) -> None:
         if gpus is None:
             import torch
 

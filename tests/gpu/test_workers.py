@@ -52,19 +52,19 @@ def _torch_threads() -> int:
     return torch.get_num_threads()
 
 
-def test_workers_take_their_share_of_cpu_threads_before_torch_starts() -> None:
+def test_workers_take_their_cpu_threads_before_torch_starts() -> None:
     # The pool's initializer runs on a host without a GPU too: only CUDA work needs one. torch, imported after it,
-    # sizes its thread pool from the share.
+    # sizes its thread pool from the option: one thread by default, each worker's share of the host with None.
     from cudnn_lab.gpu.workers import THREAD_VARS, thread_share
 
-    with GPUExecutor(gpus=[0, 1]) as ex:
+    with GPUExecutor(gpus=[0, 1], threads=None) as ex:
         seen = {ex.submit(os.getenv, var).result() for var in THREAD_VARS for _ in range(2)}
         torch_threads = {ex.submit(_torch_threads).result() for _ in range(2)}
     assert seen == {str(thread_share(2))}
     assert torch_threads == {thread_share(2)}
-    with GPUExecutor(gpus=[0], threads=1) as ex:  # fewer than one worker's share: the option is used
-        assert thread_share(1) > 1 or os.cpu_count() == 1
-        assert ex.submit(_torch_threads).result() == 1
+    with GPUExecutor(gpus=[0]) as ex:  # the default: one thread, fewer than the worker's share
+        assert ex.threads == 1 and (thread_share(1) > 1 or os.cpu_count() == 1)
+        assert ex.submit(_torch_threads).result() == 1 and ex.submit(os.getenv, "OMP_NUM_THREADS").result() == "1"
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, "4", True])
