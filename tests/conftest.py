@@ -57,3 +57,16 @@ def old_conv_recording() -> str:
     """The path of the H200's conv recording of 2026-11-21, made before exploration and kernel profiling existed
     (shipped until the H200 was recorded again on 2026-11-26; kept here as a real file of the older kind)."""
     return str(Path(__file__).parent / "data" / "h200_2026-11-21_conv_nhwc_fp16_bias_relu.json")
+
+
+@pytest.fixture
+def temp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The kit's caches (plans, ceilings, heuristics) in a fresh folder under ``tmp_path``, switched on."""
+    from cudnn_lab import cache_dir
+
+    root = tmp_path / "cache"
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(root))
+    monkeypatch.delenv(cache_dir.ENV_OFF, raising=False)
+    cache_dir.reset()
+    yield root
+    cache_dir.reset()

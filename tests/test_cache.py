@@ -18,13 +18,8 @@ from cudnn_lab.gpu.cache import MAGIC, PlanStore, graph_key, identity, plan_stor
 
 
 @pytest.fixture(autouse=True)
-def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv(cache_dir.ENV_DIR, str(root))
-    monkeypatch.delenv(cache_dir.ENV_OFF, raising=False)
-    cache_dir.reset()
-    yield root
-    cache_dir.reset()
+def cache_root(temp_cache: Path) -> Path:
+    return temp_cache
 
 
 def ident(plan: str = "eng4_k24=27", gpu: str = "NVIDIA H100 80GB HBM3", backend: str = "91900") -> dict[str, str]:

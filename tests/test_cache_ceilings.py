@@ -15,12 +15,8 @@ from cudnn_lab.options import RunOptions
 
 
 @pytest.fixture(autouse=True)
-def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "cache"))
-    monkeypatch.delenv(cache_dir.ENV_OFF, raising=False)
-    cache_dir.reset()
-    yield tmp_path / "cache"
-    cache_dir.reset()
+def cache_root(temp_cache: Path) -> Path:
+    return temp_cache
 
 
 IDENT = {"gpu": "NVIDIA H100 80GB HBM3", "cc": "9.0", "uuid": "GPU-1234", "dtype": "fp16", "size": 8192,

@@ -21,12 +21,8 @@ GRAPH_KEY = "ab" * 32
 
 
 @pytest.fixture(autouse=True)
-def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "cache"))
-    monkeypatch.delenv(cache_dir.ENV_OFF, raising=False)
-    cache_dir.reset()
-    yield tmp_path / "cache"
-    cache_dir.reset()
+def cache_root(temp_cache: Path) -> Path:
+    return temp_cache
 
 
 def entries() -> list[PlanEntry]:

@@ -22,14 +22,10 @@ QUICK = {"baselines": False, "roofline": False, "time_cap_s": 0.05}
 
 
 @pytest.fixture
-def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "cache"))
-    monkeypatch.delenv(cache_dir.ENV_OFF, raising=False)
-    cache_dir.reset()
+def cache_root(temp_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # every plan that can be serialized is cached, not only slow builds, so the test sees loads for each family
     monkeypatch.setattr("cudnn_lab.gpu.cache.SERIALIZE_MIN_BUILD_MS", 0.0)
-    yield tmp_path / "cache"
-    cache_dir.reset()
+    return temp_cache
 
 
 @pytest.mark.parametrize("spec", [GEMM, CONV], ids=["gemm", "conv"])
