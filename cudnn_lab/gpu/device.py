@@ -54,24 +54,39 @@ def describe(info: dict[str, Any]) -> str:
             f"CUDA {info.get('cuda')}, cuDNN {info.get('cudnn_backend')}, frontend {info.get('cudnn_frontend')})")
 
 
-def start_device(index: int) -> threading.Thread | None:
+#: Whether this process has started loading cuBLAS and torch's random kernels (:func:`start_device`).
+_LIBRARIES_STARTED = False
+
+
+def start_device(index: int) -> threading.Event | None:
     """Start CUDA on GPU ``index`` (driver, context) and gather its :func:`device_info` (nvidia-smi included) on a
-    thread, so that a process's first run does this while it imports cuDNN and the kit's GPU modules; join the
-    thread before using either. None when CUDA has started already (or there is no usable GPU: the run says so)."""
+    thread, so that a run does this while it imports cuDNN and the kit's GPU modules; then, on the same thread, load
+    cuBLAS and torch's random-number kernels (a small float64 product on a stream of its own), which a run's first
+    inputs and reference would otherwise wait for. Returns an event set once CUDA and the record are ready (wait for
+    it before using either); None when all of it was started before in this process."""
+    global _LIBRARIES_STARTED
     import torch
 
-    if torch.cuda.is_initialized():
+    if torch.cuda.is_initialized() and _LIBRARIES_STARTED:
         return None
+    _LIBRARIES_STARTED = True
+    ready = threading.Event()
 
     def start() -> None:
         try:
             if torch.cuda.is_available() and index < torch.cuda.device_count():
                 with torch.cuda.device(index):
                     torch.empty(1, device=f"cuda:{index}")  # makes the device's primary context
-                device_info(index)
+                    device_info(index)
+                    ready.set()
+                    stream = torch.cuda.Stream(index)
+                    with torch.cuda.stream(stream):
+                        a = torch.randn(16, 16, dtype=torch.float64, device=f"cuda:{index}")
+                        (a @ a).sum().item()
         except Exception:  # noqa: BLE001 - the run's own calls raise the real error, in its thread
             pass
+        finally:
+            ready.set()
 
-    thread = threading.Thread(target=start, name="cudnn_lab-start-device", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=start, name="cudnn_lab-start-device", daemon=True).start()
+    return ready

@@ -87,7 +87,7 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
 
     with phases("device"):
         if starting is not None:
-            starting.join(60.0)
+            starting.wait(60.0)
         require_gpu(options.device)
         info = device_info(options.device)
         from .fp8 import check_requirements

@@ -39,17 +39,16 @@ def test_device_info_matches_torch_and_cudnn() -> None:
     assert device_info(0) is info  # cached
 
 
-def test_starting_the_device_on_a_thread_ends_and_leaves_the_info_ready() -> None:
+def test_starting_the_device_on_a_thread_signals_and_leaves_the_info_ready() -> None:
     import torch
 
-    from cudnn_lab.gpu.device import device_info, start_device
+    from cudnn_lab.gpu import device
 
-    thread = start_device(0)
-    if thread is None:  # CUDA started earlier in this process (another test)
-        assert torch.cuda.is_initialized()
+    ready = device.start_device(0)
+    if ready is None:  # started earlier in this process (another test's run)
+        assert device._LIBRARIES_STARTED and torch.cuda.is_initialized()
         return
-    thread.join(60)
-    assert not thread.is_alive()
+    assert ready.wait(60)
     if torch.cuda.is_available():
-        assert torch.cuda.is_initialized() and device_info.cache_info().currsize >= 1
-        assert start_device(0) is None  # started: nothing more to do
+        assert torch.cuda.is_initialized() and device.device_info.cache_info().currsize >= 1
+        assert device.start_device(0) is None  # all started: nothing more to do
