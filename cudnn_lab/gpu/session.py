@@ -114,14 +114,14 @@ class Session:
         if PLAN_SOURCES.get(spec) is not graph_plans or not cache_dir.cache_enabled():
             return self._ask()
         try:
-            described = build_graph(spec, handle=self.handle).inspect()
+            lab = build_graph(spec, handle=self.handle)  # unplanned: the recalled plans load from the plan cache
+            described = lab.inspect()
         except Exception:  # noqa: BLE001 - a graph that cannot describe itself is asked every time
             return self._ask()
         ident = hc.proposals_ident(spec, described, "proposals", self.modes, info)
         notes_ident = hc.proposals_ident(spec, described, "notes", self.modes, info)
         kept = hc.recall(ident, info)
         if kept is not None:
-            lab = build_graph(spec, handle=self.handle)  # executes nothing: every plan loads from the plan cache
             self.notes_ident, self.recalled = notes_ident, True
             return [PlanEntry(name=e["name"], engine_id=e["engine_id"], knobs=e["knobs"], graph=lab, index=-1,
                               ranks=e["ranks"], behavior_notes=tuple(e["behavior_notes"]), cache_key=e["graph_key"],
