@@ -30,7 +30,7 @@ from typing import Any
 from .. import cache_dir
 
 __all__ = ["FORMAT", "MAGIC", "MAX_BYTES", "SERIALIZE_MIN_BUILD_MS", "PlanStore", "plan_store", "identity",
-           "graph_key", "plan_graph_key", "RunCache"]
+           "identity_on", "graph_key", "plan_graph_key", "RunCache"]
 
 MAGIC = b"CUDNN_LAB_PLAN\x00\x01"
 FORMAT = 1
@@ -51,6 +51,12 @@ def graph_key(spec_dict: dict[str, Any], described: Any) -> str:
 def plan_graph_key(spec: Any, lab: Any) -> str:
     """:func:`graph_key` of ``spec`` and one of its built graphs (a LabGraph that proposed plans)."""
     return graph_key(spec.to_dict(), lab.inspect())
+
+
+def identity_on(graph: str, plan: str, info: dict[str, Any]) -> dict[str, str]:
+    """:func:`identity` with the GPU and versions read from a device record (``gpu.device.device_info``)."""
+    return identity(graph, plan, info.get("gpu"), info.get("compute_capability"), info.get("cudnn_backend"),
+                    info.get("cudnn_frontend"))
 
 
 def identity(graph: str, plan: str, gpu: str, compute_capability: str, cudnn_backend: Any,
@@ -229,9 +235,7 @@ class RunCache:
                 except Exception:  # noqa: BLE001 - a graph that cannot describe itself is not cached
                     return None
             key = self._graph_keys[gid]
-        i = self.info
-        return identity(key, entry.name, i.get("gpu"), i.get("compute_capability"), i.get("cudnn_backend"),
-                        i.get("cudnn_frontend"))
+        return identity_on(key, entry.name, self.info)
 
     def build(self, entry: Any, loaded: dict[str, Any]) -> bool:
         """Build ``entry`` once (as ``PlanEntry.build``), from the cache where it holds the plan; stores slow builds

@@ -17,10 +17,11 @@ removed. ``plan_cache=False`` or ``CUDNN_LAB_NO_CACHE=1`` turns this off with th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .. import cache_dir
-from .cache import PlanStore, graph_key, identity, plan_store
+from .cache import PlanStore, graph_key, identity_on, plan_store
 
 __all__ = ["MIN_PROPOSE_S", "heuristics_store", "proposals_ident", "remember", "recall", "remember_notes",
            "recall_notes"]
@@ -42,8 +43,7 @@ def proposals_ident(spec: Any, described: Any, what: str, modes: tuple[str, ...]
                     info: dict[str, Any]) -> dict[str, str]:
     """The identity of one answer (``what``: 'proposals' or 'notes') for ``spec``'s graph as ``described`` by the
     frontend before planning, asked in heuristic ``modes`` on this GPU with these cuDNN versions."""
-    return identity(graph_key(spec.to_dict(), described), f"{what}:{','.join(modes)}", info.get("gpu"),
-                    info.get("compute_capability"), info.get("cudnn_backend"), info.get("cudnn_frontend"))
+    return identity_on(graph_key(spec.to_dict(), described), f"{what}:{','.join(modes)}", info)
 
 
 def _entry_record(entry: Any, plan_graph_key: str) -> dict[str, Any]:
@@ -58,33 +58,32 @@ def remember(ident: dict[str, str], entries: list[Any], plan_graph_keys: list[st
                                   {"kind": "proposals", "plans": len(records)})
 
 
-def _read(ident: dict[str, str]) -> Any:
+def _read(ident: dict[str, str], valid: Callable[[Any], bool]) -> Any:
+    """The JSON kept for ``ident`` when it parses and ``valid`` accepts it; None otherwise (a bad entry is removed)."""
     found = heuristics_store().get(ident)
     if found is None:
         return None
     try:
-        return json.loads(found[0].decode())
+        data = json.loads(found[0].decode())
     except (UnicodeDecodeError, ValueError):
+        data = None
+    if data is None or not valid(data):
         heuristics_store().discard(ident)
         return None
+    return data
 
 
 def recall(ident: dict[str, str], info: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The proposals kept for ``ident`` when they are whole and every plan they name is in the plan cache (so no
     plan needs the heuristics' graph to be built); None otherwise (a bad entry is removed)."""
-    data = _read(ident)
-    entries = data.get("entries") if isinstance(data, dict) else None
-    if not isinstance(entries, list) or not entries or not all(_valid(e) for e in entries):
-        if data is not None:
-            heuristics_store().discard(ident)
+    data = _read(ident, lambda d: isinstance(d, dict) and isinstance(d.get("entries"), list) and bool(d["entries"])
+                 and all(_valid(e) for e in d["entries"]))
+    if data is None:
         return None
     plans = plan_store()
-    for e in entries:
-        plan_ident = identity(e["graph_key"], e["name"], info.get("gpu"), info.get("compute_capability"),
-                              info.get("cudnn_backend"), info.get("cudnn_frontend"))
-        if not plans.path(plan_ident).is_file():
-            return None
-    return entries
+    if not all(plans.path(identity_on(e["graph_key"], e["name"], info)).is_file() for e in data["entries"]):
+        return None
+    return data["entries"]
 
 
 def _valid(e: Any) -> bool:
@@ -107,13 +106,10 @@ def recall_notes(ident: dict[str, str]) -> Any:
     """The NotesResult kept for ``ident``, or None."""
     from .notes import NotesResult
 
-    data = _read(ident)
-    ok = isinstance(data, dict) and all(
-        isinstance(data.get(k), dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
-                                              for v in data[k].values()) for k in ("notes", "unknown"))
-    if not ok:
-        if data is not None:
-            heuristics_store().discard(ident)
+    data = _read(ident, lambda d: isinstance(d, dict) and all(
+        isinstance(d.get(k), dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                           for v in d[k].values()) for k in ("notes", "unknown")))
+    if data is None:
         return None
     return NotesResult(notes={k: tuple(v) for k, v in data["notes"].items()},
                        unknown={k: tuple(v) for k, v in data["unknown"].items()})

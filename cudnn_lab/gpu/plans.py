@@ -38,7 +38,7 @@ class PlanEntry:
     #: None: not tried yet; True: built; False: the build failed (see build_error); a failed build is not retried
     built: bool | None = None
     build_error: str = ""
-    #: the plan cache's key of the graph that proposed this plan (None: computed from ``graph``)
+    #: the plan cache's key of the graph that proposed this plan (None: the plan cache computes it from ``graph``)
     cache_key: str | None = None
     #: keep this plan in the plan cache however fast it builds (its graph's proposals are kept on disk too)
     keep: bool = False

@@ -101,8 +101,6 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
     for name, seconds in made.items():
         phases.add(name, seconds)
     entries = sess.entries[:options.max_plans] if options.max_plans is not None else sess.entries
-    if not options.plan_cache:  # nothing from disk: recalled proposals are asked again
-        sess.ask_heuristics()
     cache = RunCache(spec, info, sess.handle, options.plan_cache, ask=sess.ask_heuristics)
     with torch.cuda.device(options.device):
         with phases("build"):

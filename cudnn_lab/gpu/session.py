@@ -129,13 +129,13 @@ class Session:
         t0 = time.perf_counter()
         entries = self._ask()
         if time.perf_counter() - t0 >= hc.MIN_PROPOSE_S:
-            try:
-                keys = [plan_graph_key(spec, e.graph) for e in entries]
+            try:  # one key per graph (a graph per heuristic mode), kept on the entries for the plan cache
+                keys = {id(g): plan_graph_key(spec, g) for g in {id(e.graph): e.graph for e in entries}.values()}
             except Exception:  # noqa: BLE001 - not kept, then
                 return entries
             for e in entries:
-                e.keep = True
-            hc.remember(ident, entries, keys)
+                e.keep, e.cache_key = True, keys[id(e.graph)]
+            hc.remember(ident, entries, [e.cache_key for e in entries])
             self.notes_ident = notes_ident
         return entries
 

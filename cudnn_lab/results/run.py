@@ -61,8 +61,8 @@ __all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "plans_
 PLAN_COLUMNS: tuple[str, ...] = (
     "plan", "engine_id", "knobs", "heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "behavior_notes",
     "workspace_bytes", "build_ms", "status", "error", "timing_mode", "calls_per_sample", "median_ms", "iqr_ms",
-    "min_ms", "samples", "capped", "screened", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs", "max_rel",
-    "nan_count", "inf_count", "within_torch", "within_cudnn", "pass_torch", "pass_cudnn",
+    "min_ms", "samples", "capped", "screened", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs",
+    "max_rel", "nan_count", "inf_count", "within_torch", "within_cudnn", "pass_torch", "pass_cudnn",
     "knob_names", "proposed", "origin", "kernels", "kernel_count", "kernel_ms", "launch_gap_ms", "numeric_notes",
     "deterministic", "replay_over_kernel", "reused", "from_cache",
 )

@@ -14,8 +14,8 @@ from ..errors import CudnnLabError, SpecError, shorten
 from ..specs import Spec, spec_from_dict
 from .grid import cell
 
-__all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "ID_SETTINGS_NEW", "point_id", "invalid_id", "run_point", "invalid_row",
-           "id_settings"]
+__all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "ID_SETTINGS_NEW", "point_id", "invalid_id", "run_point",
+           "invalid_row", "id_settings"]
 
 #: Columns a sweep adds to the plan table's (results.PLAN_COLUMNS).
 POINT_COLUMNS = ("point_id", "op", "label", "spec", "is_pick", "is_best", "point_status", "point_error", "flops",
