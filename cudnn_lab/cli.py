@@ -4,12 +4,14 @@ Every kit error becomes one line on stderr and an exit code from :data:`EXIT_COD
 are the fields of :class:`~cudnn_lab.options.RunOptions`: a flag left out takes RunOptions' default (one default
 each). Output paths (``-o``, ``--report``, a sweep's store) are checked before any GPU work; a missing output folder
 is made. If a write still fails after the work, the result goes to a temporary file instead and the command says
-where, with exit code 5.
+where, with exit code 5. Results are saved before anything is printed, and a closed stdout (``| head``, a closed
+terminal or SSH session) only cuts the printing: no traceback, the files kept, the command's own exit code.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -18,7 +20,7 @@ from typing import Any
 
 from .options import (HEURISTIC_MODES, PLAN_POLICIES, PLAN_POLICY_HELP, TIMING_HELP, TIMING_MODES, RunOptions)
 
-__all__ = ["main", "EXIT_CODES", "EXIT_UNSAVED", "EXIT_INTERRUPTED"]
+__all__ = ["main", "EXIT_CODES", "EXIT_UNSAVED", "EXIT_INTERRUPTED", "exit_code", "say_error"]
 
 QUICKSTART = Path("notebooks") / "00_quickstart.ipynb"
 
@@ -38,7 +40,8 @@ EXIT_CODES: tuple[tuple[str, int, str], ...] = (
 )
 _EPILOG = ("exit codes: 0 success; " + "; ".join(f"{code} {meaning}" for _, code, meaning in EXIT_CODES)
            + f"; {EXIT_UNSAVED} the work ran but its output could not be written (saved to a temporary file, named)"
-           + f"; {EXIT_INTERRUPTED} interrupted")
+           + f"; {EXIT_INTERRUPTED} interrupted. Results are saved before anything is printed: a closed stdout (e.g. "
+           "`| head`, a closed terminal) only cuts the printing, with the same exit code (0 when the work succeeded)")
 _DEFAULTS = RunOptions()
 
 
@@ -80,6 +83,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help=f"seconds the exploration may take (default: {d.explore_time_s:g})")
     p.add_argument("--remeasure-ceilings", action="store_const", const=True, dest="remeasure_ceilings",
                    help="measure the roofline ceilings again instead of loading the ones kept for this GPU")
+    p.add_argument("--sm-count", type=int, dest="sm_count",
+                   help="run the graph on this many SMs (an SM carve-out: only the compute share shrinks, memory "
+                   "bandwidth and L2 stay the whole GPU's; default: the whole GPU)")
 
 
 def _run_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -87,7 +93,7 @@ def _run_overrides(args: argparse.Namespace) -> dict[str, Any]:
     out = {name: getattr(args, name) for name in ("plans", "timing", "cold_l2", "time_cap_s", "max_plans", "seed",
                                                   "device", "check", "baselines", "roofline", "plan_cache",
                                                   "remeasure_ceilings", "kernels", "notes", "explore",
-                                                  "explore_time_s")
+                                                  "explore_time_s", "sm_count")
            if getattr(args, name, None) is not None}
     if getattr(args, "heuristics", None) is not None:
         out["heuristics"] = tuple(m.strip() for m in args.heuristics.split(","))
@@ -129,13 +135,28 @@ def _parser() -> argparse.ArgumentParser:
     _add_run_options(sweep)
     cache = commands.add_parser("cache", help="the kit's caches on disk (plans, ceilings, heuristics): where, how "
                                 "big; clear them", allow_abbrev=False, epilog=_EPILOG)
-    cache.add_argument("--clear", action="store_true", help="remove the cached plans, ceilings and heuristics' answers")
+    cache.add_argument("--clear", action="store_true", help="remove the cached plans, ceilings and heuristics' answers "
+                       "the kit wrote (nothing else; links not followed) and say what was left")
     cache.add_argument("--info", action="store_true", help="say where the caches are and how big (the default)")
     report = commands.add_parser("report", help="write a self-contained HTML report of a result (opens offline)",
                                  allow_abbrev=False, epilog=_EPILOG)
     report.add_argument("results", help="a result JSON written by `cudnn-lab run`, a sweep (Parquet file or store "
                         "folder written by `cudnn-lab sweep`), or a recorded dataset's name (run or sweep)")
     report.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    plans = commands.add_parser("plans", help="ask cuDNN's heuristics which plans it would run for a spec on a "
+                                "target GPU (this one, a recorded one, a compute capability or a file), on fewer "
+                                "SMs or under another cuDNN; nothing is run", allow_abbrev=False, epilog=_EPILOG)
+    plans.add_argument("spec", help="spec JSON, as written by Spec.to_json()")
+    plans.add_argument("--target", action="append", default=None,
+                       help="a target: h100, h200, sm80 ... sm120, a compute capability (10.0) or a target JSON "
+                       "(`cudnn-lab profile -o`); repeat it to compare targets side by side (default: this GPU)")
+    plans.add_argument("--sm-count", type=int, default=None, help="ask for a carve-out of this many SMs")
+    plans.add_argument("--cudnn-lib", default=None, help="a folder holding another cuDNN 9 (libcudnn*.so.9) to ask")
+    plans.add_argument("--recorded", action="store_true", help="read the answers recorded on the kit's GPU rounds "
+                       "only (what a machine without a GPU does anyway)")
+    profile = commands.add_parser("profile", help="write this GPU's description as cuDNN serializes it, for "
+                                  "what-if questions on machines without it", allow_abbrev=False, epilog=_EPILOG)
+    profile.add_argument("-o", "--output", required=True, help="the target JSON to write (e.g. mygpu.json)")
     return parser
 
 
@@ -156,15 +177,16 @@ def _run(args: argparse.Namespace) -> int:
                             what="result JSON")
     report = check_output_path(args.report, what="report") if args.report is not None else None
     result = cl.run(spec, options)
-    with _pandas_wide():
-        print(plan_table(result).to_string(index=False))
-    print(result.summary())
-    code = _save(lambda p: result.save(p), out, "result JSON", ".result.json")
+    # Save first, print last: a stdout closed under the table (`| head`) must not lose a finished run.
+    codes = {out: _save(lambda p: result.save(p), out, "result JSON", ".result.json")}
     if report is not None:
         from cudnn_lab.report import save_report
 
-        code = max(code, _save(lambda p: save_report(result, p), report, "report", ".html"))
-    return code
+        codes[report] = _save(lambda p: save_report(result, p), report, "report", ".html")
+    with _pandas_wide():
+        table = plan_table(result).to_string(index=False)
+    _say(table, result.summary(), *(f"saved {path}" for path, code in codes.items() if code == 0))
+    return max(codes.values())
 
 
 #: Columns of the plan table `cudnn-lab run` prints (those the result has), knobs by name.
@@ -185,23 +207,58 @@ def plan_table(result: Any) -> Any:
 
 
 def _save(write: Any, path: Path, what: str, suffix: str) -> int:
-    """Write after the work; if that fails, write to a temporary file instead and say both (exit EXIT_UNSAVED)."""
+    """Write after the work and before any printing (the caller says "saved PATH" on 0); if that fails, write to a
+    temporary file instead and say both on stderr (EXIT_UNSAVED)."""
     import tempfile
 
     from cudnn_lab.errors import CudnnLabError
 
     try:
-        print(f"saved {write(path)}")
+        write(path)
         return 0
     except (CudnnLabError, OSError) as e:
-        print(f"cudnn-lab: could not write the {what} to {path}: {e}", file=sys.stderr)
+        _say(f"cudnn-lab: could not write the {what} to {path}: {e}", err=True)
     fd, tmp = tempfile.mkstemp(prefix="cudnn-lab-", suffix=suffix)
     os.close(fd)
     try:
-        print(f"cudnn-lab: the {what} was saved to {write(Path(tmp))} instead", file=sys.stderr)
+        saved = write(Path(tmp))
     except (CudnnLabError, OSError) as e:
-        print(f"cudnn-lab: the {what} could not be saved anywhere ({e})", file=sys.stderr)
+        _say(f"cudnn-lab: the {what} could not be saved anywhere ({e})", err=True)
+    else:
+        _say(f"cudnn-lab: the {what} was saved to {saved} instead", err=True)
     return EXIT_UNSAVED
+
+
+#: errno values of a stream that nobody reads any more: a closed pipe (`| head`), a hung-up terminal.
+_CLOSED_STREAM = (errno.EPIPE, errno.ESHUTDOWN, errno.EIO)
+
+
+def _say(*lines: str, err: bool = False) -> None:
+    """Print ``lines`` to stdout (stderr with ``err``) and flush; a closed stream drops the output, not the command."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:  # started with the descriptor closed (`cudnn-lab doctor >&-`): nowhere to print
+        return
+    try:
+        for line in lines:
+            print(line, file=stream)
+        stream.flush()  # a closed pipe shows here, not in a later print or the interpreter's final flush
+    except OSError as e:
+        if e.errno not in _CLOSED_STREAM:
+            raise
+        _discard(stream)
+
+
+def _discard(stream: Any) -> None:
+    """Point a closed stream's file descriptor at the null device, so later prints and the final flush succeed."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture): nothing to redirect
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -217,8 +274,8 @@ def _sweep(args: argparse.Namespace) -> int:
     picks = frame[frame["is_pick"].fillna(False).astype(bool)] if "is_pick" in frame else frame
     with _pandas_wide():
         cols = [c for c in ("label", "plan", "median_ms", "tflops", "point_status") if c in picks]
-        print(picks[cols].to_string(index=False))
-    print(f"{frame['point_id'].nunique() if 'point_id' in frame else 0} points in {store}")
+        table = picks[cols].to_string(index=False)
+    _say(table, f"{frame['point_id'].nunique() if 'point_id' in frame else 0} points in {store}")  # the store is saved
     return 0
 
 
@@ -232,7 +289,42 @@ def _report(args: argparse.Namespace) -> int:
     result = cl.load_results(args.results)  # a RunResult, or a sweep frame: save_report makes either report
     if not isinstance(result, cl.RunResult) and not hasattr(result, "columns"):
         raise OptionError("results", args.results, "must be a run's result (JSON) or a sweep (Parquet or store)")
-    return _save(lambda p: save_report(result, p), out, "report", ".html")
+    code = _save(lambda p: save_report(result, p), out, "report", ".html")
+    _say(*([f"saved {out}"] if code == 0 else []))
+    return code
+
+
+def _plans(args: argparse.Namespace) -> int:
+    from cudnn_lab import whatif
+    from cudnn_lab.results.loading import read_spec_file
+
+    spec = read_spec_file(args.spec)
+    recorded = True if args.recorded else None
+    targets = args.target or [None]
+    if len(targets) == 1:
+        answer = whatif.plans_for(spec, targets[0], sm_count=args.sm_count, cudnn_lib=args.cudnn_lib,
+                                  recorded=recorded)
+        lines = [answer.summary()]
+        with _pandas_wide():
+            if answer.ok:
+                lines.append(answer.frame().drop(columns=["knobs"]).to_string(index=False))
+            elif answer.detail:
+                lines.append(answer.reasons().to_string(index=False))
+        _say(*lines)
+        return 0 if answer.ok else 4
+    frame = whatif.compare(spec, targets, sm_count=args.sm_count, cudnn_lib=args.cudnn_lib, recorded=recorded)
+    with _pandas_wide():
+        _say(*(f"{name}: {label}" for name, label in frame.attrs["labels"].items()),
+             frame.to_string(index=False), *frame.attrs["refused"].values(), f"({whatif.ANSWER_LABEL})")
+    return 0
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from cudnn_lab import whatif
+
+    target = whatif.profile(args.output)
+    _say(f"saved {args.output}: {target.label}")
+    return 0
 
 
 class _pandas_wide:
@@ -256,6 +348,17 @@ def _lab_command(extra: Sequence[str]) -> tuple[Path, list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command's exit code; a closed stdout or stderr cuts only the printing (see :func:`_say`)."""
+    try:
+        code = _command(argv)
+    except BrokenPipeError:  # a print outside _say into a closed pipe: the work before it is kept
+        code = 0
+    for err in (False, True):
+        _say(err=err)  # flush what is still buffered now, so that the interpreter's final flush cannot fail
+    return code
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = _parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -267,16 +370,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "doctor":
         from cudnn_lab.capabilities import probe
 
-        print(probe().summary())
+        _say(probe().summary())
         return 0
-    if args.command in ("run", "sweep", "report"):
+    if args.command in ("run", "sweep", "report", "plans", "profile"):
         return _kit_command(args)
     if args.command == "cache":
         return _cache(args)
 
     where, command = _lab_command(extra)
     os.chdir(where)
-    sys.stdout.flush()
+    _say()  # flush before the process is replaced
     os.execv(command[0], command)
     return 0  # not reached: execv replaces this process
 
@@ -285,31 +388,55 @@ def _kit_command(args: argparse.Namespace) -> int:
     """Run a kit command; the kit's errors become one readable message and an exit code from EXIT_CODES."""
     from cudnn_lab import errors
 
-    handlers = {"run": _run, "sweep": _sweep, "report": _report}
+    handlers = {"run": _run, "sweep": _sweep, "report": _report, "plans": _plans, "profile": _profile}
     try:
         return handlers[args.command](args)
     except errors.CudnnLabError as e:
-        print(f"cudnn-lab {args.command}: {e}", file=sys.stderr)
-        return exit_code(e)
+        return say_error(f"cudnn-lab {args.command}", e)
     except KeyboardInterrupt:
-        print(f"cudnn-lab {args.command}: interrupted", file=sys.stderr)
+        _say(f"cudnn-lab {args.command}: interrupted", err=True)
         return EXIT_INTERRUPTED
 
 
 def _cache(args: argparse.Namespace) -> int:
-    """``cudnn-lab cache [--info] [--clear]``: where the caches are, their size; --clear removes them."""
+    """``cudnn-lab cache [--info] [--clear]``: where the caches are, whether they can be used, their size; --clear
+    removes the entries the kit wrote (nothing else) and says what it removed and what it left, and why. Exit code 1
+    when an entry of the kit's could not be removed."""
     from cudnn_lab import cache_dir
 
+    code = 0
     if args.clear:
-        removed = cache_dir.clear()
-        print("cleared " + ", ".join(f"{name}: {n} file(s)" for name, n in removed.items())
-              + f" in {cache_dir.cache_root()}")
+        cleared = cache_dir.clear()
+        lines = ["cleared " + ", ".join(f"{name}: {n} file(s)" for name, n in cleared.removed.items())
+                 + f" ({cleared.bytes / 2**20:.1f} MiB) in {cleared.root}"
+                 + (f": nothing to clear ({cleared.problem})" if cleared.problem else "")]
+        for title, items in (("left (not the kit's)", cleared.left), ("could not remove", cleared.failed)):
+            if items:
+                lines.append(f"{title}: {len(items)} path(s)")
+                lines += [f"  {path}: {why}" for path, why in items[:_CACHE_LISTED]]
+                if len(items) > _CACHE_LISTED:
+                    lines.append(f"  ... and {len(items) - _CACHE_LISTED} more")
+        _say(*lines)
+        code = 1 if cleared.failed else 0
     info = cache_dir.info()
-    state = "on" if info["enabled"] else f"off ({info['why_off']})"
-    print(f"cache: {info['root']} ({state}; {cache_dir.ENV_DIR} moves it, {cache_dir.ENV_OFF}=1 turns it off)")
+    state = (f"unusable: {info['problem']}" if info["problem"] else "on" if info["enabled"]
+             else f"off ({info['why_off']})")
+    lines = [f"cache: {info['root']} ({state}; {cache_dir.ENV_DIR} moves it, {cache_dir.ENV_OFF}=1 turns it off)"]
     for name in cache_dir.FOLDERS:
-        print(f"  {name}: {info[name]['files']} file(s), {info[name]['bytes'] / 2**20:.1f} MiB")
-    return 0
+        note = f" ({info[name]['note']})" if info[name]["note"] else ""
+        lines.append(f"  {name}: {info[name]['files']} file(s), {info[name]['bytes'] / 2**20:.1f} MiB{note}")
+    _say(*lines)
+    return code
+
+
+#: Paths ``cudnn-lab cache --clear`` names one by one (then a count).
+_CACHE_LISTED = 20
+
+
+def say_error(prog: str, error: BaseException) -> int:
+    """Say a kit error once, as one ``PROG: message`` on stderr (kept short of a traceback); its exit code."""
+    _say(f"{prog}: {error}", err=True)
+    return exit_code(error)
 
 
 def exit_code(error: BaseException) -> int:

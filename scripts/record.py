@@ -7,6 +7,7 @@ cuDNN and date inside. Anyone with an NVIDIA GPU can rerun it:  python scripts/r
 Problems run in a worker process that the parent kills and restarts when one problem outlasts
 --problem-timeout-s (a call stuck inside cuDNN cannot be interrupted from Python), and no problem starts after
 --deadline-s: a recording round always ends, keeping what it recorded, and says which problems it left.
+Without a GPU it says so once, in the kit's words, and exits 3 (the `cudnn-lab` exit codes).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import time
 from pathlib import Path
 
 import cudnn_lab as cl
+from cudnn_lab.cli import say_error
+from cudnn_lab.gpu.session import require_gpu
 from cudnn_lab.results import RECORDED_DIR
 from cudnn_lab.results.datasets import dataset_prefix
 
@@ -201,6 +204,11 @@ def main() -> None:
     parser.add_argument("--deadline-s", type=float, default=0, help="start no problem after this many seconds")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if not args.worker:  # once, before any worker: without a GPU every problem would fail with the same message
+        try:
+            require_gpu(0)
+        except cl.NoGPUError as e:
+            sys.exit(say_error("record.py", e))
     args.out.mkdir(parents=True, exist_ok=True)
     names = [n for n in (args.only or sorted(PROBLEMS, key=_priority)) if n not in args.skip]
     if args.worker:

@@ -6,15 +6,19 @@ a GEMM size sweep (bf16, fp32, and FP8 e4m3 beside bf16 TN), and attention and n
 them. Every plan of heuristic modes A and FALLBACK is built, checked and timed.
 
 Run on a GPU machine:  python scripts/record_sweeps.py   (writes cudnn_lab/data/sweeps/<gpu>_standard.parquet)
+Without a GPU it says so once, in the kit's words, and exits 3 (the `cudnn-lab` exit codes).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
 import cudnn_lab as cl
+from cudnn_lab.cli import say_error
+from cudnn_lab.gpu.session import require_gpu
 from cudnn_lab.results import SWEEPS_DIR
 from cudnn_lab.results.datasets import dataset_prefix
 
@@ -76,10 +80,22 @@ def main() -> None:
     parser.add_argument("--set", choices=sorted(SETS), default="standard",
                         help="which set: the standard sweep (default) or its FP8 GEMM part alone")
     args = parser.parse_args()
+    try:  # the kit's errors (no GPU first of all) in its own words, once, with the CLI's exit code
+        require_gpu(0)
+        record(args)
+    except cl.CudnnLabError as e:
+        sys.exit(say_error("record_sweeps.py", e))
+
+
+def record(args: argparse.Namespace) -> None:
+    """Sweep the chosen set into a store and ship it as one Parquet file named after the GPU."""
     specs = SETS[args.set]()[: args.limit]
     store = args.store or Path(tempfile.mkdtemp()) / f"{args.set}.parquet"
     frame = cl.sweep(specs, store=store, plans="all", heuristics=("A", "FALLBACK"), time_cap_s=0.25)
-    gpu = dataset_prefix(str(frame["gpu"].dropna().iloc[0]))
+    gpus = frame["gpu"].dropna().tolist() if "gpu" in frame else []
+    if not gpus:
+        raise cl.CudnnLabError(f"no point of the sweep ran, so there is nothing to ship (its store: {store})")
+    gpu = dataset_prefix(str(gpus[0]))
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{gpu}_{args.set}.parquet"
     frame.to_parquet(path, index=False)

@@ -169,14 +169,17 @@ def test_two_processes_filling_the_cache_lose_nothing_and_corrupt_nothing(cache_
 
 
 def test_the_cache_command_reports_and_clears(cache_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cudnn_lab.gpu.ceilings import Ceilings, write_cached
+
     plan_store().put(ident(), BLOB)
-    (cache_root / "ceilings").mkdir(parents=True)
-    (cache_root / "ceilings" / "x.json").write_text("{}")
+    write_cached({"gpu": "NVIDIA H100"}, Ceilings("fp16", 700.0, 3000.0, 8192, 1 << 30).to_dict())
+    (cache_root / "ceilings" / "x.json").write_text("{}")  # not the kit's: --clear leaves it and says so
     (cache_root / "keep.txt").write_text("not the kit's")
     assert main(["cache", "--info"]) == 0
     out = capsys.readouterr().out
-    assert str(cache_root) in out and "plans: 1 file(s)" in out and "ceilings: 1 file(s)" in out
+    assert str(cache_root) in out and "plans: 1 file(s)" in out and "ceilings: 2 file(s)" in out
     assert main(["cache", "--clear"]) == 0
     out = capsys.readouterr().out
     assert "cleared plans: 1 file(s), ceilings: 1 file(s)" in out and "plans: 0 file(s)" in out
+    assert f"{cache_root / 'ceilings' / 'x.json'}: not written by the kit" in out and "ceilings: 1 file(s)" in out
     assert not (cache_root / "plans").exists() and (cache_root / "keep.txt").exists()

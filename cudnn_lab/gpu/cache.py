@@ -10,9 +10,13 @@ them); only the build is skipped. A loaded plan is checked against the reference
 One entry is one file: ``MAGIC | u32 header length | JSON header | blob``. The header repeats the entry's identity
 (the graph as the frontend describes it, the spec, the plan's name, the GPU, the cuDNN backend and frontend
 versions, the kit's cache format) and the blob's length and SHA-256. An entry whose identity, length or digest does
-not match is ignored and removed, never handed to cuDNN; nothing is ever unpickled. Writes are atomic
-(``cache_dir.atomic_write``); the folder is kept under ``max_bytes`` by removing the least recently used entries
-(reads touch the file's mtime). A write that fails switches the cache off with one warning.
+not match is ignored and removed, never handed to cuDNN; nothing is ever unpickled. An entry is read through
+``cache_dir.read_entry``: a link, FIFO, folder or device in its place, a file without the magic (only its first bytes
+read) or one larger than ``max_entry_bytes`` (never read) is skipped and set aside the same way, and the header is
+parsed with the loading layer's guards (nesting, huge numbers). Writes are atomic (``cache_dir.atomic_write``); the
+folder is kept under ``max_bytes`` by removing the least recently used entries (reads touch the file's mtime). A write
+that fails switches the cache off with one warning. ``cudnn-lab cache --clear`` removes only files :func:`foreign`
+recognizes as entries (or temporary files of a write) by their name and magic.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import datetime
 import hashlib
 import json
 import os
+import re
+import stat
 import struct
 import time
 from collections.abc import Callable
@@ -28,29 +34,43 @@ from pathlib import Path
 from typing import Any
 
 from .. import cache_dir
+from ..errors import CudnnLabError, DataError
 
 __all__ = ["FORMAT", "MAGIC", "MAX_BYTES", "SERIALIZE_MIN_BUILD_MS", "PlanStore", "plan_store", "identity",
-           "identity_on", "graph_key", "plan_graph_key", "RunCache"]
+           "identity_on", "graph_key", "plan_graph_key", "RunCache", "MAX_ENTRY_BYTES", "foreign"]
 
 MAGIC = b"CUDNN_LAB_PLAN\x00\x01"
 FORMAT = 1
 #: The plans folder is trimmed (least recently used first) to this many bytes.
 MAX_BYTES = 256 << 20
+#: An entry larger than this is never read (a serialized plan is a few KB to a few MB) nor written.
+MAX_ENTRY_BYTES = 64 << 20
 #: Plans that built faster than this are not cached: building them again costs less than reading them back.
 SERIALIZE_MIN_BUILD_MS = 20.0
 _LEN = struct.Struct("<I")
 _MAX_HEADER = 1 << 20
+#: Names of an entry and of a write's temporary file (``cache_dir.atomic_write``) below ``<folder>/<k[:2]>/``.
+_ENTRY_NAME = re.compile(r"([0-9a-f]{64})\.plan")
+_TEMP_NAME = re.compile(r"\.([0-9a-f]{64})\.plan\.[A-Za-z0-9_]+\.tmp")
 
 
-def graph_key(spec_dict: dict[str, Any], described: Any) -> str:
-    """SHA-256 of the spec and the frontend's description of its graph (``inspect()``): what the plan runs."""
-    text = json.dumps({"spec": spec_dict, "graph": described}, sort_keys=True, default=str)
+def graph_key(spec_dict: dict[str, Any], described: Any, sm_count: int | None = None) -> str:
+    """SHA-256 of the spec and the frontend's description of its graph (``inspect()``): what the plan runs.
+
+    ``sm_count``: the SM carve-out the graph was made for (``cudnn.pygraph(sm_count=N)``), part of the key only when
+    set, so a plan built for the whole GPU is never reused under a carve-out (nor the reverse) and the keys of
+    whole-GPU graphs stay what they were."""
+    body: dict[str, Any] = {"spec": spec_dict, "graph": described}
+    if sm_count is not None:
+        body["sm_count"] = int(sm_count)
+    text = json.dumps(body, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def plan_graph_key(spec: Any, lab: Any) -> str:
-    """:func:`graph_key` of ``spec`` and one of its built graphs (a LabGraph that proposed plans)."""
-    return graph_key(spec.to_dict(), lab.inspect())
+def plan_graph_key(spec: Any, lab: Any, sm_count: int | None = None) -> str:
+    """:func:`graph_key` of ``spec`` and one of its built graphs (a LabGraph that proposed plans), made for
+    ``sm_count`` SMs (None: the whole GPU)."""
+    return graph_key(spec.to_dict(), lab.inspect(), sm_count)
 
 
 def identity_on(graph: str, plan: str, info: dict[str, Any]) -> dict[str, str]:
@@ -73,13 +93,20 @@ def _key(ident: dict[str, str]) -> str:
 class PlanStore:
     """Blobs with JSON headers in a folder, by identity; safe with several processes. No GPU needed."""
 
-    def __init__(self, folder: str | Path | None = None, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(self, folder: str | Path | None = None, max_bytes: int = MAX_BYTES,
+                 max_entry_bytes: int = MAX_ENTRY_BYTES) -> None:
         self.folder = Path(folder) if folder is not None else cache_dir.cache_root() / "plans"
         self.max_bytes = int(max_bytes)
+        self.max_entry_bytes = int(max_entry_bytes)
         self._size: int | None = None  # bytes in the folder, counted on the first write
         #: what happened in this process: hits, misses, stored, ignored (bad entries removed), mismatched (a blob
         #: whose plan is not the one named), failed writes
         self.counts = {"hits": 0, "misses": 0, "stored": 0, "ignored": 0, "mismatched": 0, "unwritable": 0}
+
+    @property
+    def name(self) -> str:
+        """The cache's name in messages: its folder's ("plans", "heuristics")."""
+        return self.folder.name
 
     def path(self, ident: dict[str, str]) -> Path:
         k = _key(ident)
@@ -97,39 +124,55 @@ class PlanStore:
     @staticmethod
     def decode(data: bytes, ident: dict[str, str]) -> tuple[bytes, dict[str, Any]] | None:
         """(blob, meta) when ``data`` is a whole, uncorrupted entry for exactly ``ident``; None otherwise."""
+        try:
+            return PlanStore.check(data, ident, "plan cache entry")
+        except DataError:
+            return None
+
+    @staticmethod
+    def check(data: bytes, ident: dict[str, str], source: Any) -> tuple[bytes, dict[str, Any]]:
+        """(blob, meta) of a whole, uncorrupted entry for exactly ``ident``; DataError naming the first problem."""
+        from ..results.loading import parse_json
+
         n = len(MAGIC)
         if len(data) < n + _LEN.size or data[:n] != MAGIC:
-            return None
+            raise DataError(source, "not a plan cache entry (no magic and header length)")
         (hlen,) = _LEN.unpack_from(data, n)
         start = n + _LEN.size
         if hlen > _MAX_HEADER or start + hlen > len(data):
-            return None
+            raise DataError(source, f"its header length {hlen} runs past the entry (truncated?)")
         try:
-            header = json.loads(data[start:start + hlen].decode())
-        except (UnicodeDecodeError, ValueError):
-            return None
-        if not isinstance(header, dict) or header.get("identity") != ident:
-            return None
+            text = data[start:start + hlen].decode()
+        except UnicodeDecodeError:
+            raise DataError(source, "its header is not UTF-8 text") from None
+        header = parse_json(text, source, "plan cache entry's header")
+        if not isinstance(header, dict):
+            raise DataError(source, "its header is not an object")
+        if header.get("identity") != ident:
+            raise DataError(source, "it is another graph's, GPU's or cuDNN's entry (its identity differs)")
         blob = data[start + hlen:]
-        if header.get("blob_bytes") != len(blob) or header.get("sha256") != hashlib.sha256(blob).hexdigest():
-            return None
+        size, digest = header.get("blob_bytes"), header.get("sha256")
+        if type(size) is not int or size != len(blob):
+            raise DataError(source, f"its blob has {len(blob)} bytes, not the {size!r} its header says (truncated?)")
+        if not isinstance(digest, str) or digest != hashlib.sha256(blob).hexdigest():
+            raise DataError(source, "its blob's SHA-256 differs from its header's (corrupted)")
         meta = header.get("meta")
         return blob, meta if isinstance(meta, dict) else {}
 
     def get(self, ident: dict[str, str]) -> tuple[bytes, dict[str, Any]] | None:
-        """The blob and its meta for ``ident``, or None (missing, or a bad entry, which is removed)."""
+        """The blob and its meta for ``ident``, or None (missing, or a bad entry, which is set aside)."""
         if not cache_dir.cache_enabled():
             return None
         path = self.path(ident)
         try:
-            data = path.read_bytes()
-        except OSError:
-            self.counts["misses"] += 1
-            return None
-        found = self.decode(data, ident)
-        if found is None:
+            data = cache_dir.read_entry(path, f"{self.name} cache entry", limit=self.max_entry_bytes, magic=MAGIC)
+            found = None if data is None else self.check(data, ident, path)
+        except CudnnLabError as e:
             self.counts["ignored"] += 1
-            self.discard(ident)
+            cache_dir.set_aside(path, self.name, getattr(e, "problem", str(e)))
+            return None
+        if found is None:
+            self.counts["misses"] += 1
             return None
         try:
             os.utime(path)  # least recently used goes first when the folder is trimmed
@@ -140,17 +183,19 @@ class PlanStore:
 
     def discard(self, ident: dict[str, str]) -> None:
         """Remove the entry for ``ident`` (a bad entry, or a blob cuDNN refused)."""
-        try:
-            self.path(ident).unlink()
-        except OSError:
-            pass
+        cache_dir.set_aside(self.path(ident), self.name, "refused")
 
     def put(self, ident: dict[str, str], blob: bytes, meta: dict[str, Any] | None = None) -> bool:
-        """Write the entry atomically, then trim the folder; False when the cache is off or the write failed."""
+        """Write the entry atomically, then trim the folder; False when the cache is off, the entry is larger than
+        ``max_entry_bytes`` (it would never be read) or the write failed."""
         if not cache_dir.cache_enabled():
             return False
         data = self.encode(ident, bytes(blob), dict(meta or {}))
-        if not cache_dir.atomic_write(self.path(ident), data):
+        if len(data) > self.max_entry_bytes:
+            return False
+        path = self.path(ident)
+        cache_dir.make_way(path, self.folder.parent, self.name)
+        if not cache_dir.atomic_write(path, data):
             self.counts["unwritable"] += 1
             return False
         self.counts["stored"] += 1
@@ -167,10 +212,11 @@ class PlanStore:
         entries = []
         for p in self.folder.glob("*/*.plan"):
             try:
-                st = p.stat()
+                st = os.lstat(p)
             except OSError:
                 continue
-            entries.append((st.st_mtime, st.st_size, p))
+            if stat.S_ISREG(st.st_mode) and _ENTRY_NAME.fullmatch(p.name):
+                entries.append((st.st_mtime, st.st_size, p))
         total = sum(size for _, size, _ in entries)
         removed = 0
         for _, size, p in sorted(entries):
@@ -184,6 +230,23 @@ class PlanStore:
             total -= size
         self._size = total
         return removed
+
+
+def foreign(path: Path, rel: tuple[str, ...], is_dir: bool) -> str | None:
+    """Why ``path`` (``rel``: its parts below a store's folder) is not what a PlanStore wrote: a ``<k[:2]>`` folder,
+    an entry ``<k[:2]>/<k>.plan`` starting with :data:`MAGIC`, or a write's temporary file; None when it is."""
+    from ..results.loading import read_regular
+
+    if is_dir:
+        return None if len(rel) == 1 and re.fullmatch(r"[0-9a-f]{2}", rel[0]) else "a folder the cache never makes"
+    entry = _ENTRY_NAME.fullmatch(rel[-1]) if len(rel) == 2 else None
+    temp = _TEMP_NAME.fullmatch(rel[-1]) if len(rel) == 2 else None
+    if not (entry or temp) or (entry or temp).group(1)[:2] != rel[0]:
+        return "not named like an entry"
+    head = read_regular(path, "cache entry", head=len(MAGIC))
+    if head != MAGIC and not (temp and MAGIC.startswith(head)):  # a write cut short: a prefix of it
+        return "no plan cache magic"
+    return None
 
 
 _STORES: dict[str, PlanStore] = {}
@@ -214,8 +277,10 @@ class RunCache:
     """
 
     def __init__(self, spec: Any, info: dict[str, Any], handle: Any, enabled: bool = True,
-                 ask: Callable[[], None] | None = None) -> None:
+                 ask: Callable[[], None] | None = None, sm_count: int | None = None) -> None:
         self.spec, self.info, self.handle = spec, info, handle
+        #: the SM carve-out the session's graphs were made for (None: the whole GPU), part of every plan's key
+        self.sm_count = sm_count
         self.enabled = enabled and cache_dir.cache_enabled()
         self.store = plan_store()
         #: called before building a recalled plan the cache could not load: gives it the heuristics' graph
@@ -231,7 +296,7 @@ class RunCache:
             gid = id(lab)
             if gid not in self._graph_keys:
                 try:
-                    self._graph_keys[gid] = plan_graph_key(self.spec, lab)
+                    self._graph_keys[gid] = plan_graph_key(self.spec, lab, self.sm_count)
                 except Exception:  # noqa: BLE001 - a graph that cannot describe itself is not cached
                     return None
             key = self._graph_keys[gid]
@@ -264,7 +329,7 @@ class RunCache:
             return False
         blob, meta = found
         uids = meta.get("uids")
-        if not isinstance(uids, dict) or not all(isinstance(v, int) for v in uids.values()):
+        if not isinstance(uids, dict) or not all(type(v) is int for v in uids.values()):
             self.store.discard(ident)
             return False
         import cudnn

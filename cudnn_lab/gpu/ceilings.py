@@ -5,7 +5,9 @@ Measured once per GPU (its name and UUID), dtype and size, then kept on disk as 
 later processes load them instead of measuring for seconds. ``measure_ceilings(..., refresh=True)`` (or the run
 option ``remeasure_ceilings``) measures again and replaces the file. Every ``Ceilings`` says where it came from
 (``source``: "measured now" or "cached from DATE"). Datasheet numbers are never used. A bad or foreign file is
-ignored and replaced.
+ignored and replaced: a file is read through ``cache_dir.read_entry`` (regular files of at most :data:`MAX_FILE_BYTES`,
+never blocking), parsed with the loading layer's guards, and its record checked by meaning (:meth:`Ceilings.check`:
+roofs finite and > 0, spreads finite and >= 0, sizes and samples whole numbers, an ISO date) before it is used.
 """
 
 from __future__ import annotations
@@ -14,16 +16,24 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import re
 import statistics
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
 from .. import cache_dir
+from ..errors import CudnnLabError, DataError, shorten
 from .timing import Timer, TimingOptions
 
-__all__ = ["Ceilings", "measure_ceilings", "gpu_identity", "load_or_measure", "FORMAT"]
+__all__ = ["Ceilings", "measure_ceilings", "gpu_identity", "load_or_measure", "FORMAT", "MAX_FILE_BYTES", "foreign"]
 
 FORMAT = 1
+#: A ceilings file larger than this is never read (one is about 600 bytes).
+MAX_FILE_BYTES = 64 << 10
+#: Names of a ceilings file (``_path``) and of a write's temporary file (``cache_dir.atomic_write``).
+_FILE_NAME = re.compile(r"[A-Za-z0-9-]{0,40}-[0-9a-f]{16}\.json")
+_TEMP_NAME = re.compile(r"\.([A-Za-z0-9-]{0,40}-[0-9a-f]{16}\.json)\.[A-Za-z0-9_]+\.tmp")
 MEASURED_NOW = "measured now"
 
 
@@ -56,17 +66,51 @@ class Ceilings:
 
     @classmethod
     def from_dict(cls, data: Any) -> Ceilings | None:
-        """A record written by :meth:`to_dict`, or None when ``data`` is not one (wrong keys or types)."""
-        if not isinstance(data, dict):
-            return None
-        names = {f.name for f in dataclasses.fields(cls)}
+        """A record written by :meth:`to_dict`, or None when ``data`` is not one (see :meth:`check`)."""
         try:
-            c = cls(**{k: v for k, v in data.items() if k in names})
-        except TypeError:
+            return cls.check(data, "ceilings record")
+        except DataError:
             return None
-        numbers_ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
-                         for x in (c.tflops, c.gbps, c.matmul_size, c.copy_bytes))
-        return c if numbers_ok and isinstance(c.dtype, str) and isinstance(c.measured, str) else None
+
+    @classmethod
+    def check(cls, data: Any, source: Any) -> Ceilings:
+        """A record written by :meth:`to_dict`, checked by meaning: roofs finite and > 0, spreads (IQR) finite and
+        >= 0 or null, sizes whole numbers > 0, samples a whole number >= 0 or null, ``measured`` an ISO time or
+        empty. DataError naming ``source`` and the first field that is not; keys it does not know are ignored."""
+        from ..results.loading import finite_number
+
+        if not isinstance(data, dict):
+            raise DataError(source, f"a ceilings record must be an object, not {shorten(data, 40)}")
+        for f in dataclasses.fields(cls):
+            if f.default is dataclasses.MISSING and f.name not in data:
+                raise DataError(source, f"field {f.name}: is missing")
+        c = cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+        if not isinstance(c.dtype, str) or not 0 < len(c.dtype) <= 32:
+            raise DataError(source, f"field dtype: must be a dtype's name, not {shorten(c.dtype, 40)}")
+        for name in ("tflops", "gbps"):
+            value = finite_number(source, name, getattr(c, name), null=False)
+            if value <= 0:
+                raise DataError(source, f"field {name}: must be more than 0, not {shorten(value, 40)}")
+        for name in ("tflops_iqr", "gbps_iqr"):
+            finite_number(source, name, getattr(c, name))
+        for name, low in (("matmul_size", 1), ("copy_bytes", 1), ("samples", 0)):
+            value = getattr(c, name)
+            if not (value is None and name == "samples") and (type(value) is not int or value < low):
+                raise DataError(source, f"field {name}: must be a whole number of at least {low}, "
+                                f"not {shorten(value, 40)}")
+        if not isinstance(c.measured, str) or len(c.measured) > 64 or (c.measured and not _iso(c.measured)):
+            raise DataError(source, f"field measured: must be an ISO date and time, not {shorten(c.measured, 40)}")
+        if not isinstance(c.source, str) or len(c.source) > 200:
+            raise DataError(source, f"field source: must be text, not {shorten(c.source, 40)}")
+        return c
+
+
+def _iso(text: str) -> bool:
+    try:
+        datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def gpu_identity(device: int) -> dict[str, str]:
@@ -83,18 +127,41 @@ def _path(ident: dict[str, Any]) -> Any:
     return cache_dir.cache_root() / "ceilings" / f"{slug}-{digest}.json"
 
 
+def _read_file(path: Path) -> dict[str, Any]:
+    """A ceilings file's ``{"format", "identity", "record"}``, read and parsed with the loading layer's guards;
+    FileNotFoundError when there is none, the kit's own error for anything else wrong with it."""
+    from ..results.loading import parse_json
+
+    data = cache_dir.read_entry(path, "ceilings file", limit=MAX_FILE_BYTES)
+    if data is None:
+        raise FileNotFoundError(path)
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        raise DataError(path, "the ceilings file is not UTF-8 text") from None
+    doc = parse_json(text, path, "ceilings file")
+    if not isinstance(doc, dict) or type(doc.get("format")) is not int or not isinstance(doc.get("identity"), dict) \
+            or not isinstance(doc.get("record"), dict):
+        raise DataError(path, "not a ceilings file (an object with format, identity and record)")
+    return doc
+
+
 def read_cached(ident: dict[str, Any]) -> dict[str, Any] | None:
-    """The record kept for ``ident``, or None (missing, unreadable, another format or another identity)."""
+    """The record kept for ``ident``, or None (missing; or unreadable, special, too big, not the kit's JSON, another
+    format or another identity: such a file is set aside, to be measured again)."""
     if not cache_dir.cache_enabled():
         return None
+    path = _path(ident)
     try:
-        data = json.loads(_path(ident).read_text())
-    except (OSError, UnicodeDecodeError, ValueError):
+        doc = _read_file(path)
+        if doc["format"] != FORMAT or doc["identity"] != ident:
+            raise DataError(path, "another format's or another GPU's ceilings")
+    except FileNotFoundError:
         return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("identity") != ident:
+    except CudnnLabError as e:
+        cache_dir.set_aside(path, "ceilings", getattr(e, "problem", str(e)))
         return None
-    record = data.get("record")
-    return record if isinstance(record, dict) else None
+    return doc["record"]
 
 
 def write_cached(ident: dict[str, Any], record: dict[str, Any]) -> bool:
@@ -102,7 +169,25 @@ def write_cached(ident: dict[str, Any], record: dict[str, Any]) -> bool:
     if not cache_dir.cache_enabled():
         return False
     text = json.dumps({"format": FORMAT, "identity": ident, "record": record}, indent=1, sort_keys=True)
-    return cache_dir.atomic_write(_path(ident), text.encode())
+    path = _path(ident)
+    cache_dir.make_way(path, path.parent.parent, "ceilings")
+    return cache_dir.atomic_write(path, text.encode())
+
+
+def foreign(path: Path, rel: tuple[str, ...], is_dir: bool) -> str | None:
+    """Why ``path`` (``rel``: its parts below the ceilings folder) is not a ceilings file the kit wrote (its name,
+    and an object with format, identity and record) nor a write's temporary file; None when it is one."""
+    from ..results.loading import read_regular
+
+    if is_dir or len(rel) != 1:
+        return "the ceilings cache makes no folders"
+    if _TEMP_NAME.fullmatch(rel[0]):
+        head = read_regular(path, "ceilings file", head=1)
+        return None if head in (b"", b"{") else "not JSON"
+    if not _FILE_NAME.fullmatch(rel[0]):
+        return "not named like a ceilings file"
+    _read_file(path)
+    return None
 
 
 def load_or_measure(ident: dict[str, Any], measure: Callable[[], dict[str, Any]], *, refresh: bool = False,
@@ -195,6 +280,11 @@ def _measure(dtype: str, device: int, size: int, copy_mib: int) -> dict[str, Any
 _MEMO: dict[tuple[Any, ...], Ceilings] = {}
 
 
+def _fits(c: Ceilings | None, dtype: str, size: int, copy_mib: int) -> bool:
+    """A valid record measured as asked (its dtype and sizes are the identity's)."""
+    return c is not None and c.dtype == dtype and c.matmul_size == size and c.copy_bytes == copy_mib << 20
+
+
 def measure_ceilings(dtype: str = "fp16", device: int = 0, size: int = 8192, copy_mib: int = 1024, *,
                      refresh: bool = False) -> Ceilings:
     """The ceilings of ``device`` for ``dtype``: from this process's memory, else from disk, else measured (torch
@@ -207,7 +297,7 @@ def measure_ceilings(dtype: str = "fp16", device: int = 0, size: int = 8192, cop
         return kept
     ident = {**gpu_identity(device), "dtype": dtype, "size": size, "copy_mib": copy_mib}
     record, from_disk = load_or_measure(ident, lambda: _measure(dtype, device, size, copy_mib), refresh=refresh,
-                                        check=lambda r: Ceilings.from_dict(r) is not None)
+                                        check=lambda r: _fits(Ceilings.from_dict(r), dtype, size, copy_mib))
     ceil = Ceilings.from_dict(record)
     assert ceil is not None  # a fresh measurement always makes a valid record
     source = f"cached from {ceil.measured or 'an unknown date'}" if from_disk else MEASURED_NOW

@@ -4,19 +4,22 @@ Plan indices change between cuDNN versions and GPUs; (engine id, knobs) names a 
 the kit records (plan name ``eng62_k2=0_k13=1``, ``{"k2": 0}``, ``{"TILE_SIZE": 0}``): backend numbers are mapped to
 the frontend's ``cudnn.knob_type`` BY NAME (:mod:`cudnn_lab.knobs`), checked against the engine's knob ranges, and
 appended with ``create_execution_plan``. Every refusal is a ``PlanError`` naming the engine, the knob and its range.
+The arguments themselves (spec, engine id, knobs, plan name) are checked first, with bounds, and refused with an
+``OptionError``/``SpecError`` before a GPU is asked for; without one, ``NoGPUError``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import knobs as knob_table
-from ..errors import PlanError
+from ..errors import DataError, NoGPUError, OptionError, PlanError, shorten
 from .explain import first_line
 
 
@@ -169,17 +172,141 @@ def prepared_graph(spec_or_lab: Any, handle: Any = None) -> Any:
     return lab
 
 
-def _request(engine_id: Any, knobs: Any, plan: str | None) -> tuple[int, dict[int, int]]:
-    if plan is not None:
-        parsed = knob_table.parse_plan_name(plan)
-        if parsed is None:
-            raise plan_error(f"plan {plan!r} is not a plan name of the form eng<id>_k<n>=<v>_...")
-        if engine_id is not None and int(engine_id) != parsed[0]:
-            raise plan_error(f"plan {plan!r} is engine {parsed[0]}, not engine {engine_id}", engine_id=parsed[0])
-        return parsed
-    if engine_id is None or isinstance(engine_id, bool) or not isinstance(engine_id, int):
-        raise plan_error(f"engine id {engine_id!r} must be an integer (or give plan='eng<id>_k...')")
-    return int(engine_id), knob_table.backend_numbers(knobs)
+#: Bounds of pin_plan's arguments, checked before a GPU is asked for: a plan name's length, engine ids, backend knob
+#: numbers (cuDNN 9 has fewer than 64) and values, knobs per configuration, and knobs given as text.
+MAX_PLAN_NAME = 512
+MAX_ENGINE_ID = 100_000
+MAX_KNOB_NUMBER = 1_000
+MAX_KNOB_VALUE = 2**31 - 1
+MAX_KNOBS = 64
+MAX_KNOB_TEXT = 4096
+MAX_KNOB_KEY = 64
+_WHERE = "pin_plan"
+_PLAN_FORM = "a plan name such as 'eng62_k2=0_k13=1' (eng<engine id>, then _k<knob>=<value> per knob)"
+_KNOBS_FORM = (f"None, a dict of knob -> value ({{'k2': 0}}, {{2: 0}} or {{'TILE_SIZE': 0}}; at most {MAX_KNOBS}), "
+               "a plan name or that dict as JSON text")
+
+
+def _whole(option: str, value: Any, high: int, what: str) -> int:
+    """``value`` as an int 0..``high`` (not a bool, not a float), or an OptionError naming ``option``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise OptionError(option, value, f"{what} must be a whole number 0..{high}", where=_WHERE)
+    v = int(value)
+    if not 0 <= v <= high:
+        raise OptionError(option, value, f"{what} must be from 0 to {high}", where=_WHERE)
+    return v
+
+
+def _parse_name(option: str, name: str) -> tuple[int, dict[int, int]]:
+    """A plan name (length-bounded) -> (engine id, {knob number: value}), each number within bounds."""
+    if len(name) > MAX_PLAN_NAME:
+        raise OptionError(option, name, f"is {len(name)} characters; {_PLAN_FORM} has at most {MAX_PLAN_NAME}",
+                          where=_WHERE)
+    parsed = knob_table.parse_plan_name(name)
+    if parsed is None:
+        raise OptionError(option, name, f"must be {_PLAN_FORM}", where=_WHERE)
+    eid, backend = parsed
+    if not 0 <= eid <= MAX_ENGINE_ID:
+        raise OptionError(option, name, f"engine id {eid} must be from 0 to {MAX_ENGINE_ID}", where=_WHERE)
+    numbers_seen = [int(n) for n in re.findall(r"_k(\d+)=", name)]
+    if len(numbers_seen) != len(set(numbers_seen)):
+        twice = sorted({n for n in numbers_seen if numbers_seen.count(n) > 1})
+        raise OptionError(option, name, f"sets knob k{twice[0]} more than once", where=_WHERE)
+    for number, value in backend.items():
+        if not 0 <= number <= MAX_KNOB_NUMBER or not 0 <= value <= MAX_KNOB_VALUE:
+            raise OptionError(option, name, f"knob k{number}={value}: knob numbers must be 0..{MAX_KNOB_NUMBER} "
+                              f"and values 0..{MAX_KNOB_VALUE}", where=_WHERE)
+    return eid, backend
+
+
+def check_knobs(knobs: Any) -> dict[int, int]:
+    """``knobs`` in any form the kit records -> {backend knob number: value}, bounded; OptionError naming 'knobs'."""
+    if knobs is None:
+        return {}
+    if isinstance(knobs, str):
+        if len(knobs) > MAX_KNOB_TEXT:
+            raise OptionError("knobs", knobs, f"is {len(knobs)} characters of text; must be {_KNOBS_FORM} "
+                              f"(at most {MAX_KNOB_TEXT} characters)", where=_WHERE)
+        text = knobs.strip()
+        if knob_table.parse_plan_name(text) is not None:
+            return _parse_name("knobs", text)[1]
+        if not text:
+            return {}
+        from ..results.loading import parse_json
+
+        try:
+            knobs = parse_json(text, "knobs", "knobs", max_depth=1)
+        except DataError as e:
+            raise OptionError("knobs", text, f"must be {_KNOBS_FORM}: {e.problem}", where=_WHERE) from None
+    if not isinstance(knobs, Mapping):
+        raise OptionError("knobs", knobs, f"must be {_KNOBS_FORM}", where=_WHERE)
+    if len(knobs) > MAX_KNOBS:
+        raise OptionError("knobs", knobs, f"sets {len(knobs)} knobs; a configuration has at most {MAX_KNOBS}",
+                          where=_WHERE)
+    out: dict[int, int] = {}
+    for key, value in knobs.items():
+        member = getattr(key, "name", None)
+        if isinstance(key, bool) or not (isinstance(key, (int, str)) or isinstance(member, str)):
+            raise OptionError("knobs", key, "a knob must be a backend number (2, 'k2'), a knob name ('TILE_SIZE') "
+                              "or a cudnn.knob_type member", where=_WHERE)
+        text_key = key if isinstance(key, str) else member if isinstance(member, str) else None
+        if text_key is not None and len(text_key) > MAX_KNOB_KEY:
+            raise OptionError("knobs", key, f"a knob name has at most {MAX_KNOB_KEY} characters", where=_WHERE)
+        if isinstance(key, int) and not 0 <= key <= MAX_KNOB_NUMBER:
+            raise OptionError("knobs", key, f"knob numbers must be 0..{MAX_KNOB_NUMBER}", where=_WHERE)
+        v = _whole("knobs", value, MAX_KNOB_VALUE, f"the value of knob {shorten(key, 40)}")
+        try:
+            (number,) = knob_table.backend_numbers({key: v})
+        except PlanError as e:
+            raise OptionError("knobs", key, str(e), where=_WHERE) from None
+        if not 0 <= number <= MAX_KNOB_NUMBER:
+            raise OptionError("knobs", key, f"knob numbers must be 0..{MAX_KNOB_NUMBER}", where=_WHERE)
+        if number in out:
+            raise OptionError("knobs", knobs, f"sets knob k{number} twice (as {shorten(key, 40)} and another key)",
+                              where=_WHERE)
+        out[number] = v
+    return out
+
+
+def check_request(engine_id: Any, knobs: Any, plan: Any) -> tuple[int, dict[int, int]]:
+    """(engine id, {backend knob number: value}) from pin_plan's arguments, each checked and bounded, and agreeing
+    with each other where both a plan name and engine id / knobs are given; OptionError otherwise."""
+    given = check_knobs(knobs)
+    eid = None if engine_id is None else _whole("engine_id", engine_id, MAX_ENGINE_ID, "an engine id")
+    if plan is None:
+        if eid is None:
+            raise OptionError("engine_id", None, f"give an engine id (0..{MAX_ENGINE_ID}) or plan='eng<id>_k...'",
+                              where=_WHERE)
+        return eid, given
+    if not isinstance(plan, str):
+        raise OptionError("plan", plan, f"must be {_PLAN_FORM}", where=_WHERE)
+    parsed_id, backend = _parse_name("plan", plan.strip())
+    if eid is not None and eid != parsed_id:
+        raise OptionError("engine_id", eid, f"disagrees with plan={shorten(plan)} (engine {parsed_id}); give one "
+                          "or make them agree", where=_WHERE)
+    if knobs is not None and given != backend:
+        raise OptionError("knobs", knobs, f"disagree with plan={shorten(plan)} "
+                          f"({knob_table.label(backend) or 'no knobs'}); give one or make them agree", where=_WHERE)
+    return parsed_id, backend
+
+
+def check_spec(spec: Any) -> Any:
+    """A spec, or a dict made one (SpecError for a bad dict), or a LabGraph; OptionError for anything else."""
+    from ..graph.labgraph import LabGraph
+    from ..specs import Spec, spec_from_dict
+
+    if isinstance(spec, (Spec, LabGraph)):
+        return spec
+    if isinstance(spec, dict):
+        return spec_from_dict(spec)
+    raise OptionError("spec", spec, "must be a spec (e.g. cl.ConvSpec(...)), a dict as Spec.to_dict() writes it, "
+                      "or a LabGraph", where=_WHERE)
+
+
+def _check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise OptionError(name, value, "must be True or False", where=_WHERE)
+    return value
 
 
 def append_config(lab: Any, engine_id: int, backend_knobs: Mapping[int, int], *, version: Any = None,
@@ -230,10 +357,20 @@ def pin_plan(spec: Any, engine_id: int | None = None, knobs: Any = None, *, plan
     """Build the plan (engine id, knobs), or the plan named ``plan`` (``eng62_k2=0_...``), on a fresh graph of ``spec``.
 
     Knobs the frontend cannot name cannot be replayed: for a named plan the heuristics' lists are searched for it
-    instead; otherwise a PlanError says which knob. Needs a GPU.
+    instead; otherwise a PlanError says which knob. ``spec`` may be a spec, its dict or a LabGraph. The arguments
+    are checked (OptionError/SpecError) before a GPU is asked for; without one, NoGPUError.
     """
+    spec = check_spec(spec)
+    eid, backend = check_request(engine_id, knobs, plan)
+    _check_flag("build", build)
+    _check_flag("check_ranges", check_ranges)
+    from ..capabilities import probe
+
+    if not probe().gpu:
+        raise NoGPUError("pin_plan builds the plan on a GPU and none is visible")
+    if plan is not None:
+        plan = plan.strip()
     version = _cudnn_version()
-    eid, backend = _request(engine_id, knobs, plan)
     lab = prepared_graph(spec, handle)
     try:
         index, name = append_config(lab, eid, backend, version=version, check_ranges=check_ranges)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing as mp
+import numbers
 import os
 import time
 from typing import Any
 
-from ..errors import OptionError
+from ..errors import OptionError, shorten
 
-__all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share", "WARM_SPEC"]
+__all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share", "check_gpus", "WARM_SPEC"]
 
 _BARRIER: Any = None
 #: Environment variables that size a process's CPU thread pools (OpenMP, MKL, OpenBLAS), set in every worker.
@@ -30,6 +31,38 @@ def _count(name: str, value: Any, what: str, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise OptionError(name, value, f"must be {what}, 1 or more", where=where)
     return value
+
+
+#: GPU indices are 0..MAX_GPUS-1, and one executor or cluster takes at most MAX_GPUS of them.
+MAX_GPUS = 1024
+_GPUS_FORM = ("a list of distinct GPU indices, whole numbers 0 or more (e.g. [0, 1]; the first n GPUs: "
+              "list(range(n))), or None for every visible GPU")
+
+
+def check_gpus(gpus: Any, where: str) -> list[int] | None:
+    """``gpus`` as a list of distinct device indices (None stays None: every visible GPU), checked before any
+    process starts; anything else (a count, text, floats, bools, -1) is an OptionError naming ``gpus``."""
+    if gpus is None:
+        return None
+    if isinstance(gpus, int) and not isinstance(gpus, bool):
+        raise OptionError("gpus", gpus, f"must be {_GPUS_FORM}; a single number is ambiguous (GPU {gpus} or "
+                          f"{gpus} GPUs?): give [{gpus}] or list(range({gpus}))" if 0 <= gpus < MAX_GPUS
+                          else f"must be {_GPUS_FORM}", where=where)
+    if not isinstance(gpus, (list, tuple, range)):
+        raise OptionError("gpus", gpus, f"must be {_GPUS_FORM}", where=where)
+    if len(gpus) > MAX_GPUS:
+        raise OptionError("gpus", gpus, f"names {len(gpus)} GPUs; must be {_GPUS_FORM}, at most {MAX_GPUS}",
+                          where=where)
+    out: list[int] = []
+    for g in gpus:
+        if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= g < MAX_GPUS:
+            raise OptionError("gpus", gpus, f"must be {_GPUS_FORM} below {MAX_GPUS} ({shorten(g, 30)} is not)",
+                              where=where)
+        if int(g) in out:
+            raise OptionError("gpus", gpus, f"names GPU {int(g)} twice (each GPU takes one worker); must be "
+                              f"{_GPUS_FORM}", where=where)
+        out.append(int(g))
+    return out
 
 
 def thread_share(workers: int, cpus: int | None = None) -> int:
@@ -106,7 +139,8 @@ def _warm_pool_worker(timeout: float) -> dict[str, Any]:
 
 
 class GPUExecutor(cf.ProcessPoolExecutor):
-    """A process pool with one worker per GPU (``gpus`` indices, default all visible), for ``sweep(executor=...)``.
+    """A process pool with one worker per GPU (``gpus``: a list of distinct device indices, default all visible),
+    for ``sweep(executor=...)``; bad arguments are refused (OptionError) before any process starts.
 
     ``warm=True`` starts every worker and warms it (:func:`warm_worker`) before returning; :meth:`warm` does the
     same later. ``warmed`` holds each worker's report. Each worker gets ``threads`` CPU threads (torch's and the
@@ -116,6 +150,9 @@ class GPUExecutor(cf.ProcessPoolExecutor):
     """
 
     def __init__(self, gpus: list[int] | None = None, *, warm: bool = False, threads: int | None = 1) -> None:
+        gpus = check_gpus(gpus, "GPUExecutor")
+        if not isinstance(warm, bool):
+            raise OptionError("warm", warm, "must be True or False", where="GPUExecutor")
         if gpus is None:
             import torch
 
@@ -124,15 +161,15 @@ class GPUExecutor(cf.ProcessPoolExecutor):
             from ..errors import NoGPUError
 
             raise NoGPUError("GPUExecutor needs at least one visible GPU")
+        self.threads = thread_share(len(gpus)) if threads is None else _count(
+            "threads", threads, "None (each worker takes its share of the host's cores) or a whole number of CPU "
+            "threads per worker", "GPUExecutor")
         ctx = mp.get_context("spawn")  # CUDA cannot be used in forked children
         queue: Any = ctx.Queue()
         for g in gpus:
             queue.put(g)
         self.gpus = list(gpus)
         self.warmed: list[dict[str, Any]] = []
-        self.threads = thread_share(len(gpus)) if threads is None else _count(
-            "threads", threads, "None (each worker takes its share of the host's cores) or a whole number of CPU "
-            "threads per worker", "GPUExecutor")
         super().__init__(max_workers=len(gpus), mp_context=ctx, initializer=_pin,
                          initargs=(queue, ctx.Barrier(len(gpus)), self.threads))
         if warm:
@@ -156,6 +193,7 @@ def dask_cluster(gpus: list[int] | None = None) -> Any:
     dask-cuda's ``LocalCUDACluster`` where it is installed; else ``distributed`` workers (nannies) each started with
     its own ``CUDA_VISIBLE_DEVICES``. Use ``distributed.Client(cluster).get_executor()`` as the sweep's executor.
     """
+    gpus = check_gpus(gpus, "dask_cluster")
     if gpus is None:
         import torch
 

@@ -38,14 +38,16 @@ Saved as JSON (``RunResult.save``): an object with ``schema`` (1), ``spec`` (``S
 per row, the columns above), ``device``, ``torch``, ``ceilings`` (objects of scalars), ``settings`` (``RunOptions``
 plus what the run recorded), and optionally ``warnings`` (texts), ``created`` (ISO time) and ``histograms`` (plan ->
 {"edges", "counts"}) and ``engine_space`` (the engines of the graph with their knob ranges, what was sampled, and
-whether a configuration outside the proposals beat the heuristics' best). ``loading.check_result`` checks the type
-of every field on load.
+whether a configuration outside the proposals beat the heuristics' best). The JSON is standard: a NaN or infinite
+number is written as null. ``loading.check_result`` checks every field on load, its type and its value (latencies
+finite and not negative, sizes and ranks in range, plan names unique, ``knobs`` and ``kernels`` JSON of their shape).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +58,7 @@ from .loading import (BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, SCHEMA_VERSION, 
                       read_result_file, spec_from_data)
 from .paths import check_output_path, write_text
 
-__all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "plans_frame"]
+__all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "json_ready", "plans_frame"]
 
 PLAN_COLUMNS: tuple[str, ...] = (
     "plan", "engine_id", "knobs", "heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "behavior_notes",
@@ -221,12 +223,13 @@ class RunResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: the spec, the plan table as records, and the context of the run."""
+        """JSON-ready dict: the spec, the plan table as records, and the context of the run; NaN and infinite numbers
+        are None (null) and numpy scalars plain Python, so it is standard JSON and reads back (:meth:`from_dict`)."""
         frame = self.plans.astype(object).where(self.plans.notna(), None)
-        return {"schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
-                "device": self.device, "torch": self.torch, "ceilings": self.ceilings, "settings": self.settings,
-                "warnings": list(self.warnings), "created": self.created, "histograms": self.histograms,
-                "engine_space": self.engine_space}
+        return json_ready({"schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
+                           "device": self.device, "torch": self.torch, "ceilings": self.ceilings,
+                           "settings": self.settings, "warnings": list(self.warnings), "created": self.created,
+                           "histograms": self.histograms, "engine_space": self.engine_space})
 
     @classmethod
     def from_dict(cls, data: Any, *, source: Any = "result dict") -> RunResult:
@@ -238,10 +241,11 @@ class RunResult:
                    histograms=dict(data.get("histograms", {})), engine_space=dict(data.get("engine_space", {})))
 
     def save(self, path: str | Path) -> Path:
-        """Write the result as JSON (the path is checked first; PathError says where a failed write went)."""
+        """Write the result as standard JSON (the path is checked first; PathError says where a failed write went):
+        never NaN or Infinity, which strict readers refuse: a non-finite number is written as null."""
         path = check_output_path(path, what="result JSON")
         try:
-            text = json.dumps(self.to_dict(), indent=1, default=_json_default)
+            text = json.dumps(self.to_dict(), indent=1, default=_json_default, allow_nan=False)
         except (TypeError, ValueError) as e:
             raise DataError(path, f"this result cannot be written as JSON ({e})") from None
         return write_text(path, text, what="result JSON")
@@ -258,6 +262,25 @@ class RunResult:
         import html
 
         return f"<pre>{html.escape(self.summary())}</pre>" + self.plans.to_html(max_rows=60, na_rep="")
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` (dicts, lists, tuples, scalars) with NaN, Infinity and pandas' NA as None and numpy scalars as
+    Python ones: what ``json.dumps(..., allow_nan=False)`` writes as standard JSON."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):  # an array of several values: left to json's default
+            return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    return value
 
 
 def _json_default(value: Any) -> Any:

@@ -4,6 +4,10 @@ Each point is written to a temporary file (``.tmp-*.parquet``) and renamed into 
 point in flight and never leaves a half-written part; a point's id names its file, so re-running a sweep skips what
 is done and never duplicates a row. The invariant :meth:`Store.read` keeps, even with several writers on one store:
 each point has exactly one record (the rows of one part file), and an ok record beats a failure record.
+
+A part's name is checked against its contents: a part holding no rows, or rows of another point, is no record of its
+point. It is set aside (renamed ``_aside-<name>``, never deleted; readers of the folder skip names starting with
+``_``) with one :class:`StoreWarning`, and its point counts as not done, so a resumed sweep runs it again.
 """
 
 from __future__ import annotations
@@ -20,18 +24,21 @@ from ..errors import DataError, PathError, shorten
 from .loading import parquet_problem
 from .paths import as_path
 
-__all__ = ["Store", "StoreWarning", "PART_PREFIX", "FAILED_PREFIX", "TMP_PREFIX", "STALE_TMP_S"]
+__all__ = ["Store", "StoreWarning", "PART_PREFIX", "FAILED_PREFIX", "TMP_PREFIX", "ASIDE_PREFIX", "STALE_TMP_S"]
 
 PART_PREFIX = "point-"
 FAILED_PREFIX = "failed-"
 TMP_PREFIX = ".tmp-"
+#: A part whose rows are not its point's is renamed with this prefix (kept for a person to look at, never read).
+ASIDE_PREFIX = "_aside-"
 SUFFIX = ".parquet"
 #: A temporary file older than this (seconds) belongs to a killed write and is removed.
 STALE_TMP_S = 60.0
 
 
 class StoreWarning(UserWarning):
-    """A store holds part files that cannot be read; they are skipped (and rewritten when their point is re-run)."""
+    """A store holds part files that cannot be read (skipped, rewritten when their point is re-run) or that do not
+    hold their point's rows (set aside, their point re-run)."""
 
 
 class Store:
@@ -97,18 +104,64 @@ class Store:
         except Exception:  # noqa: BLE001 - removed or damaged meanwhile
             return False
 
+    def _set_aside(self, part: Path, stamp: tuple[int, int] | None) -> Path | None:
+        """Rename a part that is no record of its point to ``_aside-<name>`` (never deleted), if it is still the
+        file that was read (same modification time and size: another writer may have replaced it since); returns
+        where it went, or None when it changed or went meanwhile."""
+        try:
+            if stamp is not None and _stamp(part) != stamp:
+                return None
+            for n in range(1000):
+                target = self.path / f"{ASIDE_PREFIX}{part.stem}{f'.{n}' if n else ''}{SUFFIX}"
+                if not target.exists():
+                    os.rename(part, target)
+                    return target
+        except OSError:
+            return None
+        return None
+
+    def _aside_all(self, mislabelled: list[tuple[Path, tuple[int, int] | None, str]]) -> list[str]:
+        """Set each mislabelled part aside; one line per part moved (for the warning)."""
+        lines = []
+        for part, stamp, problem in mislabelled:
+            moved = self._set_aside(part, stamp)
+            if moved is not None:
+                lines.append(f"{part.name} ({problem}; set aside as {moved.name})")
+        return lines
+
+    def _warn(self, unreadable: list[str], aside: list[str]) -> None:
+        """One StoreWarning for the parts skipped and set aside by one read of the store."""
+        said = []
+        for count, what, items in ((len(unreadable), "unreadable part file(s)", unreadable),
+                                   (len(aside), "part file(s) that do not hold their point's rows", aside)):
+            if count:
+                said.append(f"{'skipped' if items is unreadable else 'set aside'} {count} {what}: "
+                            f"{'; '.join(items[:5])}{' ...' if count > 5 else ''}")
+        if said:
+            warnings.warn(f"{self.path}: {'; '.join(said)}. Their points run again on resume.", StoreWarning,
+                          stacklevel=3)
+
     # ---------------------------------------------------------------------------------------------- resume
 
     def done(self) -> set[str]:
-        """Ids of the points stored as ok (readable parts only). Failure records of those points are stale and are
-        removed; temporary files of killed writes too."""
+        """Ids of the points stored as ok (readable parts whose rows are their point's). Failure records of those
+        points are stale and are removed; temporary files of killed writes too. A part holding no rows or another
+        point's rows is set aside with one :class:`StoreWarning`, and its point is not done."""
         self.clean_tmp()
         ids = set()
+        mislabelled = []
         for part in self.path.glob(f"{PART_PREFIX}*{SUFFIX}") if self.path.is_dir() else []:
             if self._usable(part):
                 pid = self._point_id(part)
+                stamp = _stamp(part)
+                problem = _label_problem_on_disk(part, pid)
+                if problem is not None:
+                    if problem is not UNREADABLE:
+                        mislabelled.append((part, stamp, problem))
+                    continue
                 ids.add(pid)
                 self._part(pid, failed=True).unlink(missing_ok=True)
+        self._warn([], self._aside_all(mislabelled))
         return ids
 
     def append(self, point_id: str, frame: Any, failed: bool = False) -> Path:
@@ -165,20 +218,17 @@ class Store:
             self._reader = cf.ThreadPoolExecutor(1, thread_name_prefix="cudnn_lab-store")
         self._ahead[part] = ((st.st_mtime_ns, st.st_size), self._reader.submit(_read_part, part))
 
-    def _read_part(self, part: Path) -> tuple[Any, str | None]:
+    def _read_part(self, part: Path) -> tuple[Any, str | None, bool, tuple[int, int] | None]:
+        """(rows, None, False, stamp) for a good part, else (None, why, whether it is mislabelled, stamp)."""
         ahead = self._ahead.pop(part, None)
         if ahead is not None:
             stamp, rows = ahead
-            try:
-                st = part.stat()
-                same = (st.st_mtime_ns, st.st_size) == stamp
-            except OSError:
-                same = False
-            if same:
-                frame, problem = rows.result()
-                if problem is None:
-                    return frame, None
-        return _read_part(part)
+            if _stamp(part) == stamp:
+                frame, problem, mislabelled = rows.result()
+                if problem is None or mislabelled:
+                    return frame, problem, mislabelled, stamp
+        stamp = _stamp(part)
+        return (*_read_part(part), stamp)
 
     def read(self) -> Any:
         """Every stored point's rows, one record per point (ok beats failure), points in the order they finished.
@@ -192,21 +242,21 @@ class Store:
             by_point.setdefault(self._point_id(part), {})[part.name.startswith(FAILED_PREFIX)] = part
         frames: list[tuple[int, Any]] = []
         bad: list[str] = []
+        mislabelled: list[tuple[Path, tuple[int, int] | None, str]] = []
         for parts in by_point.values():
             for failed in (False, True):
                 part = parts.get(failed)
                 if part is None:
                     continue
-                frame, problem = self._read_part(part)
+                frame, problem, wrong, stamp = self._read_part(part)
                 if problem is None:
-                    frames.append((part.stat().st_mtime_ns, frame))
+                    frames.append((stamp[0] if stamp else 0, frame))
                     break
-                if problem != "gone":
+                if wrong:
+                    mislabelled.append((part, stamp, problem))
+                elif problem != "gone":
                     bad.append(f"{part.name} ({problem})")
-        if bad:
-            warnings.warn(f"{self.path}: skipped {len(bad)} unreadable part file(s): {'; '.join(bad[:5])}"
-                          + (" ..." if len(bad) > 5 else "") + ". Their points run again on resume.",
-                          StoreWarning, stacklevel=2)
+        self._warn(bad, self._aside_all(mislabelled))
         if self._reader is not None and not self._ahead:
             self._reader.shutdown(wait=False)
             self._reader = None
@@ -216,21 +266,82 @@ class Store:
         return pd.concat([f for _, f in frames], ignore_index=True)
 
 
-def _read_part(part: Path) -> tuple[Any, str | None]:
-    """A part's rows, or why it cannot be used ('gone' when another writer removed it meanwhile)."""
+#: What :func:`_label_problem_on_disk` says of a part removed or damaged while it was read.
+UNREADABLE = "unreadable"
+
+
+def _stamp(part: Path) -> tuple[int, int] | None:
+    """A part's (modification time, size), to tell whether it is still the file read; None when it is gone."""
+    try:
+        st = part.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _label_problem(part: Path, ids: list[Any]) -> str | None:
+    """Why rows with point ids ``ids`` are no record of ``part``'s point (none, or another point's), or None."""
+    pid = Store._point_id(part)
+    if not ids:
+        return "holds no rows"
+    others = sorted({str(i) for i in ids if isinstance(i, str) and i != pid})
+    blank = sum(1 for i in ids if not isinstance(i, str))
+    if not others and not blank:
+        return None
+    own = "besides its own" if pid in ids else f"not of point {shorten(pid, 40)}"
+    if not others:
+        return f"holds {blank} row(s) without a point id, {own}"
+    more = f" and {len(others) - 1} other(s)" if len(others) > 1 else ""
+    return f"holds rows of point {shorten(others[0], 40)}{more}, {own}"
+
+
+def _label_problem_on_disk(part: Path, pid: str) -> str | None:
+    """:func:`_label_problem` of a part on disk from its footer's row count and point_id statistics (min = max =
+    the point's id, no nulls), reading the point_id column only where they do not settle it; ``UNREADABLE`` when
+    the part went or was damaged meanwhile."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(part)
+        if meta.num_rows == 0:
+            return "holds no rows"
+        settled = True
+        for r in range(meta.num_row_groups):
+            group = meta.row_group(r)
+            column = next((group.column(j) for j in range(group.num_columns)
+                           if group.column(j).path_in_schema == "point_id"), None)
+            stats = column.statistics if column is not None else None
+            if (stats is None or not stats.has_min_max or stats.null_count != 0
+                    or stats.min != pid or stats.max != pid):
+                settled = False
+                break
+        if settled:
+            return None
+        ids = pq.read_table(part, columns=["point_id"]).column("point_id").to_pylist()
+    except Exception:  # noqa: BLE001 - removed or damaged meanwhile: not done, and not set aside
+        return UNREADABLE
+    return _label_problem(part, ids)
+
+
+def _read_part(part: Path) -> tuple[Any, str | None, bool]:
+    """A part's rows, or why it cannot be used ('gone' when another writer removed it meanwhile) and whether it is
+    mislabelled (readable, but holding no rows or another point's)."""
     import pandas as pd
 
     if not part.exists():
-        return None, "gone"
+        return None, "gone", False
     problem = parquet_problem(part)
     if problem is not None:
-        return None, "gone" if not part.exists() else problem
+        return None, "gone" if not part.exists() else problem, False
     try:
         frame = pd.read_parquet(part)
     except FileNotFoundError:
-        return None, "gone"
+        return None, "gone", False
     except Exception as e:  # noqa: BLE001 - a damaged part is skipped, not fatal
-        return None, f"{type(e).__name__}: {shorten(str(e), 80)}"
+        return None, f"{type(e).__name__}: {shorten(str(e), 80)}", False
     if "point_id" not in frame.columns:
-        return None, "no point_id column: not a part written by a sweep"
-    return frame, None
+        return None, "no point_id column: not a part written by a sweep", False
+    problem = _label_problem(part, frame["point_id"].tolist())
+    if problem is not None:
+        return None, problem, True
+    return frame, None, False

@@ -7,10 +7,11 @@ through the classic call (``gpu/classic_ops.py``). Pure: no torch or cudnn here.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..errors import SpecError
+from ..errors import SpecError, shorten
 from .base import DTYPES, LAYOUTS, check_choice, check_float
 from .tensor4d import Tensor4dSpec
 
@@ -26,6 +27,12 @@ ACTIVATIONS: dict[str, str] = {
 #: The modes that take ``coef``, with its default (PyTorch's ReLU6, ELU and SiLU).
 COEF_DEFAULTS: dict[str, float] = {"clipped_relu": 6.0, "elu": 1.0, "swish": 1.0}
 MAX_COEF = 1e4
+
+
+class IgnoredFieldWarning(UserWarning):
+    """A spec field was given a value that the spec ignores as set (e.g. ``coef`` for relu); the value is dropped."""
+
+
 #: Floating-point operations per element counted for throughput.
 FLOPS_PER_ELEMENT: dict[str, int] = {"relu": 1, "sigmoid": 4, "tanh": 5, "clipped_relu": 2, "elu": 4, "swish": 5}
 
@@ -33,7 +40,8 @@ FLOPS_PER_ELEMENT: dict[str, int] = {"relu": 1, "sigmoid": 4, "tanh": 5, "clippe
 @dataclasses.dataclass(frozen=True)
 class ActivationSpec(Tensor4dSpec):
     """y = activation(x) elementwise. ``coef`` (clipped_relu's ceiling, elu's alpha, swish's beta) defaults to
-    6, 1 and 1; the modes without a coefficient ignore it (it reads back as None)."""
+    6, 1 and 1; the modes without a coefficient take none: a coef given to them is dropped (it reads back as None)
+    with an :class:`IgnoredFieldWarning` naming it, and ``replace(mode=...)`` to such a mode drops it quietly."""
 
     op: ClassVar[str] = "activation"
     title: ClassVar[str] = "activation"
@@ -49,6 +57,10 @@ class ActivationSpec(Tensor4dSpec):
         self._check_tensor()
         self._set("mode", check_choice(name, "mode", self.mode, tuple(ACTIVATIONS)))
         if self.mode not in COEF_DEFAULTS:
+            if self.coef is not None:
+                warnings.warn(f"{name}.coef={shorten(self.coef, 40)} is ignored: mode {self.mode!r} takes no "
+                              f"coefficient (only {', '.join(COEF_DEFAULTS)} do); leave coef out (it reads back as "
+                              "None)", IgnoredFieldWarning, stacklevel=3)
             self._set("coef", None)
             return
         coef = COEF_DEFAULTS[self.mode] if self.coef is None else self.coef
@@ -57,6 +69,14 @@ class ActivationSpec(Tensor4dSpec):
             raise SpecError("coef", coef, "is clipped_relu's ceiling: at least 1e-3 (a smaller one maps every x "
                             "to about 0)", spec=name)
         self._set("coef", coef)
+
+    def replace(self, **changes: Any) -> ActivationSpec:
+        """A validated copy; a change of ``mode`` to one without a coefficient drops ``coef`` (no warning: it came
+        with the old mode), so sweeps over ``mode`` keep working. A coef given with such a mode still warns."""
+        mode = changes.get("mode")
+        if "coef" not in changes and isinstance(mode, str) and mode in ACTIVATIONS and mode not in COEF_DEFAULTS:
+            changes["coef"] = None
+        return super().replace(**changes)
 
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:

@@ -14,9 +14,10 @@ Everything else is explained in plain words, with what cuDNN can do apart from w
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from ..errors import SpecError
+from ..errors import SpecError, shorten
 from .base import Spec
 from .conv import ConvSpec
 from .epilogue import EPILOGUES
@@ -70,21 +71,38 @@ def chain(*steps: str, **fields: Any) -> Spec:
         if step in HEADS or step in STANDALONE:
             raise SpecError("chain", steps, _second_op(i, step, head))
         if step not in EPILOGUES:
-            raise SpecError("chain", steps, f"step {i} ({step!r}) is not a pointwise step; choose from "
+            raise SpecError("chain", steps, f"step {i} ({shorten(step, 40)}) is not a pointwise step; choose from "
                             f"{', '.join(EPILOGUES)}")
-    return HEADS[head](**fields, epilogue=rest)
+    return _build(HEADS[head], fields, epilogue=rest)
 
 
 def _fusion(steps: tuple[str, ...], fields: dict[str, Any]) -> Spec | None:
     """The fusion spec the steps name, None when they are not a fusion pattern the kit builds."""
     if steps == ("conv", GENSTATS):
-        return ConvGenstatsSpec(**fields)
+        return _build(ConvGenstatsSpec, fields)
     n = len(PROLOGUE)
     if steps[:n] == PROLOGUE and steps[n:n + 1] == ("conv",) and steps[n + 1:] in ((), (GENSTATS,)):
         if "genstats" in fields:
             raise SpecError("genstats", fields["genstats"], "is given by the chain's steps; do not pass it too")
-        return ConvPrologueSpec(**fields, genstats=steps[n + 1:] == (GENSTATS,))
+        return _build(ConvPrologueSpec, fields, genstats=steps[n + 1:] == (GENSTATS,))
     return None
+
+
+#: Unknown fields named in one message, at most (each cut to 40 characters).
+MAX_NAMED = 5
+
+
+def _build(cls: type[Spec], fields: dict[str, Any], **given: Any) -> Spec:
+    """``cls(**fields, **given)``; a field ``cls`` does not have is a SpecError naming it and the fields it has."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in given]
+    unknown = [k for k in fields if k not in names]
+    if unknown:
+        shown = ", ".join(shorten(k, 40) for k in unknown[:MAX_NAMED]) + (
+            f" and {len(unknown) - MAX_NAMED} more" if len(unknown) > MAX_NAMED else "")
+        key = unknown[0] if len(unknown[0]) <= 40 else shorten(unknown[0], 40)
+        raise SpecError(key, fields[unknown[0]], f"is not a field of {cls.__name__} (unknown: {shown}); its fields "
+                        f"are {', '.join(names)}", spec="chain")
+    return cls(**fields, **given)
 
 
 def _bad_head(head: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..errors import NoGPUError, OptionError, PathError, SpecError
+from ..errors import NoGPUError, OptionError, PathError, SpecError, shorten
 from ..options import RunOptions
 from ..specs import Spec
 from .axes import check_bases, check_over
@@ -33,11 +33,25 @@ IN_FLIGHT_PER_WORKER = 2
 SKIP_REPORT_S = 0.5
 
 
+#: What to do with an executor that cannot take points any more.
+_NEW_EXECUTOR = ("make a new one (e.g. `with cl.GPUExecutor() as ex: cl.sweep(..., executor=ex)`, with the sweep "
+                 "inside the with block) or pass executor=None")
+
+
 def check_executor(executor: Any) -> cf.Executor | None:
-    """None or a ``concurrent.futures.Executor`` (a process pool, GPUExecutor, a Dask client's executor)."""
+    """None or a ``concurrent.futures.Executor`` (a process pool, GPUExecutor, a Dask client's executor) that can
+    still take points: one already shut down (or broken by a dead worker) is refused before the first point."""
     if executor is not None and not isinstance(executor, cf.Executor):
         raise OptionError("executor", executor, "must be a concurrent.futures.Executor (e.g. cl.GPUExecutor(), "
                           "ProcessPoolExecutor, or a Dask client's get_executor()) or None", where="sweep")
+    broken = getattr(executor, "_broken", False)  # a pool whose worker died (it also counts as shut down)
+    if broken:
+        raise OptionError("executor", executor, f"is broken ({shorten(str(broken), 120)}): {_NEW_EXECUTOR}",
+                          where="sweep")
+    # ProcessPoolExecutor marks shutdown in _shutdown_thread; ThreadPoolExecutor and Dask's ClientExecutor in _shutdown
+    if any(getattr(executor, attr, False) is True for attr in ("_shutdown_thread", "_shutdown")):
+        raise OptionError("executor", executor, f"was shut down (its with block ended or shutdown() was called): "
+                          f"{_NEW_EXECUTOR}", where="sweep")
     return executor
 
 
@@ -45,12 +59,12 @@ def check_store(path: Any) -> Any:
     """The sweep's store, checked before any point runs: a folder that is a store or empty, or a place one can be
     made (PathError otherwise, e.g. under a regular file, unwritable, or a folder of other files)."""
     from ..results.paths import check_store_path
-    from ..results.store import FAILED_PREFIX, PART_PREFIX, Store
+    from ..results.store import ASIDE_PREFIX, FAILED_PREFIX, PART_PREFIX, Store
 
     folder = check_store_path(path, what="sweep store")
     if folder.is_dir():
         names = [p.name for p in folder.iterdir()]
-        parts = [n for n in names if n.startswith((PART_PREFIX, FAILED_PREFIX, ".tmp-"))]
+        parts = [n for n in names if n.startswith((PART_PREFIX, FAILED_PREFIX, ASIDE_PREFIX, ".tmp-"))]
         if names and not parts:
             raise PathError(folder, "is a folder that is not a sweep store (it holds other files and no "
                                     f"{PART_PREFIX}*.parquet)", hint="give a new or empty folder, or an existing store")
@@ -175,7 +189,7 @@ def _on_executor(executor: cf.Executor, points: Iterable[tuple[str, Spec]], opti
                     exhausted = True
                     break
                 pid, p = nxt
-                pending[executor.submit(run_point, p.to_dict(), options, pid)] = p
+                pending[_submit(executor, p.to_dict(), options, pid)] = p
             if not pending:
                 break
             ready, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
@@ -185,3 +199,18 @@ def _on_executor(executor: cf.Executor, points: Iterable[tuple[str, Spec]], opti
     finally:
         for fut in pending:
             fut.cancel()
+
+
+def _submit(executor: cf.Executor, point: dict[str, Any], options: dict[str, Any], pid: str) -> cf.Future[Any]:
+    """``executor.submit(run_point, ...)``; an executor shut down or broken while the sweep runs is the kit's
+    OptionError saying so (points finished so far are already in the store, if there is one)."""
+    try:
+        return executor.submit(run_point, point, options, pid)
+    except cf.BrokenExecutor as e:
+        raise OptionError("executor", executor, f"broke while the sweep ran ({shorten(str(e), 120)}); with a "
+                          f"store, a rerun resumes where it stopped: {_NEW_EXECUTOR}", where="sweep") from None
+    except RuntimeError as e:
+        if "shutdown" not in str(e):
+            raise
+        raise OptionError("executor", executor, f"was shut down while the sweep ran; with a store, a "
+                          f"rerun resumes where it stopped: {_NEW_EXECUTOR}", where="sweep") from None

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from typing import Any
 
 from ..errors import SpecError
 from ..specs import Spec
+from ..specs.activation import IgnoredFieldWarning
 from ..specs.base import MAX_DIM, spec_classes
 
 __all__ = ["OPS", "TEXT_KINDS", "controls_from_spec", "field_kind", "field_text", "fields_of", "hidden_fields",
@@ -111,7 +113,9 @@ def spec_from_controls(values: dict[str, Any]) -> Spec:
     for name, value in values.items():
         if name in fields_of(op) and isinstance(value, str) and field_kind(op, name) in TEXT_KINDS:
             values[name] = parse_field(op, name, value)
-    return cls.from_dict(values)
+    with warnings.catch_warnings():  # a hidden control keeps its last value; the form shows it is not used
+        warnings.simplefilter("ignore", IgnoredFieldWarning)
+        return cls.from_dict(values)
 
 
 def limits(values: dict[str, Any]) -> dict[str, tuple[int, int]]:

@@ -13,7 +13,7 @@ import html
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import SpecError
+from ..errors import SpecError, shorten
 from ..specs import EPILOGUES, Spec
 from .fields import (OPS, TEXT_KINDS, controls_from_spec, field_kind, field_text, fields_of, hidden_fields, hints,
                      label_of, limits, parse_field, spec_from_controls)
@@ -214,7 +214,7 @@ class SpecForm:
         op = self.op.value
         widget = self.widgets[op].get(error.field)
         message = self.messages[op][error.field] if widget is not None else self.general_message
-        mark_invalid(widget, message, f"{error.field}={error.value!r}: {error.allowed}")
+        mark_invalid(widget, message, f"{error.field}={shorten(error.value)}: {error.allowed}")
 
     def _clear_marks(self) -> None:
         self.error = None

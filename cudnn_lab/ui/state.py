@@ -17,22 +17,36 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, OptionError, PathError
+from ..errors import DataError, OptionError
 from ..options import RunOptions
+from ..results.loading import (MAX_PLAN_NAME, MAX_RECORDING_TEXT, MAX_STATE_BYTES, check_state, inflate, parse_json,
+                               read_state_file)
 from ..specs import Spec, spec_from_dict
 
-__all__ = ["CODE_PREFIX", "SOURCES", "STATE_VERSION", "LabState"]
+__all__ = ["CODE_PREFIX", "MAX_CODE_CHARS", "SOURCES", "STATE_VERSION", "VIEWS", "LabState"]
 
 STATE_VERSION = 1
+#: The Lab's views (tab titles), in order.
+VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy", "What-if",
+                          "Sweep", "Code", "Log")
 #: Where the results shown come from.
 SOURCES: tuple[str, ...] = ("live", "recorded")
 #: How a state code starts (a link may carry it after ``#``: ``...01_lab.ipynb#cudnn-lab-state=<code>``).
 CODE_PREFIX = "cudnn-lab-state="
+#: Longest text (a code, or a link ending in one) read as a state code: a real one is about a thousand characters;
+#: longer text is refused before it is decoded.
+MAX_CODE_CHARS = 64 * 2**10
+
+
+def _name(field: str, value: Any, limit: int) -> None:
+    """OptionError unless ``value`` is None or non-empty text of at most ``limit`` characters."""
+    if value is not None and (not isinstance(value, str) or not 0 < len(value) <= limit):
+        raise OptionError(field, value, f"must be None or a name of 1 to {limit} characters", where="Lab state")
 
 
 @dataclasses.dataclass(frozen=True)
 class LabState:
-    """Everything needed to rebuild a Lab panel."""
+    """Everything needed to rebuild a Lab panel (every field checked when made)."""
 
     spec: Spec
     view: str = "Graph"
@@ -44,8 +58,12 @@ class LabState:
     def __post_init__(self) -> None:
         if not isinstance(self.spec, Spec):
             raise OptionError("spec", self.spec, "must be a cudnn_lab spec", where="Lab state")
-        if self.source not in SOURCES:
+        if not isinstance(self.view, str) or self.view not in VIEWS:
+            raise OptionError("view", self.view, f"must be one of {', '.join(VIEWS)}", where="Lab state")
+        if not isinstance(self.source, str) or self.source not in SOURCES:
             raise OptionError("source", self.source, f"must be one of {', '.join(SOURCES)}", where="Lab state")
+        _name("selected", self.selected, MAX_PLAN_NAME)
+        _name("recorded", self.recorded, MAX_RECORDING_TEXT)
         object.__setattr__(self, "run", RunOptions.coerce(self.run))
 
     def to_dict(self) -> dict[str, Any]:
@@ -54,13 +72,20 @@ class LabState:
                 "run": self.run.to_dict(), "source": self.source, "recorded": self.recorded}
 
     @classmethod
-    def from_dict(cls, data: Any) -> LabState:
-        """Inverse of :meth:`to_dict` (a ``run`` dict may name only some options; the rest take defaults)."""
-        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
-            got = data.get("version") if isinstance(data, dict) else type(data).__name__
-            raise OptionError("version", got, f"must be {STATE_VERSION} (a dict made by Lab.state())",
-                              where="Lab state")
-        return cls(spec=spec_from_dict(data.get("spec")), view=data.get("view") or "Graph",
+    def from_dict(cls, data: Any, source: Any = None) -> LabState:
+        """Inverse of :meth:`to_dict`, the whole dict checked first: OptionError naming the field for a dict given
+        in code, DataError naming ``source`` too for one read from a file or a code. A ``run`` dict may name only
+        some options, and the keys left out take defaults."""
+        try:
+            return cls._from_checked(check_state(data, source or "Lab state", version=STATE_VERSION, views=VIEWS))
+        except DataError as e:
+            if source is not None:
+                raise
+            raise OptionError("state", data, e.problem, where="Lab state") from None
+
+    @classmethod
+    def _from_checked(cls, data: dict[str, Any]) -> LabState:
+        return cls(spec=spec_from_dict(data["spec"]), view=data.get("view") or "Graph",
                    selected=data.get("selected"), run=RunOptions.coerce(data.get("run") or None),
                    source=data.get("source") or "live", recorded=data.get("recorded"))
 
@@ -76,18 +101,24 @@ class LabState:
 
     @classmethod
     def from_code(cls, text: str) -> LabState:
-        """Inverse of :meth:`to_code`; also takes a whole link whose ``#`` fragment holds the code."""
+        """Inverse of :meth:`to_code`; also takes a whole link whose ``#`` fragment holds the code. The text's
+        length is bounded before decoding and the JSON inflates to at most :data:`MAX_STATE_BYTES`."""
+        if isinstance(text, str) and len(text) > MAX_CODE_CHARS:
+            raise OptionError("state code", text, f"is {len(text)} characters long, more than the {MAX_CODE_CHARS} "
+                              "a state code can be; copy it again from Link", where="Lab state")
         if not cls.is_code(text):
             raise OptionError("state code", text, f"must start with {CODE_PREFIX!r} (copy it from Link)",
                               where="Lab state")
         body = text.split(CODE_PREFIX, 1)[1].strip().split("&")[0]
         try:
-            raw = zlib.decompress(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-            data = json.loads(raw)
-        except (binascii.Error, ValueError, zlib.error):
-            raise OptionError("state code", text, "is damaged (copied only in part?); copy it again",
-                              where="Lab state") from None
-        return cls.from_dict(data)
+            packed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            raw = inflate(packed, "Lab state code", "state code", limit=MAX_STATE_BYTES)
+            data = parse_json(raw.decode("utf-8"), "Lab state code", "state code")
+        except (binascii.Error, ValueError) as e:  # DataError is a ValueError: say what it found
+            why = f": {e.problem}" if isinstance(e, DataError) else " (copied only in part?)"
+            raise OptionError("state code", text, f"is damaged{why}; copy it again from Link", where="Lab state") \
+                from None
+        return cls.from_dict(data, "Lab state code")
 
     def save(self, path: str | Path) -> Path:
         """Write the state as JSON (the path is checked first: PathError / OptionError say what is wrong)."""
@@ -98,12 +129,6 @@ class LabState:
 
     @classmethod
     def load(cls, path: str | Path) -> LabState:
-        """Read a state written by :meth:`save`."""
-        path = Path(path).expanduser()
-        if not path.is_file():
-            raise PathError(path, "does not exist" if not path.exists() else "is not a file")
-        try:
-            data = json.loads(path.read_text())
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise DataError(path, f"is not a JSON Lab state ({e})", hint="write one with lab.save(path)") from None
-        return cls.from_dict(data)
+        """Read a state written by :meth:`save` (a regular file of at most :data:`MAX_STATE_BYTES`, checked whole:
+        PathError for the path, DataError naming the file and the field)."""
+        return cls._from_checked(read_state_file(path, version=STATE_VERSION, views=VIEWS))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import OptionError
+from ..errors import OptionError, shorten
 from .state import LabState
 from .status import StatusLog
 from .style import row
@@ -64,10 +64,11 @@ class StatePanel:
         if not text:
             raise OptionError("state", text, f"give a file name (such as {DEFAULT_STATE}) or a state code",
                               where="Load state")
-        state = LabState.from_code(text) if LabState.is_code(text) else LabState.load(text)
-        self._apply(state)
-        self._log.say(f"State loaded from {'the code' if LabState.is_code(text) else text}: "
-                      f"{state.spec.label()}, view {state.view}.")
+        code = LabState.is_code(text)
+        state = LabState.from_code(text) if code else LabState.load(text)
+        self._apply(state)  # checks the whole state first: one that fails changes nothing
+        self._log.say(f"State loaded from {'the code' if code else shorten(text)}: {state.spec.label()}, "
+                      f"view {state.view}.")
         return state
 
     def link(self) -> str:

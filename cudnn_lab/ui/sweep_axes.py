@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..errors import SpecError
+from ..errors import SpecError, shorten
 from ..plots.axes import NONE, default_axes, plot_fields  # the figure's axes, shared with the sweep report
 from ..specs import Spec
 from .fields import spec_class
@@ -79,7 +79,7 @@ def validate_axes(spec: Spec, axes: list[tuple[str, str]]) -> tuple[dict[str, li
         try:
             parsed[i] = (field, parse_values(op, field, text))
         except SpecError as e:
-            errors[i] = f"{e.field}={e.value!r}: {e.allowed}"
+            errors[i] = f"{e.field}={shorten(e.value)}: {e.allowed}"
     if not parsed and not errors:
         errors[0] = "choose a field to sweep"
     for i, (field, values) in parsed.items():
@@ -89,8 +89,8 @@ def validate_axes(spec: Spec, axes: list[tuple[str, str]]) -> tuple[dict[str, li
         for value in values:
             e = _combo_error(spec, field, value, others)
             if e is not None:
-                why = e.allowed if e.field == field else f"{e.field}={e.value!r}: {e.allowed}"
-                errors[i] = f"{field}={value!r}: {why}"
+                why = e.allowed if e.field == field else f"{e.field}={shorten(e.value)}: {e.allowed}"
+                errors[i] = f"{field}={shorten(value)}: {why}"
                 break
     total = math.prod(len(v) for _, v in parsed.values()) if parsed else 0
     if not errors and total > MAX_POINTS:

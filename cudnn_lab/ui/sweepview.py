@@ -5,6 +5,10 @@ and run options as callables) and nothing else: it does not know the Lab. Its wo
 (:meth:`SweepView.validate`, :meth:`SweepView.run`, :meth:`SweepView.load`, :meth:`SweepView.show`,
 :meth:`SweepView.redraw`, :meth:`SweepView.compare`); every widget callback goes through the log's ``guard``.
 The pure helpers (axis parsing and checking, the fields a figure can draw) are in :mod:`.sweep_axes`.
+
+Nothing is drawn on trust: every frame shown or compared goes through :func:`drawable` first, which leaves out the rows
+the loading layer's checks refuse (impossible values, an operation the kit does not know, a point's plan twice) and
+says in one sentence what it left out.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from ..errors import DataError, NoGPUError, OptionError
 from ..options import RunOptions
 from ..provenance import banner_html
+from ..results.loading import check_sweep_columns, sweep_row_problems
 from ..specs import Spec
 from .fields import OPS
 from .figures import FigureHost
@@ -30,7 +35,7 @@ from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
 
-__all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "parse_values",
+__all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "drawable", "parse_values",
            "plot_fields", "sweep_fields", "validate_axes"]
 
 #: y choices of the sweep figure -> ``plots.sweep_latency``'s ``y``.
@@ -40,6 +45,35 @@ SWEEP_WHICH: dict[str, str] = {"heuristic's pick": "pick", "best plan": "best"}
 #: What the comparison of two GPUs draws -> ``plots.compare_gpus``'s ``kind``.
 COMPARE_CHARTS: dict[str, str] = {"speedup vs intensity": "intensity", "latency per problem": "bars"}
 NO_GPU_SWEEP_TEXT = "No GPU: load a recorded sweep below, or compare two GPUs"
+
+
+def _unset(source: Any) -> bool:
+    """Whether a sweep to show is not chosen (None or ''); a frame is a choice (and has no truth value)."""
+    return source is None or (isinstance(source, str) and not source)
+
+
+def drawable(frame: Any, source: str = "the sweep shown") -> tuple[Any, str]:
+    """The rows of a sweep frame that can be drawn, and one sentence saying which were left out and why ('' when
+    none): the loading layer's checks of a sweep's values (:func:`~cudnn_lab.results.loading.sweep_row_problems`).
+    DataError (naming ``source``) when the frame is no sweep at all (no point_id, text in a number column)."""
+    import numpy as np
+
+    if frame is None or frame.empty:
+        return frame, ""
+    check_sweep_columns(frame, source)
+    problems = sweep_row_problems(frame)
+    if not problems:
+        return frame, ""
+    drop = np.zeros(len(frame), bool)
+    said: dict[str, tuple[int, list[str]]] = {}
+    for p in problems:
+        new = int((p.rows & ~drop).sum())
+        if new:
+            n, fields = said.get(p.what, (0, []))
+            said[p.what] = (n + new, fields + [p.field])
+        drop |= p.rows
+    parts = "; ".join(f"{n} {what} ({', '.join(dict.fromkeys(fields))})" for what, (n, fields) in said.items())
+    return frame[~drop], f"Not drawn: {int(drop.sum())} of {len(frame)} rows of {source}: {parts}."
 
 
 class SweepView:
@@ -62,6 +96,8 @@ class SweepView:
         self._compared: tuple[Any, Any] | None = None
         self._compare_text = ""
         self._live: tuple[str, str | None] | None = None
+        #: What :func:`drawable` left out of the sweep (or comparison) shown, in one sentence ('' when nothing).
+        self.dropped_text = ""
         self.datasets_frame: Any = None
 
         # ---- live sweep
@@ -265,21 +301,28 @@ class SweepView:
 
     def load(self, name_or_path: Any) -> Any:
         """Show a recorded sweep: a name from ``cl.recorded_datasets(kind='sweep')`` or a Parquet file/store."""
-        if name_or_path is None or name_or_path == "":
+        if _unset(name_or_path):
             raise OptionError("recording", name_or_path, "choose a recorded sweep first (none is selected)",
                               where="Sweep view")
         frame = self._frame(name_or_path)
         op = self._spec().op
-        if "op" in frame.columns and op in set(frame["op"].dropna()):
+        ops = [o for o in dict.fromkeys(frame["op"].dropna()) if isinstance(o, str) and o in OPS] \
+            if "op" in frame.columns else []
+        if op in ops:
             self._set(self.op_filter, op)  # the operation of the Lab's problem first
-        elif "op" in frame.columns and len(frame["op"].dropna()):
-            self._set(self.op_filter, str(frame["op"].dropna().iloc[0]))
+        elif ops:
+            self._set(self.op_filter, ops[0])
         self.show(frame, source=self._name(name_or_path))
-        self._log.say(f"Showing recorded sweep {self._name(name_or_path)}: {self._points(frame)} points.")
-        return frame
+        self._log.say(f"Showing recorded sweep {self._name(name_or_path)}: {self._points(self.frame)} points."
+                      + (f" {self.dropped_text}" if self.dropped_text else ""))
+        return self.frame
 
     def show(self, frame: Any, *, source: str = "", x: str | None = None, color: str | None = None) -> None:
-        """Show a sweep frame: x and colour offered from its spec fields (those asked for where it has them)."""
+        """Show a sweep frame: x and colour offered from its spec fields (those asked for where it has them). Rows
+        that cannot be drawn are left out (:func:`drawable`), and the line above the figure says so."""
+        frame, self.dropped_text = drawable(frame, source or "the sweep shown")
+        if self.dropped_text:
+            self._log.say(self.dropped_text)
         self.frame = frame
         self.source_text = source
         self.mode = "latency"
@@ -297,7 +340,8 @@ class SweepView:
             fig = plots.compare_gpus(a, b, kind=COMPARE_CHARTS[self.chart.value])
             self._enable_plot_options()
             self.info.value = banner_html("recorded", f"sweeps {html.escape(self._compare_text)}"
-                                          f"{' · ' + html.escape(op) + ' points only' if op else ''}")
+                                          f"{' · ' + html.escape(op) + ' points only' if op else ''}"
+                                          f"{self._dropped_html()}")
             return self._figures.show("sweep", fig)
         if self.frame is None:
             return None
@@ -311,16 +355,21 @@ class SweepView:
         live = self.source_text.startswith("live")
         self.info.value = banner_html("measured" if live else "recorded",
                                       f"{'' if live else 'sweep '}{html.escape(self.source_text)}: "
-                                      f"{self._points(rows)} points{html.escape(self._devices(rows))}")
+                                      f"{self._points(rows)} points{html.escape(self._devices(rows))}"
+                                      f"{self._dropped_html()}")
         return self._figures.show("sweep", fig)
 
     def compare(self, a: Any = None, b: Any = None) -> Any:
         """Draw ``plots.compare_gpus`` of two sweeps (names, files or frames; by default the two chosen)."""
         a = self.compare_a.value if a is None else a
         b = self.compare_b.value if b is None else b
-        if a in (None, "") or b in (None, ""):
+        if _unset(a) or _unset(b):
             raise OptionError("compare", (a, b), "choose two recorded sweeps", where="Sweep view")
-        self._compared = (self._frame(a), self._frame(b))
+        (fa, note_a), (fb, note_b) = (drawable(self._frame(s), self._name(s)) for s in (a, b))
+        self._compared = (fa, fb)
+        self.dropped_text = " ".join(n for n in (note_a, note_b) if n)
+        if self.dropped_text:
+            self._log.say(self.dropped_text)
         self._compare_text = (f"a: {self._name(a)}{self._devices(self._compared[0])} vs "
                               f"b: {self._name(b)}{self._devices(self._compared[1])}")
         self.mode = "compare"
@@ -482,7 +531,7 @@ class SweepView:
             from .. import plots
             from ..results.store import Store
 
-            rows = Store(self.store).read()
+            rows, self.dropped_text = drawable(Store(self.store).read(), "the live sweep")
             self.frame, self.source_text, self.mode = rows, "live sweep (so far)", "latency"
             if rows.empty or "op" not in rows.columns:
                 self._placeholder(f"{done}/{total} points: the first point is running …")
@@ -493,6 +542,11 @@ class SweepView:
         except Exception as e:  # noqa: BLE001
             self._log.report(e)
 
+    def _dropped_html(self) -> str:
+        """What was left out of the figure, for the line above it ('' when nothing)."""
+        return f"<br><span class='cl-sweep-dropped'>{html.escape(self.dropped_text)}</span>" if self.dropped_text \
+            else ""
+
     def _placeholder(self, text: str) -> Any:
-        self.info.value = ""
+        self.info.value = html.escape(self.dropped_text) if self.dropped_text else ""
         return self._figures.show_text("sweep", text)

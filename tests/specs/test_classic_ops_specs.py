@@ -9,7 +9,7 @@ import pytest
 
 from cudnn_lab.errors import SpecError
 from cudnn_lab.specs import spec_from_json
-from cudnn_lab.specs.activation import ACTIVATIONS, COEF_DEFAULTS, ActivationSpec
+from cudnn_lab.specs.activation import ACTIVATIONS, COEF_DEFAULTS, ActivationSpec, IgnoredFieldWarning
 from cudnn_lab.specs.softmax import SOFTMAX_ALGOS, SOFTMAX_MODES, SoftmaxSpec
 from cudnn_lab.specs.transform import GRAPH_KIND_NEEDS, TRANSFORM_KINDS, TransformSpec
 
@@ -45,7 +45,8 @@ def test_activation_coefficients_default_and_are_dropped_where_unused() -> None:
         a = ActivationSpec(**SMALL, mode=mode)
         assert a.coef == COEF_DEFAULTS.get(mode)
         assert spec_from_json(a.to_json()) == a
-    assert ActivationSpec(**SMALL, mode="relu", coef=3.0).coef is None
+    with pytest.warns(IgnoredFieldWarning, match="coef"):  # dropped, and said so by name
+        assert ActivationSpec(**SMALL, mode="relu", coef=3.0).coef is None
     assert ActivationSpec(**SMALL, mode="swish", coef=1.702).coef == 1.702
     with pytest.raises(SpecError, match="ceiling"):
         ActivationSpec(**SMALL, mode="clipped_relu", coef=1e-6)
@@ -112,3 +113,23 @@ def test_transform_form_shows_only_the_kinds_fields() -> None:
     assert "out_layout" not in TransformSpec.hidden_fields({"kind": "convert"})
     assert TransformSpec.field_hints({"kind": "transpose"})["kind"] == "runs from cuDNN 9.22.0"
     assert TransformSpec.field_choices()["kind"] == TRANSFORM_KINDS
+
+
+@pytest.mark.parametrize("mode", [m for m in ACTIVATIONS if m not in COEF_DEFAULTS])
+@pytest.mark.parametrize("coef", [0.5, 3.0, "x" * 5000])
+def test_a_coefficient_the_mode_ignores_is_warned_about_by_name(mode: str, coef) -> None:
+    with pytest.warns(IgnoredFieldWarning) as record:
+        assert ActivationSpec(**SMALL, mode=mode, coef=coef).coef is None
+    msg = str(record[0].message)
+    assert "coef" in msg and mode in msg and "swish" in msg and len(msg) < 300
+
+
+def test_replacing_the_mode_drops_the_old_coefficient_quietly() -> None:
+    import warnings
+
+    swish = ActivationSpec(**SMALL, mode="swish", coef=1.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert swish.replace(mode="relu").coef is None and swish.replace(mode="elu").coef == 1.5
+    with pytest.warns(IgnoredFieldWarning, match="coef"):  # given with the mode: said so
+        swish.replace(mode="tanh", coef=2.0)

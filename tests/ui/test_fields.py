@@ -90,3 +90,17 @@ def test_padding_hint_follows_the_filter() -> None:
     values = controls_from_spec(cl.ConvSpec(r=3, s=3, padding=1))
     assert hints(values)["padding"] == "0–2"
     assert hints({**values, "r": 5, "s": 5})["padding"] == "0–4"
+
+
+def test_a_hidden_coefficient_does_not_warn_from_the_form():
+    """The activation form keeps swish's coef when the mode becomes relu (the control is hidden, not cleared): the
+    spec drops it without the IgnoredFieldWarning a caller of ActivationSpec(coef=...) gets."""
+    import warnings
+
+    from cudnn_lab.ui.fields import spec_from_controls
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = spec_from_controls({"op": "activation", "n": 2, "c": 8, "h": 4, "w": 4, "mode": "relu", "coef": 1.5,
+                                   "dtype": "fp16"})
+    assert spec.mode == "relu" and spec.coef is None

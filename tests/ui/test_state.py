@@ -40,11 +40,13 @@ def test_bad_states_are_refused(tmp_path: Path) -> None:
         LabState.from_dict({"version": 99})
     with pytest.raises(cl.OptionError):
         LabState.from_dict([1, 2])
-    with pytest.raises(cl.SpecError):
+    with pytest.raises(cl.OptionError, match="field spec"):
         LabState.from_dict({"version": 1, "spec": {"op": "teleport"}})
     with pytest.raises(cl.OptionError, match="source"):
         LabState(spec=cl.ConvSpec(), source="cloud")
-    with pytest.raises(cl.OptionError):
+    with pytest.raises(cl.OptionError, match="view"):
+        LabState(spec=cl.ConvSpec(), view="Nope")
+    with pytest.raises(cl.OptionError, match="run.timing"):
         LabState.from_dict({**STATE.to_dict(), "run": {"timing": "sundial"}})
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -4,6 +4,8 @@ The live sweep on a GPU is tests/ui/test_lab_gpu.py's."""
 
 from __future__ import annotations
 
+import html
+
 import ipywidgets as W
 import pandas as pd
 import pytest
@@ -160,3 +162,43 @@ def test_in_the_lab_the_view_follows_the_lab() -> None:
     assert view._run_options().plans == "heuristic"
     view.compare(*SWEEPS)
     assert "Comparing" in lab.status.value and lab.figures["sweep"] is view.fig
+
+
+# ------------------------------------------------------------------------------------------ frames checked first
+
+def _damaged_sweep() -> tuple[pd.DataFrame, int]:
+    """A recorded sweep with one row of an unknown operation (first), one impossible latency, and one point's rows
+    twice: 2 + 1 + the point's rows cannot be drawn."""
+    frame = cl.load_results(SWEEPS[0])
+    first = frame["point_id"].iloc[0]
+    doubled = frame[frame["point_id"] == first]
+    frame = pd.concat([frame, doubled], ignore_index=True)
+    frame.loc[0, "op"] = "convolution"
+    frame.loc[1, "op"] = "not an op"
+    frame.loc[len(frame) - len(doubled) - 1, "median_ms"] = -1.0
+    return frame, 3 + len(doubled)
+
+
+def test_a_damaged_frame_is_drawn_without_its_bad_rows_and_says_so(view: SweepView) -> None:
+    frame, bad = _damaged_sweep()
+    view.load(frame)  # the first row's operation is unknown: no TraitError from the operation choice
+    assert view.op_filter.value == "conv" and view.mode == "latency" and len(traces(view.fig)) >= 1
+    assert len(view.frame) == len(frame) - bad and view.frame["op"].isin(["conv", "matmul", "norm", "sdpa"]).all()
+    assert not view.frame.duplicated(["point_id", "plan"]).any() and (view.frame["median_ms"] >= 0).all()
+    said = view.dropped_text
+    assert said.startswith(f"Not drawn: {bad} of {len(frame)} rows") and said.count(".") == 1
+    assert "2 of an unknown operation (op)" in said and "1 with impossible values (median_ms)" in said
+    assert "repeating a plan already in its point" in said
+    assert html.escape(said) in view.info.value and said in view._log.status.value and view._log.messages == []
+
+
+def test_a_damaged_frame_is_compared_without_its_bad_rows(view: SweepView) -> None:
+    frame, _ = _damaged_sweep()
+    view.compare(frame, SWEEPS[1])
+    assert view.mode == "compare" and len(traces(view.fig)) >= 1 and view._log.messages == []
+    assert "Not drawn" in view.dropped_text and "Not drawn" in view.info.value
+
+
+def test_a_frame_with_no_point_ids_is_refused_with_a_data_error(view: SweepView) -> None:
+    view._log.guard(lambda: view.show(pd.DataFrame({"op": ["conv"], "median_ms": [1.0]}), source="my frame"))
+    assert any("DataError" in m and "point_id" in m for m in view._log.messages) and view.frame is None
