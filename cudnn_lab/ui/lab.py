@@ -1,12 +1,12 @@
 """``Lab``: the kit's panel, composed of its parts. Controls on the left (the spec form, the run form, where results
-come from); the status line and the views on the right (graph, plans, figures, sweep, code, log).
+come from); the status line and the views on the right (graph, plans, figures, what-if, sweep, code, log).
 
 The parts: :class:`~.forms.SpecForm`, :class:`~.run_form.RunForm`, :class:`~.status.StatusLog` (status line and
 Log view; every widget callback runs through its ``guard`` inside the Log's Output), :class:`~.figures.FigureHost`,
-:class:`~.graph_view.GraphView`, :class:`~.results_view.ResultView`, :class:`~.sweepview.SweepView` and
-:class:`~.state.LabState`. The Lab only wires them; its behaviour is in plain methods (:meth:`Lab.redraw`,
-:meth:`Lab.run`, :meth:`Lab.load_recorded`, :meth:`Lab.select`, :meth:`Lab.save_report`, :meth:`Lab.state`), so
-tests drive it headless by setting widget values and calling ``Button.click()``.
+:class:`~.graph_view.GraphView`, :class:`~.results_view.ResultView`, :class:`~.whatif_view.WhatIfView` (built
+when its tab is first shown), :class:`~.sweepview.SweepView` and :class:`~.state.LabState`. The Lab only wires
+them; its behaviour is in plain methods (:meth:`Lab.redraw`, :meth:`Lab.run`, :meth:`Lab.load_recorded`,
+:meth:`Lab.select`, :meth:`Lab.save_report`, :meth:`Lab.state`), so tests drive it headless by setting widget values and calling ``Button.click()``.
 """
 
 from __future__ import annotations
@@ -15,27 +15,26 @@ import html
 from pathlib import Path
 from typing import Any
 
-from ..errors import NoGPUError, OptionError, SpecError
+from ..errors import CudnnLabError, NoGPUError, OptionError, SpecError, shorten
 from ..options import RunOptions
 from ..provenance import provenance
 from ..specs import Spec
-from .fields import OPS
+from .fields import OPS, controls_from_spec
 from .figures import FigureHost
 from .forms import SpecForm
 from .graph_view import GraphView
 from .recordings import recording_options
 from .results_view import ResultView
 from .run_form import RunForm, call_with_options
-from .state import STATE_VERSION, LabState
+from .state import MAX_RECORDING_TEXT, STATE_VERSION, VIEWS, LabState
 from .state_panel import StatePanel
-from .status import Busy, StatusLog, file_link
+from .status import Busy, StatusLog, error_sentence, file_link
 from .style import CSS, offer_run, row, section
 from .sweepview import SweepView
+from .whatif_view import WhatIfView
 
 __all__ = ["DEFAULT_REPORT", "Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
 
-VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy", "Sweep", "Code",
-                          "Log")
 #: Where Save report writes when its path field is left as it is (the current folder).
 DEFAULT_REPORT = "cudnn_lab_report.html"
 NO_GPU_TEXT = "No GPU: load recorded results"
@@ -87,6 +86,9 @@ class Lab:
         #: The Sweep view: live sweeps, recorded sweeps, GPU comparison (given the parts it uses, not the Lab).
         self.sweep_view = SweepView(log=self.status_log, figures=self.figure_host, busy=self.busy_flag,
                                     spec=lambda: self.spec, run_options=lambda: self.run_form.options, gpu=self._gpu)
+        #: The What-if view: cuDNN's answers for other GPUs and cuDNN versions (built when its tab is first shown).
+        self.whatif_view = WhatIfView(W, log=self.status_log, busy=self.busy_flag, spec=lambda: self.spec,
+                                      result=lambda: self.result, shown=lambda: self.view == "What-if")
 
         # ---- left: where results come from
         self.run_button = W.Button(description="Run", icon="play", button_style="primary",
@@ -121,8 +123,8 @@ class Lab:
                       layout=W.Layout(width="420px", min_width="420px", padding="0 12px 0 0")).add_class("cl-left")
 
         # ---- right: status and views
-        views = {"Graph": self.graph_view.graph_box, **self.results.views, "Sweep": self.sweep_view.box,
-                 "Code": self.graph_view.code_html, "Log": self.log}
+        views = {"Graph": self.graph_view.graph_box, **self.results.views, "What-if": self.whatif_view.box,
+                 "Sweep": self.sweep_view.box, "Code": self.graph_view.code_html, "Log": self.log}
         self.tabs = W.Tab(children=[views[v] for v in VIEWS])
         self.tabs.titles = VIEWS
         right = W.VBox([self.status, self.results.info, self.tabs],
@@ -136,6 +138,7 @@ class Lab:
         self.load_button.on_click(lambda _: guard(self.load_recorded, self.datasets.value))
         self.report_button.on_click(lambda _: guard(self.save_report))
         self.source.observe(lambda ch: guard(self._show_source), names="value")
+        self.tabs.observe(lambda ch: guard(self._on_tab), names="selected_index")
         self.refresh_datasets()
         self.gpu = self._gpu
         self.busy_flag.subscribe(self._set_buttons)
@@ -216,6 +219,7 @@ class Lab:
             self.offer_recordings()
         self.results.label(spec)
         self.graph_view.redraw(spec)
+        self.whatif_view.changed()
 
     def run(self) -> Any:
         """Run the current spec on the GPU with the run form's options and show the result (Run button).
@@ -245,20 +249,29 @@ class Lab:
         """Show a recording: a name from ``cl.recorded_datasets()`` or the path of a ``RunResult.save`` file.
 
         The recording's spec becomes ``lab.spec``; a recording of another operation than the one chosen switches
-        the operation, and the status line says so (the panel's list offers only the chosen operation's).
+        the operation, and the status line says so (the panel's list offers only the chosen operation's). The
+        recording is read and checked before anything changes: one that fails leaves the panel as it was.
         """
+        result = self._read_run(name_or_path)
+        with self.busy_flag.working():
+            self.show_result(result, recorded=str(name_or_path))
+        return result
+
+    def _read_run(self, name_or_path: Any, option: str = "recording", where: str = "Lab") -> Any:
+        """The recording ``name_or_path`` read and checked to be one run, without changing the panel."""
         if name_or_path is None or name_or_path == "":
-            raise OptionError("recording", name_or_path, "choose a recording first (none is selected)", where="Lab")
+            raise OptionError(option, name_or_path, "choose a recording first (none is selected)", where=where)
+        if not isinstance(name_or_path, (str, Path)) or len(str(name_or_path)) > MAX_RECORDING_TEXT:
+            raise OptionError(option, name_or_path, "must be a recording's name or the path of its file (at most "
+                              f"{MAX_RECORDING_TEXT} characters)", where=where)
         import cudnn_lab
 
+        text = str(name_or_path)
         with self.busy_flag.working():
-            self.status_log.say(f"Loading {name_or_path} …")
-            result = cudnn_lab.load_results(str(Path(str(name_or_path)).expanduser())
-                                            if Path(str(name_or_path)).suffix else name_or_path)
-            if not hasattr(result, "plans"):
-                raise OptionError("recording", str(name_or_path), "is a sweep, not a single run: load it in the "
-                                  "Sweep tab", where="Lab")
-            self.show_result(result, recorded=str(name_or_path))
+            self.status_log.say(f"Loading {shorten(text)} …")
+            result = cudnn_lab.load_results(str(Path(text).expanduser()) if Path(text).suffix else text)
+        if not hasattr(result, "plans"):
+            raise OptionError(option, text, "is a sweep, not a single run: load it in the Sweep tab", where=where)
         return result
 
     def show_result(self, result: Any, *, recorded: str | None = None) -> None:
@@ -281,6 +294,7 @@ class Lab:
                 if result.spec.op != self._offered_op:
                     self.offer_recordings()
         self.results.show(result, origin, self.spec)
+        self.whatif_view.changed()  # the measured column follows the result shown
         self._set_buttons(self.busy)
         n_ok = int((result.plans["status"] == "ok").sum())
         switched = (f" The operation switched from {before} to {result.spec.op} to match it."
@@ -366,15 +380,42 @@ class Lab:
         return lab
 
     def apply_state(self, state: LabState) -> None:
-        """Show ``state`` in this panel: run options, source, recording, spec, selected plan, view."""
+        """Show ``state`` in this panel: run options, source, recording, spec, selected plan, view. All of it is
+        checked first (the controls edit its spec, its recording loads and is one run, its plan is one of that
+        run's); only then does anything change, so a state that fails leaves the panel as it was."""
+        if not isinstance(state, LabState):
+            raise OptionError("state", type(state).__name__, "must be a LabState (LabState.from_dict(lab.state()))",
+                              where="Lab")
+        try:
+            controls_from_spec(state.spec)
+        except SpecError as e:
+            raise OptionError("spec", state.spec.label(), f"cannot be shown here: {e.allowed}",
+                              where="Lab state") from None
+        result = None
+        if state.recorded:
+            try:
+                result = self._read_run(state.recorded, "recorded", "Lab state")
+            except CudnnLabError as e:
+                if getattr(e, "option", None) == "recorded":
+                    raise
+                raise OptionError("recorded", state.recorded, f"does not load here: {error_sentence(e)}",
+                                  where="Lab state") from None
+        shown = result if result is not None else self.result
+        plans = set() if shown is None else set(shown.plans["plan"])
+        if result is not None and state.selected is not None and state.selected not in plans:
+            raise OptionError("selected", state.selected, f"is not a plan of the recording {shorten(state.recorded)}",
+                              where="Lab state")
         self.run_form.set_options(state.run)
         self.source.value = RECORDED if state.source == "recorded" else LIVE
-        if state.recorded:
-            self.status_log.guard(self.load_recorded, state.recorded)
+        if result is not None:
+            with self.busy_flag.working():
+                self.show_result(result, recorded=state.recorded)
         if self.spec != state.spec:
             self.spec = state.spec
-        if state.selected is not None and self.result is not None:
-            self.status_log.guard(self.select, state.selected)
+        if state.selected in plans:
+            self.select(state.selected)
+        elif state.selected is not None:  # a live run's plan: shown only where that run is
+            self.status_log.note(f"the state's plan {shorten(state.selected)} is not in the result shown here")
         self.view = state.view
 
     def save(self, path: str | Path) -> Path:
@@ -421,6 +462,10 @@ class Lab:
         live = self.source.value == LIVE
         self.live_box.layout.display = "flex" if live else "none"
         self.recorded_box.layout.display = "none" if live else "flex"
+
+    def _on_tab(self) -> None:
+        if self.view == "What-if":
+            self.whatif_view.show()
 
     def _on_spec_change(self, spec: Spec) -> None:
         self.status_log.guard(self.redraw)
