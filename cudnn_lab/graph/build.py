@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from .recipe import CUDNN_DTYPES, Enum, Recipe
 
@@ -17,10 +17,12 @@ def resolve(value: Any, cudnn: Any) -> Any:
     return value
 
 
-def build_pygraph(recipe: Recipe, handle: Any = None) -> tuple[Any, dict[str, Any]]:
+def build_pygraph(recipe: Recipe, handle: Any = None,
+                  graph_options: Mapping[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
     """Build the frontend graph for ``recipe``; returns the graph and its tensors by name.
 
-    Works without a GPU up to ``inspect()``; validation and plans need the driver.
+    ``graph_options`` go to ``cudnn.pygraph`` as they are (``device_property`` for a deviceless target,
+    ``sm_count`` for a carve-out). Works without a GPU up to ``inspect()``; validation and plans need the driver.
     """
     import cudnn
 
@@ -30,6 +32,7 @@ def build_pygraph(recipe: Recipe, handle: Any = None) -> tuple[Any, dict[str, An
                                   compute_data_type=dt[recipe.compute_dtype])
     if handle is not None:
         kwargs["handle"] = handle
+    kwargs.update(graph_options or {})
     graph = cudnn.pygraph(**kwargs)
     tensors: dict[str, Any] = {}
     for t in recipe.inputs:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Mapping
 
 from ..specs import Spec
 from .build import build_pygraph
@@ -15,10 +15,10 @@ from .render import SafeDigraph, to_dot
 class LabGraph:
     """A spec's graph: ``.pygraph`` is the live ``cudnn.pygraph``; ``.tensors`` its tensors by name."""
 
-    def __init__(self, spec: Spec, handle: Any = None) -> None:
+    def __init__(self, spec: Spec, handle: Any = None, graph_options: Mapping[str, Any] | None = None) -> None:
         self.spec = spec
         self.recipe: Recipe = recipe_for(spec)
-        self.pygraph, self.tensors = build_pygraph(self.recipe, handle)
+        self.pygraph, self.tensors = build_pygraph(self.recipe, handle, graph_options)
 
     def inspect(self) -> dict[str, Any]:
         """The frontend's own description of the graph: nodes and tensors (dims, strides, dtype, virtual, uid)."""
@@ -47,9 +47,10 @@ class LabGraph:
         return f"LabGraph({self.spec!r})"
 
 
-def build_graph(spec: Spec, *, handle: Any = None) -> LabGraph:
-    """Build ``spec``'s real cuDNN graph (no GPU needed until validation or execution)."""
-    return LabGraph(checked(spec), handle)
+def build_graph(spec: Spec, *, handle: Any = None, graph_options: Mapping[str, Any] | None = None) -> LabGraph:
+    """Build ``spec``'s real cuDNN graph (no GPU needed until validation or execution); ``graph_options`` go to
+    ``cudnn.pygraph`` (a deviceless target's ``device_property``, an ``sm_count`` carve-out)."""
+    return LabGraph(checked(spec), handle, graph_options)
 
 
 def frontend_drawing(spec: Spec) -> SafeDigraph:

@@ -1,0 +1,366 @@
+"""What-if on GPUs and cuDNN versions you do not have: ask cuDNN itself, not a model.
+
+``plans_for(spec, target=...)`` returns the plans cuDNN's heuristics propose for a target GPU (cuDNN's deviceless
+API), under an SM carve-out, or under another cuDNN library folder; ``compare`` lays several targets side by side
+by engine; ``drift`` diffs two cuDNN versions. On a GPU host the questions go to a worker process
+(:mod:`cudnn_lab.gpu.asker`); elsewhere the answers recorded on the kit's H100/H200 rounds are read
+(``cudnn_lab/data/whatif``). Every answer is labelled "cuDNN's heuristics' answer, not a measurement".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import DataError, NoGPUError, OptionError, shorten
+from .specs import Spec, spec_from_dict
+from .targets import Target, as_target
+from .why_not import reasons_frame, summarize
+
+__all__ = ["WhatIf", "plans_for", "profile", "compare", "drift", "Drift", "recorded_whatifs", "ANSWER_LABEL", "WHATIF_DIR"]
+
+WHATIF_DIR = Path(__file__).resolve().parent / "data" / "whatif"
+ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
+FORMAT = "cudnn-lab what-if"
+MODES = ("A", "B", "FALLBACK")
+#: Largest recorded what-if file the kit reads.
+MAX_WHATIF_BYTES = 64 * 2**20
+
+
+@dataclasses.dataclass(frozen=True)
+class WhatIf:
+    """cuDNN's answer for one spec on one target: ``proposals`` (plan dicts: plan, engine_id, knobs,
+    behavior_notes, ranks) or, when it gave none, ``refused`` ("declined", "crashed", "timeout") with its message and
+    cuDNN's per-engine reasons in ``detail``. ``source`` says where the answer was asked (or recorded)."""
+
+    spec: Spec
+    target: str
+    target_label: str
+    synthetic: bool
+    cudnn_version: int
+    source: str
+    proposals: tuple[dict[str, Any], ...] = ()
+    refused: str = ""
+    message: str = ""
+    detail: str = ""
+    sm_count: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused
+
+    @property
+    def engines(self) -> list[int]:
+        return list(dict.fromkeys(int(p["engine_id"]) for p in self.proposals))
+
+    def frame(self) -> Any:
+        """One row per plan: rank per heuristic mode, engine, knobs, behaviour notes, runtime-compiled or not."""
+        import pandas as pd
+
+        rows = []
+        for p in self.proposals:
+            notes = list(p.get("behavior_notes", []))
+            rows.append({"plan": p["plan"], "engine_id": int(p["engine_id"]),
+                         **{f"rank_{m}": p.get("ranks", {}).get(m) for m in MODES},
+                         "knobs": ", ".join(f"{k}={v}" for k, v in p.get("knobs", {}).items()),
+                         "behavior_notes": ", ".join(notes),
+                         "runtime_compiled": "RUNTIME_COMPILATION" in notes})
+        frame = pd.DataFrame(rows, columns=["plan", "engine_id", *(f"rank_{m}" for m in MODES), "knobs",
+                                            "behavior_notes", "runtime_compiled"])
+        for m in MODES:
+            frame[f"rank_{m}"] = frame[f"rank_{m}"].astype("Int64")
+        return frame
+
+    def reasons(self) -> Any:
+        """cuDNN's per-engine reasons for what it refused (empty when it proposed plans)."""
+        return reasons_frame(self.detail)
+
+    def summary(self) -> str:
+        """One or two sentences: what cuDNN answered, where, and that it is not a measurement."""
+        where = f"{self.target_label}, cuDNN {_v(self.cudnn_version)}"
+        if self.sm_count:
+            where += f", {self.sm_count} SMs"
+        if self.ok:
+            return (f"{len(self.proposals)} plans of {len(self.engines)} engines on {where} "
+                    f"({ANSWER_LABEL}; {self.source}).")
+        why = summarize(self.detail) if self.refused == "declined" else ""
+        return f"No plan on {where}: {self.message.splitlines()[0][:300]} {why}".strip() + f" ({self.source})."
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["spec"] = self.spec.to_dict()
+        d["proposals"] = [dict(p) for p in self.proposals]
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: Any = "what-if") -> WhatIf:
+        if not isinstance(data, dict):
+            raise DataError(source, f"a what-if answer must be an object, not {shorten(data, 40)}")
+        try:
+            return cls(spec=spec_from_dict(data["spec"]), target=str(data["target"]),
+                       target_label=str(data["target_label"]), synthetic=bool(data["synthetic"]),
+                       cudnn_version=int(data["cudnn_version"]), source=str(data["source"]),
+                       proposals=tuple(_proposal(p, source) for p in data.get("proposals", [])),
+                       refused=str(data.get("refused", "")), message=str(data.get("message", "")),
+                       detail=str(data.get("detail", "")),
+                       sm_count=None if data.get("sm_count") is None else int(data["sm_count"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataError(source, f"a what-if answer is incomplete or malformed ({type(e).__name__}: "
+                                    f"{shorten(str(e), 80)})") from None
+
+
+def _proposal(p: Any, source: Any) -> dict[str, Any]:
+    if not isinstance(p, dict) or not isinstance(p.get("plan"), str) or not isinstance(p.get("engine_id"), int):
+        raise DataError(source, f"a what-if plan must hold plan (text) and engine_id (integer), not {shorten(p, 60)}")
+    if not 0 <= p["engine_id"] < 100_000:
+        raise DataError(source, f"field engine_id: {p['engine_id']} is out of range (0-99999)")
+    return {"plan": p["plan"][:200], "engine_id": p["engine_id"],
+            "knobs": {str(k): int(v) for k, v in dict(p.get("knobs", {})).items()},
+            "behavior_notes": [str(n) for n in p.get("behavior_notes", [])],
+            "ranks": {str(k): int(v) for k, v in dict(p.get("ranks", {})).items()}}
+
+
+def _v(version: int) -> str:
+    return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+
+
+# ------------------------------------------------------------------------------------------------ recordings
+
+_RECORDED: dict[str, list[WhatIf]] | None = None
+
+
+def recorded_whatifs() -> list[WhatIf]:
+    """Every answer recorded on the kit's GPU rounds (``cudnn_lab/data/whatif/*.json``), files checked on read."""
+    global _RECORDED
+    if _RECORDED is None:
+        from .results.loading import parse_json, read_text
+
+        found: dict[str, list[WhatIf]] = {}
+        for path in sorted(WHATIF_DIR.glob("*.json")):
+            _, text = read_text(path, "recorded what-if JSON", limit=MAX_WHATIF_BYTES)
+            data = parse_json(text, path, "recorded what-if JSON")
+            if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"),
+                                                                                                list):
+                raise DataError(path, f"not a recorded what-if file (format {FORMAT!r} with a list of answers)")
+            found[path.name] = [WhatIf.from_dict(a, path) for a in data["answers"]]
+        _RECORDED = found
+    return [w for answers in _RECORDED.values() for w in answers]
+
+
+def _recorded_answer(spec: Spec, tgt: Target | None, sm_count: int | None) -> WhatIf | None:
+    """The recorded answer for this spec and target: the same description (label) first, else the same name; for
+    a recorded GPU only its cuDNN version's."""
+    name = tgt.name if tgt else "this GPU"
+    fits = [w for w in recorded_whatifs() if w.spec == spec and w.target == name and w.sm_count == sm_count
+            and (tgt is None or tgt.origin != "recorded" or w.cudnn_version == tgt.cudnn_version)]
+    exact = [w for w in fits if tgt is not None and w.target_label == tgt.label]
+    return max(exact or fits, key=lambda w: w.cudnn_version) if fits else None
+
+
+# ------------------------------------------------------------------------------------------------ asking
+
+def _asker(cudnn_lib: Any) -> Any:
+    from .gpu.asker import asker
+
+    return asker(cudnn_lib)
+
+
+def _check_sm_count(sm_count: Any, target: Target | None, card: dict[str, Any] | None) -> int | None:
+    if sm_count is None:
+        return None
+    if isinstance(sm_count, bool) or not isinstance(sm_count, int):
+        raise OptionError("sm_count", sm_count, "a whole number of SMs, 1 up to the GPU's count, or None")
+    total = target.sm_count if target else (card or {}).get("multiProcessorCount")
+    if sm_count < 1 or (total and sm_count > total):
+        raise OptionError("sm_count", sm_count, f"1-{total} (the GPU's SM count)" if total else "at least 1")
+    return sm_count
+
+
+def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count: int | None = None,
+              modes: Iterable[str] = MODES, recorded: bool | None = None) -> WhatIf:
+    """The plans cuDNN's heuristics propose for ``spec`` on ``target`` (None: this GPU; a name such as ``h100`` or
+    ``sm100``, a Target, or a target file), optionally on ``sm_count`` SMs or under the cuDNN in ``cudnn_lib``.
+
+    Nothing is built or run. ``recorded=None`` asks cuDNN where it can be loaded and otherwise reads the answers
+    recorded on the kit's GPU rounds; True reads recordings only, False asks only.
+    """
+    if not isinstance(spec, Spec):
+        raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))")
+    modes = tuple(modes)
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        raise OptionError("modes", modes, "one or more of " + ", ".join(MODES))
+    tgt = as_target(target)
+    name = tgt.name if tgt else "this GPU"
+    if recorded is not True:
+        try:
+            asker = _asker(cudnn_lib)
+            answer = _ask(asker, spec, tgt, sm_count, modes)
+            return answer
+        except NoGPUError:
+            if recorded is False:
+                raise
+    if cudnn_lib is not None:
+        raise NoGPUError("another cuDNN can be asked only on a machine whose NVIDIA driver loads it; no recorded "
+                         "answer is kept per library folder")
+    found = _recorded_answer(spec, tgt, sm_count) if tgt is None or tgt.origin != "file" else None
+    if found is None:
+        names = sorted({w.spec.label() for w in recorded_whatifs()})
+        raise NoGPUError(f"cuDNN cannot be asked on this machine (its library needs the NVIDIA driver), and no "
+                         f"answer for {name} was recorded for this spec; recorded specs: {shorten(names, 300)}")
+    return found
+
+
+def _ask(asker: Any, spec: Spec, tgt: Target | None, sm_count: Any, modes: tuple[str, ...]) -> WhatIf:
+    from .gpu.asker import Refusal
+    from .targets import check_description
+
+    try:
+        asker.ensure_started()
+    except OptionError as e:
+        raise NoGPUError(f"cuDNN cannot be loaded on this machine ({e})") from None
+    if tgt is None and asker.card is None:
+        raise NoGPUError("no GPU is visible to ask about; name a target (cl.targets())")
+    if tgt is not None:
+        check_description(tgt.description, f"target {tgt.name}", cudnn_version=asker.cudnn_version)
+    sm = _check_sm_count(sm_count, tgt, asker.card)
+    reply = asker.ask(spec, description=None if tgt is None else tgt.description, sm_count=sm, modes=modes)
+    card_name = (asker.card or {}).get("deviceName", "this GPU")
+    common = dict(spec=spec, target=tgt.name if tgt else "this GPU",
+                  target_label=tgt.label if tgt else f"{card_name} (this GPU)",
+                  synthetic=bool(tgt and tgt.origin == "synthetic"), cudnn_version=int(asker.cudnn_version),
+                  source=f"asked here, on a host with {card_name}" if asker.card else "asked here", sm_count=sm)
+    if isinstance(reply, Refusal):
+        return WhatIf(**common, refused=reply.kind, message=reply.message, detail=reply.detail)
+    return WhatIf(**common, proposals=tuple(p.to_dict() for p in reply.proposals))
+
+
+def profile(path: Any = None) -> Target:
+    """This GPU as a target: its description as cuDNN serializes it, saved to ``path`` when given (send the file to
+    a colleague: ``cl.plans_for(spec, target="mygpu.json")``). NoGPUError without a GPU."""
+    from .targets import today
+
+    if path is not None:
+        from .results.paths import check_output_path
+
+        check_output_path(path, what="target JSON", suffixes=(".json",))
+    asker = _asker(None)
+    try:
+        asker.ensure_started()
+    except OptionError as e:
+        raise NoGPUError(f"cuDNN cannot be loaded on this machine ({e})") from None
+    if asker.card is None:
+        raise NoGPUError("no GPU is visible to describe")
+    name = str(asker.card.get("deviceName", "gpu"))
+    from .results.datasets import dataset_prefix
+
+    tgt = Target(name=dataset_prefix(name), description=dict(asker.card), origin="file",
+                 cudnn_version=int(asker.cudnn_version), created=today())
+    if path is not None:
+        tgt.save(path)
+    return tgt
+
+
+# ------------------------------------------------------------------------------------------------ side by side
+
+def compare(spec: Spec, targets: Iterable[Any] = ("h100", "h200", "sm80", "sm89", "sm100", "sm120"), *,
+            measured: Any = None, **kwargs: Any) -> Any:
+    """Several targets side by side, one row per engine: per target how many of the engine's plans were proposed
+    (``<target> plans``) and their best rank in any mode (``<target> rank``); blank where the engine does not appear.
+    ``attrs`` hold each target's label, the refusals' summaries and the answers. ``measured`` (a RunResult of this spec) adds the best measured time of each engine on that GPU."""
+    import pandas as pd
+
+    answers = [plans_for(spec, t, **kwargs) for t in targets]
+    engines: dict[int, dict[str, Any]] = {}
+    for w in answers:
+        for p in w.proposals:
+            row = engines.setdefault(int(p["engine_id"]), {"engine_id": int(p["engine_id"])})
+            rank = min(p.get("ranks", {}).values(), default=None)
+            key = w.target
+            row[f"{key} plans"] = row.get(f"{key} plans", 0) + 1
+            best = row.get(f"{key} rank")
+            row[f"{key} rank"] = rank if best is None or (rank is not None and rank < best) else best
+    frame = pd.DataFrame(list(engines.values()))
+    if frame.empty:
+        frame = pd.DataFrame(columns=["engine_id"])
+    for w in answers:  # a target with no plan keeps its columns (empty), its reason is in attrs["refused"]
+        for col in (f"{w.target} plans", f"{w.target} rank"):
+            if col not in frame:
+                frame[col] = None
+    order = ["engine_id"] + [f"{w.target} {k}" for w in answers for k in ("plans", "rank")]
+    frame = frame[list(dict.fromkeys(order))]
+    for col in order[1:]:
+        frame[col] = frame[col].astype("Int64")
+    if measured is not None and not frame.empty:
+        plans = measured.plans
+        ok = plans[plans["median_ms"].notna()] if "median_ms" in plans else plans.iloc[0:0]
+        best = ok.groupby("engine_id")["median_ms"].min()
+        frame[f"measured on {measured.device.get('gpu', 'this GPU')}: best ms"] = frame["engine_id"].map(best)
+    frame.attrs["answers"] = answers
+    frame.attrs["labels"] = {w.target: w.target_label for w in answers}
+    frame.attrs["refused"] = {w.target: w.summary() for w in answers if not w.ok}
+    frame.attrs["label"] = ANSWER_LABEL
+    return frame.sort_values("engine_id").reset_index(drop=True) if not frame.empty else frame
+
+
+@dataclasses.dataclass(frozen=True)
+class Drift:
+    """Two cuDNN versions' answers for one spec and target: plans each alone proposes, ranks that moved and
+    whether the heuristics' first choice changed."""
+
+    old: WhatIf
+    new: WhatIf
+
+    def frame(self) -> Any:
+        import pandas as pd
+
+        a = {p["plan"]: p for p in self.old.proposals}
+        b = {p["plan"]: p for p in self.new.proposals}
+        rows = []
+        for plan in list(dict.fromkeys([*a, *b])):
+            ra, rb = (a.get(plan, {}).get("ranks", {}).get("A"), b.get(plan, {}).get("ranks", {}).get("A"))
+            state = "both" if plan in a and plan in b else f"only {_v(self.old.cudnn_version)}" if plan in a \
+                else f"only {_v(self.new.cudnn_version)}"
+            rows.append({"plan": plan, "engine_id": (a.get(plan) or b.get(plan))["engine_id"], "in": state,
+                         f"rank A ({_v(self.old.cudnn_version)})": ra, f"rank A ({_v(self.new.cudnn_version)})": rb})
+        return pd.DataFrame(rows)
+
+    @property
+    def first_choice_changed(self) -> bool:
+        def first(w: WhatIf) -> str | None:
+            ranked = [p for p in w.proposals if "A" in p.get("ranks", {})]
+            return min(ranked, key=lambda p: p["ranks"]["A"])["plan"] if ranked else None
+        return first(self.old) != first(self.new)
+
+    def summary(self) -> str:
+        f = self.frame()
+        if f.empty:
+            return "Neither version proposed a plan."
+        both = int((f["in"] == "both").sum())
+        return (f"cuDNN {_v(self.old.cudnn_version)}: {len(self.old.proposals)} plans, cuDNN "
+                f"{_v(self.new.cudnn_version)}: {len(self.new.proposals)} plans, {both} in both; the heuristics' "
+                f"first choice {'changed' if self.first_choice_changed else 'is the same'} ({ANSWER_LABEL}).")
+
+
+def drift(spec: Spec, other: Any, target: Any = None, **kwargs: Any) -> Drift:
+    """The answers of the cuDNN in ``other`` (a library folder; or a recorded cuDNN version number such as 91400)
+    and the cuDNN in use, side by side."""
+    if isinstance(other, int) and not isinstance(other, bool):
+        old = _recorded_drift(spec, target, other)
+        new = _recorded_drift(spec, target, None, exclude=other)
+        return Drift(old, new) if old.cudnn_version <= new.cudnn_version else Drift(new, old)
+    a = plans_for(spec, target, cudnn_lib=other, recorded=False, **kwargs)
+    b = plans_for(spec, target, recorded=False, **kwargs)
+    return Drift(a, b) if a.cudnn_version <= b.cudnn_version else Drift(b, a)
+
+
+def _recorded_drift(spec: Spec, target: Any, version: int | None, exclude: int | None = None) -> WhatIf:
+    tgt = as_target(target)
+    name = tgt.name if tgt else "this GPU"
+    fits = [w for w in recorded_whatifs() if w.spec == spec and w.target == name and w.sm_count is None
+            and (version is None or w.cudnn_version == version) and w.cudnn_version != exclude]
+    if not fits:
+        raise NoGPUError(f"no recorded answer of cuDNN {_v(version) if version else 'in use'} for {name} and this "
+                         "spec; on a GPU host pass a cuDNN library folder instead")
+    return max(fits, key=lambda w: w.cudnn_version)
