@@ -12,7 +12,7 @@ import statistics
 import time
 
 import cudnn_lab as cl
-from cudnn_lab import targets as tg
+from cudnn_lab import target as tg
 from cudnn_lab import whatif as wi
 
 RN50 = cl.ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")

@@ -63,6 +63,14 @@ def _bool(name: str, value: Any) -> bool:
     return value
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two spellings of one option hold the same value (same type and equal; never raises)."""
+    try:
+        return a is b or (type(a) is type(b) and bool(a == b))
+    except Exception:  # noqa: BLE001 - a value whose == fails (an array) is not the same value
+        return False
+
+
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise OptionError(name, value, f"must be one of {', '.join(allowed)}")
@@ -81,6 +89,25 @@ def check_heuristics(value: Any) -> tuple[str, ...]:
                               f"({shorten(m, 30)} is not)")
         out.append(m.upper())
     return tuple(dict.fromkeys(out))
+
+
+#: Largest SM count an option accepts before a GPU is asked (today's largest GPUs have under 200); the run refuses a
+#: count above its GPU's own.
+MAX_SM_COUNT = 4096
+SM_COUNT_ALLOWED = "a whole number of SMs from 1 up to the GPU's SM count, or None (the whole GPU)"
+
+
+def check_sm_count(value: Any, name: str = "sm_count") -> int:
+    """An SM carve-out: a whole number >= 1 (not a bool, not a float); OptionError naming ``name`` otherwise."""
+    if isinstance(value, bool):
+        raise OptionError(name, value, f"must be {SM_COUNT_ALLOWED}, not a bool")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise OptionError(name, value, f"must be {SM_COUNT_ALLOWED}") from None
+    if not 1 <= v <= MAX_SM_COUNT:
+        raise OptionError(name, value, f"must be {SM_COUNT_ALLOWED}")
+    return v
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,6 +158,10 @@ class RunOptions:
     explore: int = 0
     #: seconds the exploration may take; configurations not reached by then are listed as not tried
     explore_time_s: float = 60.0
+    #: run the graph on this many SMs (``cudnn.pygraph(sm_count=N)``, an SM carve-out); None: the whole GPU. Only
+    #: the compute share shrinks (memory bandwidth and L2 stay the whole GPU's); refused above the GPU's SM count
+    #: and for families that run through a classic cuDNN call (those run on the whole GPU)
+    sm_count: int | None = None
 
     #: Option names accepted by older keyword spellings.
     ALIASES: ClassVar[dict[str, str]] = {"torch_baseline": "baselines", "device_index": "device"}
@@ -165,6 +196,11 @@ class RunOptions:
             s(self, name, _bool(name, getattr(self, name)))
         s(self, "explore", _int("explore", self.explore, 0, 100_000))
         s(self, "explore_time_s", _float("explore_time_s", self.explore_time_s, 0.0, 86_400.0, lo_open=True))
+        if self.sm_count is not None:
+            s(self, "sm_count", check_sm_count(self.sm_count))
+            if self.explore:
+                raise OptionError("sm_count", self.sm_count, "cannot be combined with explore: the explored "
+                                  "configurations are built for the whole GPU; pass explore=0 with a carve-out")
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -177,13 +213,26 @@ class RunOptions:
         if not isinstance(data, dict):
             raise OptionError("options", data, "must be a dict of run options, a RunOptions or None")
         clean: dict[str, Any] = {}
-        for key, value in data.items():
-            name = cls.ALIASES.get(key, key) if isinstance(key, str) else key
+        for name, value in cls._unaliased(data).items():
             if name not in cls.names():
-                raise OptionError(str(key)[:40], value,
+                raise OptionError(str(name)[:40], value,
                                   f"is not a run option; options are {', '.join(cls.names())}")
             clean[name] = tuple(value) if name == "heuristics" and isinstance(value, list) else value
         return cls(**clean)
+
+    @classmethod
+    def _unaliased(cls, given: dict[Any, Any]) -> dict[Any, Any]:
+        """``given`` with older spellings (torch_baseline, device_index) under their option's name; two spellings
+        of one option with different values are refused naming both (which one wins would be a guess)."""
+        out: dict[Any, Any] = {}
+        spelled: dict[Any, Any] = {}
+        for key, value in given.items():
+            name = cls.ALIASES.get(key, key) if isinstance(key, str) else key
+            if name in out and not _same(out[name], value):
+                raise OptionError(name, value, f"is given twice, as {spelled[name]}={shorten(out[name], 30)} and "
+                                  f"{key}={shorten(value, 30)}, which disagree; give only {name}")
+            out[name], spelled[name] = value, key
+        return out
 
     @classmethod
     def coerce(cls, options: Any = None, **overrides: Any) -> RunOptions:
@@ -203,10 +252,9 @@ class RunOptions:
         if not changes:
             return self
         merged = self.to_dict()
-        for key, value in changes.items():
-            name = self.ALIASES.get(key, key)
+        for name, value in self._unaliased(changes).items():
             if name not in self.names():
-                raise OptionError(key, value, f"is not a run option; options are {', '.join(self.names())}")
+                raise OptionError(name, value, f"is not a run option; options are {', '.join(self.names())}")
             merged[name] = value
         return type(self).from_dict(merged)
 

@@ -50,6 +50,17 @@ def check_runnable(options: RunOptions) -> RunOptions:
     return options
 
 
+def check_carve_out(spec: Spec, options: RunOptions) -> RunOptions:
+    """An SM carve-out (``sm_count``) for a family that runs through a classic cuDNN call (softmax, activation,
+    transform 'convert', pooling, RNN) is refused before the GPU is asked for: classic calls run on the whole GPU.
+    (A count above the GPU's own is refused by the run, which knows the GPU.)"""
+    if options.sm_count is not None:
+        from .gpu import frontend  # registers every family's plan source; imports no torch
+
+        frontend.check_carve_out(spec, options.sm_count)
+    return options
+
+
 def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progress: Progress | None = None,
         **overrides: Any) -> Any:
     """Run ``spec`` on the GPU: every plan the heuristics propose (``plans='all'``) or only their pick.
@@ -58,11 +69,13 @@ def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progr
     overrides on top (``cl.run(spec, plans="heuristic", time_cap_s=0.1)``) are validated the same way. Each plan
     that runs is checked against a float64 PyTorch reference (outputs NaN-poisoned first) and timed (CUDA-graph
     replay by default where capture works). ``progress(done, total, message)`` hears of each step.
+    ``sm_count=N`` runs the graph on N SMs (an SM carve-out; ``cudnn_lab.sm_scaling`` compares several counts).
 
     Raises OptionError for a bad option (before the GPU is touched), NoGPUError without a GPU.
     """
     spec = check_spec(spec)
     opts = check_runnable(RunOptions.coerce(options, **overrides))
+    check_carve_out(spec, opts)
     progress = check_progress(progress)
     _preload("pandas")
     from .gpu import run_records

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from .errors import DataError, NoGPUError, OptionError, shorten
 from .specs import Spec, spec_from_dict
-from .targets import Target, as_target
+from .target import Target, as_target
 from .why_not import reasons_frame, summarize
 
 __all__ = ["WhatIf", "plans_for", "profile", "compare", "drift", "Drift", "recorded_whatifs", "ANSWER_LABEL", "WHATIF_DIR"]
@@ -214,7 +214,7 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
 
 def _ask(asker: Any, spec: Spec, tgt: Target | None, sm_count: Any, modes: tuple[str, ...]) -> WhatIf:
     from .gpu.asker import Refusal
-    from .targets import check_description
+    from .target import check_description
 
     try:
         asker.ensure_started()
@@ -239,7 +239,7 @@ def _ask(asker: Any, spec: Spec, tgt: Target | None, sm_count: Any, modes: tuple
 def profile(path: Any = None) -> Target:
     """This GPU as a target: its description as cuDNN serializes it, saved to ``path`` when given (send the file to
     a colleague: ``cl.plans_for(spec, target="mygpu.json")``). NoGPUError without a GPU."""
-    from .targets import today
+    from .target import today
 
     if path is not None:
         from .results.paths import check_output_path

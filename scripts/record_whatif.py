@@ -44,7 +44,7 @@ def main() -> int:
 
 def record(args: argparse.Namespace) -> int:
     import cudnn_lab.gpu  # noqa: F401 - registers the plan sources
-    from cudnn_lab import targets as tg
+    from cudnn_lab import target as tg
     from cudnn_lab import whatif as wi
     from cudnn_lab.gpu.asker import asker
     from cudnn_lab.gpu.frontend import graph_plans
@@ -74,7 +74,8 @@ def record(args: argparse.Namespace) -> int:
         if (args.only and name not in args.only) or PLAN_SOURCES[spec] is not graph_plans:
             continue
         for lib, own in recorded:
-            same = [t for t in tg.targets(own.cudnn_version) if t.origin == "recorded"]
+            same = [own] + [t for t in tg.targets(own.cudnn_version)
+                            if t.origin == "recorded" and t.name != own.name]  # the card's own description first
             made = [tg.synthetic(cc, own) for cc in tg.COMPUTE_CAPABILITIES]
             asks = [(None, None)] + [(t, None) for t in same + made] + [(None, n) for n in SM_COUNTS]
             for tgt, sms in asks:

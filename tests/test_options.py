@@ -109,3 +109,66 @@ def test_an_unknown_option_names_the_options_there_are() -> None:
 
 def test_options_are_an_exported_name() -> None:
     assert cl.RunOptions is RunOptions
+
+
+@pytest.mark.parametrize("given", [
+    {"baselines": True, "torch_baseline": False}, {"torch_baseline": False, "baselines": True},
+    {"baselines": False, "torch_baseline": 0}, {"device": 0, "device_index": 1}])
+def test_two_spellings_of_one_option_that_disagree_are_refused_naming_both(given: dict) -> None:
+    alias, canon = sorted(given, key=lambda k: k in RunOptions.ALIASES, reverse=True)
+    for make in (lambda: RunOptions.from_dict(given), lambda: RunOptions.coerce(None, **given),
+                 lambda: RunOptions().replace(**given)):
+        with pytest.raises(OptionError) as info:
+            make()
+        assert info.value.option == canon and alias in str(info.value) and canon in str(info.value)
+
+
+def test_two_spellings_that_agree_are_one_option() -> None:
+    assert RunOptions.from_dict({"baselines": False, "torch_baseline": False}).baselines is False
+    assert RunOptions.coerce({"baselines": True}, torch_baseline=False).baselines is False  # an override on top
+
+
+# ------------------------------------------------------------------------------------------------ sm_count
+
+def test_sm_count_defaults_to_the_whole_gpu_and_round_trips() -> None:
+    assert RunOptions().sm_count is None and RunOptions.sm_count is None
+    o = RunOptions(sm_count=66)
+    assert o.sm_count == 66 and o.to_dict()["sm_count"] == 66
+    assert RunOptions.from_dict(json.loads(json.dumps(o.to_dict()))) == o
+    assert RunOptions.coerce({"sm_count": 114}).sm_count == 114
+    assert RunOptions(sm_count=66).replace(sm_count=None).sm_count is None
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, False, 1.5, 66.0, "66", [66], 10**9])
+def test_sm_count_must_be_a_whole_number_of_sms_or_none(bad) -> None:
+    with pytest.raises(OptionError) as info:
+        RunOptions.coerce(None, sm_count=bad)
+    assert info.value.option == "sm_count"
+    assert "whole number of SMs" in str(info.value) and "None" in str(info.value)
+
+
+def test_sm_count_with_explore_is_refused_naming_sm_count() -> None:
+    with pytest.raises(OptionError, match="explore") as info:
+        RunOptions(sm_count=66, explore=4)
+    assert info.value.option == "sm_count"
+    assert RunOptions(sm_count=66, explore=0).explore == 0
+
+
+def test_sm_count_has_a_cli_flag() -> None:
+    from cudnn_lab import cli
+
+    args = cli._parser().parse_args(["run", "s.json", "--sm-count", "66"])
+    assert cli._run_overrides(args) == {"sm_count": 66}
+    assert "sm_count" not in cli._run_overrides(cli._parser().parse_args(["run", "s.json"]))
+
+
+def test_sm_count_at_its_default_keeps_old_sweep_point_ids() -> None:
+    from cudnn_lab.sweeps.points import ID_SETTINGS_NEW, id_settings, point_id
+
+    spec = cl.ConvSpec(n=1, c=8, h=8, w=8, k=8)
+    now = RunOptions().to_dict()
+    before = {k: v for k, v in now.items() if k != "sm_count"}  # a store written before sm_count existed
+    assert "sm_count" in ID_SETTINGS_NEW
+    assert point_id(spec, id_settings(now), "H200") == point_id(spec, id_settings(before), "H200")
+    carved = RunOptions(sm_count=66).to_dict()
+    assert point_id(spec, id_settings(carved), "H200") != point_id(spec, id_settings(now), "H200")

@@ -142,8 +142,9 @@ class Asker:
                 if reply is None:
                     how = (f"signal {-code}, {signal.Signals(-code).name}" if code is not None and code < 0
                            else f"exit code {code}" if code is not None else "no answer")
-                    return Refusal("crashed", f"cuDNN {self.cudnn_version} crashed answering this query "
-                                              f"({how}); the kit's worker was restarted")
+                    v = self.cudnn_version or 0
+                    return Refusal("crashed", f"cuDNN {v // 10000}.{v % 10000 // 100}.{v % 100} crashed answering "
+                                              f"this query ({how}); the kit's worker was restarted")
                 return Refusal("timeout", f"cuDNN gave no answer within {self.timeout_s:.0f} s")
             if "error" in reply:
                 err = reply["error"]

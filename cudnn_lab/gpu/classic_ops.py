@@ -187,10 +187,17 @@ def check_graph_kind(spec: TransformSpec, backend: int, where: str = "", cudnn_v
 
 @PLAN_SOURCES.register(TransformSpec)
 def transform_plans(spec: TransformSpec, handle: Any, modes: tuple[str, ...], where: str,
-                    cudnn_version: str) -> list[PlanEntry]:
+                    cudnn_version: str, *, graph_options: Any = None) -> list[PlanEntry]:
     """'convert': one row for ``cudnnTransformTensor``; a graph kind: the frontend graph's plans, from the cuDNN
-    version that runs it alone (NeedsNewerCudnnError before)."""
+    version that runs it alone (NeedsNewerCudnnError before). ``graph_options`` (an SM carve-out) go to a graph
+    kind's ``cudnn.pygraph``; 'convert', a classic call, runs on the whole GPU and refuses them."""
     if spec.kind == "convert":
+        if graph_options:
+            from ..errors import OptionError
+            from .frontend import CLASSIC_WHOLE_GPU
+
+            raise OptionError("sm_count", dict(graph_options).get("sm_count"),
+                              f"TransformSpec kind 'convert' {CLASSIC_WHOLE_GPU}")
         entry("cudnnTransformTensor", (_V, _V, _V, _V, _V, _V, _V))
         return _one_row(spec, TransformCall(spec), transform_graph)
     import cudnn
@@ -198,4 +205,12 @@ def transform_plans(spec: TransformSpec, handle: Any, modes: tuple[str, ...], wh
     from .frontend import graph_plans
 
     check_graph_kind(spec, int(cudnn.backend_version()), where, cudnn_version)
-    return graph_plans(spec, handle, modes, where, cudnn_version)
+    return graph_plans(spec, handle, modes, where, cudnn_version, graph_options=graph_options)
+
+
+def _transform_takes_carve_out(spec: TransformSpec) -> bool:
+    """Whether this TransformSpec runs as a frontend graph (its graph kinds), which takes an SM carve-out."""
+    return spec.kind != "convert"
+
+
+transform_plans.takes_carve_out = _transform_takes_carve_out  # type: ignore[attr-defined]

@@ -140,6 +140,8 @@ def ask(spec: Spec, *, description: dict[str, Any] | None = None, sm_count: int 
                     seconds=time.perf_counter() - t0)
     if not found:
         detail = "\n".join(f"heur_mode {m}: {msg}" for m, msg in declined.items())
+        v = answer.cudnn_version
         raise UnsupportedGraphError("cuDNN's heuristics proposed no plan for this graph on this target",
-                                    detail=detail, cudnn_version=str(answer.cudnn_version))
+                                    detail=detail, cudnn_version=f"{v // 10000}.{v % 10000 // 100}.{v % 100}",
+                                    hint="")
     return answer

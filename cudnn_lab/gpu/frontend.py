@@ -7,12 +7,13 @@ propose (same engine and knobs) are listed once.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedGraphError
 from ..graph import build_graph
 from ..specs import Spec
-from .explain import explain, first_line
+from .explain import explain
 from .plans import PLAN_SOURCES, PlanEntry
 
 
@@ -32,32 +33,87 @@ def knobs_of(name: str, knobs: Any) -> dict[str, int]:
     return {_enum_name(k): int(v) for k, v in dict(knobs).items()}
 
 
+CLASSIC_WHOLE_GPU = ("runs through one of cuDNN's classic (non-graph) calls, and classic calls run on the whole GPU: "
+                     "only a frontend graph takes an SM carve-out; leave sm_count=None")
+
+
+def takes_carve_out(spec: Spec) -> bool:
+    """Whether ``spec`` runs as a frontend graph, which takes an SM carve-out: its plan source is
+    :func:`graph_plans`, or a source that says so for this spec (``source.takes_carve_out(spec)``: a TransformSpec's
+    graph kinds). Classic calls (softmax, activation, transform 'convert', pooling, RNN) do not."""
+    source = PLAN_SOURCES.get(spec)
+    if source is graph_plans:
+        return True
+    says = getattr(source, "takes_carve_out", None)
+    return bool(says(spec)) if callable(says) else False
+
+
+def check_carve_out(spec: Spec, sm_count: int | None) -> None:
+    """OptionError naming sm_count when ``spec``'s family has no frontend graph (a classic call: softmax, activation,
+    transform, pooling, RNN; see the ``PLAN_SOURCES`` registrations of ``gpu/classic*.py``) and a carve-out is
+    asked for. No GPU needed (the sources register on import of ``cudnn_lab.gpu``, which imports no torch)."""
+    if sm_count is not None and not takes_carve_out(spec):
+        from ..errors import OptionError
+
+        raise OptionError("sm_count", sm_count, f"{type(spec).__name__} {CLASSIC_WHOLE_GPU}")
+
+
+def carve_out_sentence(detail: str, sm_count: int | None = None) -> str:
+    """What cuDNN's refusal says, in one sentence (``why_not.summarize``: engines refused, by category); under a
+    carve-out, when cuDNN's message names the SM count without per-engine blocks, the carve-out category's own
+    words. Empty when the message holds neither."""
+    from ..why_not import CATEGORIES, category_of, summarize
+
+    text = summarize(detail)
+    if not text and sm_count is not None and category_of("", detail) == "carve-out":
+        text = f"cuDNN refused the graph on {sm_count} SMs (carve-out: {CATEGORIES['carve-out']})."
+    return text
+
+
+def unsupported(detail: str, spec: Spec, where: str, cudnn_version: str,
+                sm_count: int | None = None) -> UnsupportedGraphError:
+    """The error for a graph nothing runs: explain()'s sentence, then cuDNN's reasons (:func:`carve_out_sentence`)
+    where its message holds them, and the carve-out asked for; ``detail`` keeps cuDNN's whole message."""
+    summary = explain(detail, spec)
+    why = carve_out_sentence(detail, sm_count)
+    if why:
+        summary = f"{summary} {why}"
+    if sm_count is not None:
+        summary += f" (asked to run on {sm_count} SMs, an SM carve-out; sm_count=None runs on the whole GPU)"
+    return UnsupportedGraphError(summary, detail=detail, device=where, cudnn_version=cudnn_version)
+
+
 @PLAN_SOURCES.register(Spec)
-def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cudnn_version: str) -> list[PlanEntry]:
-    """Every plan the chosen heuristic modes propose for ``spec``'s graph, mode by mode, rank by rank."""
+def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cudnn_version: str, *,
+                graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
+    """Every plan the chosen heuristic modes propose for ``spec``'s graph, mode by mode, rank by rank.
+
+    ``graph_options`` go to ``cudnn.pygraph`` (``{"sm_count": n}``: an SM carve-out). When no mode proposes a plan,
+    the UnsupportedGraphError's detail keeps cuDNN's whole message per mode, and its summary says what the message's
+    per-engine reasons add up to (``why_not.summarize``)."""
     import cudnn
 
+    sm_count = (graph_options or {}).get("sm_count")
     plans: dict[str, PlanEntry] = {}
-    failures: list[str] = []
+    messages: list[str] = []  # cuDNN's whole message per failed step (its per-engine reasons), for the error
     for mode in modes:
-        lab = build_graph(spec, handle=handle)
+        lab = build_graph(spec, handle=handle, graph_options=graph_options)
         g = lab.pygraph
         try:
             g.validate()
             g.build_operation_graph()
         except Exception as e:  # noqa: BLE001 - graph-level failure: the whole graph is unsupported
-            raise UnsupportedGraphError(explain(str(e), spec), detail=str(e), device=where,
-                                        cudnn_version=cudnn_version) from None
+            raise unsupported(str(e), spec, where, cudnn_version, sm_count) from None
         try:
             g.create_execution_plans([getattr(cudnn.heur_mode, mode)])
             count = g.get_execution_plan_count()
         except Exception as e:  # noqa: BLE001 - one mode proposing nothing is normal
-            failures.append(f"heur_mode {mode}: {first_line(str(e))}")
+            messages.append(f"heur_mode {mode}: {str(e).strip()}")
             continue
         try:
             g.check_support()
         except Exception as e:  # noqa: BLE001 - aggregate answer; plans are still tried one by one
-            failures.append(f"check_support ({mode}): {first_line(str(e))}")
+            messages.append(f"check_support ({mode}): {str(e).strip()}")
         for i in range(count):
             name = g.get_plan_name_at_index(i)
             if name in plans:
@@ -71,6 +127,6 @@ def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cud
             plans[name] = PlanEntry(name=name, engine_id=int(engine_id), knobs=knobs_of(name, knobs), graph=lab,
                                     index=i, ranks={mode: i}, behavior_notes=notes)
     if not plans:
-        detail = "\n".join(failures) or "the heuristics returned no plans"
-        raise UnsupportedGraphError(explain(detail, spec), detail=detail, device=where, cudnn_version=cudnn_version)
+        detail = "\n".join(messages) or "the heuristics returned no plans"
+        raise unsupported(detail, spec, where, cudnn_version, sm_count)
     return list(plans.values())

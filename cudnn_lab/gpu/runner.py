@@ -93,18 +93,24 @@ def _run_records(spec: Spec, options: RunOptions, progress: Progress | None = No
         from .fp8 import check_requirements
 
         check_requirements(spec, info)  # e.g. FP8 attention's fp16 output needs Blackwell: refused here, rule named
+        check_sm_count(spec, options.sm_count, info)
     notes: list[str] = []
     if (note := tf32_note(spec)) is not None:
         notes.append(note)
-    sess = session(spec, options.heuristics, device=options.device, seed=options.seed, check=options.check)
+    if options.sm_count is not None:
+        notes.append(carve_out_note(options, info))
+    sess = session(spec, options.heuristics, device=options.device, seed=options.seed, check=options.check,
+                   sm_count=options.sm_count)
     made, sess.phase_s = sess.phase_s, {}  # the run that made the session reports what making it took
     for name, seconds in made.items():
         phases.add(name, seconds)
     entries = sess.entries[:options.max_plans] if options.max_plans is not None else sess.entries
-    cache = RunCache(spec, info, sess.handle, options.plan_cache, ask=sess.ask_heuristics)
+    cache = RunCache(spec, info, sess.handle, options.plan_cache, ask=sess.ask_heuristics, sm_count=options.sm_count)
     with torch.cuda.device(options.device):
         with phases("build"):
             chosen, status = _build(entries, options.plans, progress, cache, sess.loaded)
+            if options.sm_count is not None and not chosen:
+                raise refused_on_carve_out(spec, entries, status, options.sm_count, info)
             sess.ensure_workspace(max((e.workspace_bytes or 0 for e in chosen), default=0))
         topts = TimingOptions.from_options(options)
         with phases("time"):
@@ -209,6 +215,76 @@ def _quantization(spec: Spec, sess: Session, seed: int) -> dict[str, Any]:
 
     report = quantization_report(spec, sess.inputs, seed=seed)
     return {"quantization": report} if report else {}
+
+
+def check_sm_count(spec: Spec, sm_count: int | None, info: dict[str, Any]) -> None:
+    """OptionError naming sm_count for a carve-out this run cannot make: a family that runs through a classic call
+    (on the whole GPU), or more SMs than the GPU has (naming its count)."""
+    if sm_count is None:
+        return
+    from ..errors import OptionError
+    from .frontend import check_carve_out
+
+    check_carve_out(spec, sm_count)
+    total = info.get("sm_count")
+    if isinstance(total, int) and sm_count > total:
+        raise OptionError("sm_count", sm_count, f"must be at most this GPU's SM count: {info.get('gpu', 'the GPU')} "
+                          f"has {total} SMs (sm_count=None runs on the whole GPU)")
+
+
+def carve_out_note(options: RunOptions, info: dict[str, Any]) -> str:
+    """The warning every carve-out run carries: what was scaled and what was not."""
+    total = info.get("sm_count")
+    of = f" of the GPU's {total}" if total else ""
+    return (f"Ran on {options.sm_count}{of} SMs (sm_count={options.sm_count}, an SM carve-out): only the compute "
+            f"share is scaled; memory bandwidth and L2 are the whole GPU's, and so are the roofline ceilings "
+            f"(pct_of_ceiling) and PyTorch's baseline, which take no carve-out.")
+
+
+#: Plans whose failed build is asked again for cuDNN's whole message when a carve-out builds none (each fails fast).
+MAX_FULL_ERRORS = 8
+
+
+def _whole_error(entry: PlanEntry) -> str | None:
+    """cuDNN's whole message for a plan whose build failed (the plan table keeps its first 300 characters on one
+    line): the build is asked once more; None where that cannot be done or it builds now."""
+    if entry.recalled or entry.index < 0 or not hasattr(getattr(entry.graph, "pygraph", None), "build_plan_at_index"):
+        return None
+    try:
+        entry.graph.pygraph.build_plan_at_index(entry.index)
+    except Exception as e:  # noqa: BLE001 - the refusal itself is what is wanted
+        return str(e).strip() or None
+    return None
+
+
+def refused_on_carve_out(spec: Spec, entries: list[PlanEntry], status: dict[str, tuple[str, str]], sm_count: int,
+                         info: dict[str, Any]) -> Exception:
+    """The UnsupportedGraphError of a carve-out under which no proposed plan built: its detail is cuDNN's error for
+    each plan (whole for the first :data:`MAX_FULL_ERRORS`, asked again; else the line the plan table records), its
+    summary how many plans were refused and why: ``why_not.summarize`` of the detail, else by ``why_not``'s
+    categories of each plan's error (carve-out: the engine runs only on the whole GPU)."""
+    from ..errors import UnsupportedGraphError
+    from ..why_not import CATEGORIES, category_of, summarize
+
+    failed = [(e.name, _whole_error(e) if i < MAX_FULL_ERRORS else None, status[e.name][1])
+              for i, e in enumerate(e for e in entries if status.get(e.name, ("", ""))[0] == "build_failed")]
+    # cuDNN's whole message where it could be had again (its per-engine reasons), else the line the table records
+    detail = "\n".join(f"{name}: {whole or error}" for name, whole, error in failed)
+    failed = [(name, whole or error) for name, whole, error in failed]
+    cats = [category_of("", error) for _, error in failed]
+    counts = {c: cats.count(c) for c in CATEGORIES if c in cats}
+    why = summarize(detail)
+    if not why and counts:
+        why = (f"cuDNN refused {len(failed)} plan{'s' * (len(failed) != 1)}: "
+               + "; ".join(f"{counts[c]} by {c} ({CATEGORIES[c]})" for c in CATEGORIES if c in counts) + ".")
+    total = info.get("sm_count")
+    of = f" of the GPU's {total}" if total else ""
+    summary = (f"No plan of {spec.label()} could be built on {sm_count}{of} SMs (sm_count={sm_count}, an SM "
+               f"carve-out). {why}").strip()
+    return UnsupportedGraphError(summary, detail=detail, device=str(info.get("gpu", "")),
+                                 cudnn_version=str(info.get("cudnn_backend", "")),
+                                 hint=" Run it on the whole GPU (sm_count=None), or try another layout, data type "
+                                      "or size.")
 
 
 def _ceiling_dtype(dtype: str) -> str:

@@ -59,7 +59,8 @@ def check_memory(need: int, device: int, what: str) -> None:
 class Session:
     """Plans (built once), inputs, outputs, the float64 reference and a workspace of one spec on one GPU."""
 
-    def __init__(self, spec: Spec, modes: tuple[str, ...], device: int, seed: int, check: bool) -> None:
+    def __init__(self, spec: Spec, modes: tuple[str, ...], device: int, seed: int, check: bool,
+                 sm_count: int | None = None) -> None:
         import cudnn
         import torch
 
@@ -67,6 +68,10 @@ class Session:
         from .device import device_info
 
         self.spec, self.device = spec, device
+        #: the SM carve-out every graph of this session is made for (``cudnn.pygraph(sm_count=N)``); None: the whole
+        #: GPU. Part of the session's key and of its plans' cache keys, so no plan crosses between the two.
+        self.sm_count = sm_count
+        self.graph_options: dict[str, Any] = {} if sm_count is None else {"sm_count": int(sm_count)}
         #: seconds each part of making this session took (reported once, by the run that made it)
         self.phase_s: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -114,12 +119,13 @@ class Session:
         if PLAN_SOURCES.get(spec) is not graph_plans or not cache_dir.cache_enabled():
             return self._ask()
         try:
-            lab = build_graph(spec, handle=self.handle)  # unplanned: the recalled plans load from the plan cache
+            # unplanned: the recalled plans load from the plan cache
+            lab = build_graph(spec, handle=self.handle, graph_options=self.graph_options or None)
             described = lab.inspect()
         except Exception:  # noqa: BLE001 - a graph that cannot describe itself is asked every time
             return self._ask()
-        ident = hc.proposals_ident(spec, described, "proposals", self.modes, info)
-        notes_ident = hc.proposals_ident(spec, described, "notes", self.modes, info)
+        ident = hc.proposals_ident(spec, described, "proposals", self.modes, info, self.sm_count)
+        notes_ident = hc.proposals_ident(spec, described, "notes", self.modes, info, self.sm_count)
         kept = hc.recall(ident, info)
         if kept is not None:
             self.notes_ident, self.recalled = notes_ident, True
@@ -130,7 +136,8 @@ class Session:
         entries = self._ask()
         if time.perf_counter() - t0 >= hc.MIN_PROPOSE_S:
             try:  # one key per graph (a graph per heuristic mode), kept on the entries for the plan cache
-                keys = {id(g): plan_graph_key(spec, g) for g in {id(e.graph): e.graph for e in entries}.values()}
+                keys = {id(g): plan_graph_key(spec, g, self.sm_count)
+                        for g in {id(e.graph): e.graph for e in entries}.values()}
             except Exception:  # noqa: BLE001 - not kept, then
                 return entries
             for e in entries:
@@ -140,7 +147,15 @@ class Session:
         return entries
 
     def _ask(self) -> list[PlanEntry]:
-        return propose(self.spec, self.handle, self.modes, self.info["gpu"], str(self.info["cudnn_backend"]))
+        where, version = self.info["gpu"], str(self.info["cudnn_backend"])
+        if self.sm_count is None:
+            return propose(self.spec, self.handle, self.modes, where, version)
+        from .frontend import check_carve_out
+        from .plans import PLAN_SOURCES
+
+        check_carve_out(self.spec, self.sm_count)  # a classic call runs on the whole GPU: refused, never run so
+        return PLAN_SOURCES[self.spec](self.spec, self.handle, self.modes, where, version,
+                                       graph_options=self.graph_options)
 
     def ask_heuristics(self) -> None:
         """Give recalled plans the heuristics' own graph (asking them now): for a run with the plan cache off, or a
@@ -196,12 +211,16 @@ _SESSIONS: dict[tuple[Any, ...], Session] = {}
 
 
 def session(spec: Spec, modes: tuple[str, ...] = ("A", "FALLBACK"), *, device: int = 0, seed: int = 0,
-            check: bool = True) -> Session:
-    """The cached :class:`Session` for these arguments (made on first use; needs a GPU)."""
+            check: bool = True, sm_count: int | None = None) -> Session:
+    """The cached :class:`Session` for these arguments (made on first use; needs a GPU). A session made for an SM
+    carve-out (``sm_count``) is another session: its plans, captured graphs and measurements are never those of
+    the whole GPU's."""
     require_gpu(device)
-    key = (spec, tuple(modes), device, seed, check)
+    key: tuple[Any, ...] = (spec, tuple(modes), device, seed, check)
+    if sm_count is not None:
+        key += (("sm_count", int(sm_count)),)
     if key not in _SESSIONS:
-        made = Session(spec, tuple(modes), device, seed, check)
+        made = Session(spec, tuple(modes), device, seed, check, sm_count)
         if len(_SESSIONS) >= MAX_SESSIONS:  # keep GPU memory bounded: drop the oldest session
             _SESSIONS.pop(next(iter(_SESSIONS)))
         _SESSIONS[key] = made

@@ -28,7 +28,7 @@ ID_SETTINGS_EXCLUDED = ("device",)
 
 #: Run options added after sweeps were first stored, left out of a point's id while at their default, so that a store
 #: written before they existed still resumes (a point run with another value gets an id of its own).
-ID_SETTINGS_NEW = ("screen_ratio",)
+ID_SETTINGS_NEW = ("screen_ratio", "sm_count")
 
 
 def id_settings(options: dict[str, Any]) -> dict[str, Any]:
