@@ -43,6 +43,11 @@ font-family:ui-monospace,monospace;font-size:.72rem;min-width:9rem;max-width:16r
 font-size:.75rem;color:#6b7280;padding-top:.3rem}
 details.cl-all-columns summary{cursor:pointer;color:#1d4ed8;margin:.5rem 0}
 .figure{margin:1rem 0}
+.cl-whatif-label{background:#eff6ff;border-left:3px solid #3b82f6;padding:.3rem .6rem;font-size:.85rem}
+.cl-whatif-table thead tr:first-child th{text-align:center}.cl-whatif-table th.cl-measured{white-space:normal}
+.cl-whatif-table .cl-synthetic{background:#f5f3ff}.cl-whatif-table th.cl-synthetic{color:#5b21b6;font-style:italic}
+.cl-whatif-table .cl-measured{background:#f0fdf4}.cl-whatif-refused,.cl-drift-summary{font-size:.85rem}
+.cl-whatif-hint{font-size:.75rem;color:#6b7280;margin:.3rem 0}
 """
 #: plotly's config in reports: resize with the page, no logo.
 _PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
@@ -67,6 +72,41 @@ def anatomy_html(result: RunResult) -> str:
         parts.append("<div class='cl-table-wrap'>" + kernels.to_html(index=False, na_rep="", classes="cl-kernels",
                                                                     float_format=lambda v: f"{v:.4g}") + "</div>")
     return "<h2>Plan anatomy</h2>" + "".join(parts) if parts else ""
+
+
+def whatif_html(result: RunResult) -> str:
+    """The What-if section, where the kit has recorded answers of cuDNN's heuristics for the result's problem: the
+    recorded and synthetic targets side by side by engine (with this run's best time per engine), the targets that
+    got no plan with why, and the drift between the recorded cuDNN versions; '' where none is recorded. Tables
+    only (:mod:`cudnn_lab.plots.whatif_tables`), labelled "cuDNN's heuristics' answer, not a measurement"."""
+    from .errors import CudnnLabError, NoGPUError
+    from .plots.whatif_tables import answer_label_html, compare_table_html, refusals_html
+    from .target import targets
+    from .whatif import compare, drift, recorded_whatifs
+
+    title = "<h2>What-if: other GPUs and cuDNN versions</h2>"
+    try:
+        if not any(w.spec == result.spec for w in recorded_whatifs()):
+            return ""
+        known = targets()
+        frame = compare(result.spec, list(dict.fromkeys(t.name for t in known)), measured=result, recorded=True)
+    except CudnnLabError as e:  # a recorded answer that cannot be read must not cost the rest of the report
+        return f"{title}<p class='note'>The recorded what-if answers cannot be shown: {html.escape(str(e))}</p>"
+    recorded = [t for t in known if t.origin == "recorded"]
+    versions = sorted({t.cudnn_version for t in recorded})
+    # The drift on the GPU this run measured where it is a recorded target, else on the first recorded one.
+    name = next((t.name for t in recorded if t.description.get("deviceName") == result.device.get("gpu")),
+                recorded[0].name if recorded else "")
+    shifted = ""
+    if len(versions) > 1:
+        try:
+            d = drift(result.spec, versions[0], name)
+            shifted = (f"<p class='cl-drift-summary'>Between cuDNN versions, for {html.escape(name)}: "
+                       f"{html.escape(d.summary())}</p>")
+        except NoGPUError:  # no recording of the older version for this problem
+            shifted = ""
+    return (title + answer_label_html(frame.attrs["answers"]) + compare_table_html(frame) + refusals_html(frame)
+            + shifted)
 
 
 def graph_svg(result: RunResult) -> str:
@@ -124,6 +164,7 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
                           "or a sweep frame (cl.sweep, cl.load_results of a sweep or store)", where="report")
     if title is not None and not isinstance(title, str):
         raise OptionError("title", title, "must be text or None", where="report")
+    _check_run(result)
     title = title or f"cudnn_lab report: {result.spec.label()}"
     from .plots.tables import plan_table_html
 
@@ -154,6 +195,7 @@ cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
 <h2>Figures</h2>{fig_html}
 <h2>Plans</h2>{plan_table_html(result, columns=columns)}
 {anatomy_html(result)}
+{whatif_html(result)}
 <h2>Device</h2><table>{device_rows}</table>
 <h2>Spec</h2><pre>{html.escape(json.dumps(result.spec.to_dict(), indent=1))}</pre>
 <h2>Settings</h2><pre>{html.escape(json.dumps(result.settings, indent=1))}</pre>
@@ -179,6 +221,23 @@ def save_sweep_report(frame: Any, path: str | Path, *, title: str | None = None)
 
 
 # ------------------------------------------------------------------------------------------------ sweep reports
+
+def _check_run(result: RunResult) -> None:
+    """A result made or changed in memory is checked as a loaded one is (``loading.check_result``), so a bad value
+    is a DataError naming the plan and the field, not a crash half way through the report."""
+    from .results.loading import check_result
+
+    check_result(result.to_dict(), result.loaded_from or f"the result of {result.spec.label()}")
+
+
+def _check_sweep(frame: Any) -> None:
+    """A sweep frame with point ids is checked as a loaded one is (``loading.check_sweep_frame``): a duplicated
+    point or an impossible value is a DataError naming the row and the field, not a crash or a wrong table."""
+    from .results.loading import check_sweep_frame
+
+    if "point_id" in frame.columns and not frame.empty:
+        check_sweep_frame(frame, "the sweep frame")
+
 
 def _is_sweep(value: Any) -> bool:
     return type(value).__name__ == "DataFrame" and hasattr(value, "columns")
@@ -257,6 +316,7 @@ def sweep_report_html(frame: Any, *, title: str | None = None, recorded: bool = 
     frame = _require_sweep(frame)
     if title is not None and not isinstance(title, str):
         raise OptionError("title", title, "must be text or None", where="report")
+    _check_sweep(frame)
     key = point_key(frame) if len(frame.columns) else None
     points = frame.drop_duplicates(subset=[key]) if key in frame.columns else frame
     statuses = points["point_status"].map(cell_text).value_counts().to_dict() if "point_status" in points else {}

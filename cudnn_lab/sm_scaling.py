@@ -28,6 +28,7 @@ import datetime
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .errors import DataError, NoGPUError, OptionError, UnsupportedGraphError, shorten
@@ -442,3 +443,22 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
                          device=device, settings=settings,
                          errors=tuple((n, errors[n]) for n in counts if n is not None and n in errors),
                          created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+
+
+#: SM-scaling what-ifs recorded on the kit's GPUs (scripts/record_whatif.py --sm-scaling).
+RECORDED_DIR = Path(__file__).resolve().parent / "data" / "whatif" / "sm_scaling"
+MAX_FILE_BYTES = 16 * 2**20
+
+
+def load_scaling(path: Any) -> ScalingResult:
+    """A ScalingResult saved as JSON (``to_dict``), read with the kit's reading discipline."""
+    from .results.loading import parse_json, read_text
+
+    path, text = read_text(path, "SM-scaling JSON", limit=MAX_FILE_BYTES)
+    return ScalingResult.from_dict(parse_json(text, path, "SM-scaling JSON"), source=path)
+
+
+def recorded_scalings(spec: Spec | None = None) -> list[ScalingResult]:
+    """The SM-scaling what-ifs recorded on the kit's GPUs (of ``spec`` only, when given), newest first."""
+    found = [load_scaling(p) for p in sorted(RECORDED_DIR.glob("*.json"))]
+    return [r for r in found if spec is None or r.spec == spec][::-1]

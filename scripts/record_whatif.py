@@ -35,6 +35,10 @@ def main() -> int:
     ap.add_argument("--other-cudnn", default="/usr/lib/x86_64-linux-gnu",
                     help="folder of a second cuDNN to compare with ('' to skip)")
     ap.add_argument("--only", nargs="*", help="record only these problems")
+    ap.add_argument("--skip-answers", action="store_true", help="record no heuristics' answers (only the extras)")
+    ap.add_argument("--sm-scaling", action="store_true", help="also time the ResNet-50 3x3 conv at 132/114/78/66 SMs")
+    ap.add_argument("--run-drift", nargs="*", default=[], help="also run these problems under --other-cudnn (the "
+                    "times and errors of the other version; the cuDNN in use is the shipped recording's)")
     args = ap.parse_args()
     try:
         return record(args)
@@ -71,7 +75,7 @@ def record(args: argparse.Namespace) -> int:
     answers = []
     t0 = time.perf_counter()
     for name, spec in problems.items():
-        if (args.only and name not in args.only) or PLAN_SOURCES[spec] is not graph_plans:
+        if args.skip_answers or (args.only and name not in args.only) or PLAN_SOURCES[spec] is not graph_plans:
             continue
         for lib, own in recorded:
             same = [own] + [t for t in tg.targets(own.cudnn_version)
@@ -85,6 +89,26 @@ def record(args: argparse.Namespace) -> int:
                 answers.append(w.to_dict())
             print(f"{name} cuDNN {own.cudnn_version}: {len(asks)} answers", flush=True)
     stamp = tg.today()
+    if args.sm_scaling:
+        from cudnn_lab.sm_scaling import sm_scaling
+
+        conv = problems.get("rn50_conv") or type(problems["conv_nhwc_fp16"])(
+            n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
+        scaled = sm_scaling(conv, sm_counts=(None, 114, 78, 66))
+        path = out / "whatif" / "sm_scaling" / f"{prefix}_{stamp}_conv_rn50_3x3.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(scaled.to_dict()))
+        print("sm scaling", path, scaled.summary(), flush=True)
+    for name in args.run_drift:
+        if len(libs) < 2:
+            break
+        other = wi.run_under(problems[name], libs[1], {"heuristics": ("A", "B", "FALLBACK"), "time_cap_s": 0.25})
+        path = out / "whatif" / "runs" / f"{prefix}_cudnn{recorded[1][1].cudnn_version}_{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        other.save(path)
+        print("run under", libs[1], path, flush=True)
+    if args.skip_answers:
+        return 0
     doc = {"format": wi.FORMAT, "version": 1, "gpu": card.description["deviceName"], "created": stamp,
            "seconds": round(time.perf_counter() - t0, 1), "answers": answers}
     path = out / "whatif" / f"{prefix}_{stamp}.json"

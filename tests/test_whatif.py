@@ -277,3 +277,32 @@ def test_the_cli_answers_for_targets_side_by_side(tmp_path):
     assert many.returncode == 0 and "sm100 rank" in many.stdout and "crashed" in many.stdout
     bad = _cli("plans", str(spec), "--target", "b300")
     assert bad.returncode == 2 and "target" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_runs_recorded_under_cudnn_9_14_sit_beside_the_shipped_9_19_recordings():
+    drifts = wi.recorded_run_drifts()
+    assert len(drifts) >= 2
+    for d in drifts:
+        assert wi.RunDrift.version(d.old) == 91400 and wi.RunDrift.version(d.new) == 91900
+        assert d.old.device["gpu"] == d.new.device["gpu"]
+        frame = d.frame()
+        assert frame["plan"].is_unique and set(frame["in"]) <= {"both", "only 9.14.0", "only 9.19.0"}
+        assert len(frame) >= max(len(d.plans(d.old)), len(d.plans(d.new)))
+        assert "9.14.0" in d.summary() and "measured on" in d.summary()
+    conv = wi.recorded_run_drifts(CONV)
+    assert len(conv) == 1 and conv[0].new.spec == CONV
+
+
+def test_a_recorded_sm_scaling_is_monotone_and_labelled():
+    from cudnn_lab.plots.sm_scaling import plot_sm_scaling
+    from cudnn_lab.sm_scaling import LABEL, recorded_scalings
+
+    found = recorded_scalings()
+    assert found
+    r = found[0]
+    per = r.per_count
+    best = list(per.sort_values("sms", ascending=False)["best_ms"])
+    assert all(b2 >= b1 * 0.97 for b1, b2 in zip(best, best[1:]))  # fewer SMs never faster (3% noise)
+    assert r.label == LABEL and not r.refused.empty
+    fig = plot_sm_scaling(r)
+    assert len(fig.data) >= 2

@@ -9,6 +9,14 @@ import threading
 from typing import Any
 
 
+def _torch_cudnn(torch: Any) -> Any:
+    """The cuDNN torch was built with, or None in a process that loaded another cuDNN (torch refuses it then)."""
+    try:
+        return torch.backends.cudnn.version() if torch.backends.cudnn.enabled else None
+    except RuntimeError:
+        return None
+
+
 def _nvidia_smi(fields: str, index: int) -> list[str] | None:
     if not shutil.which("nvidia-smi"):
         return None
@@ -37,7 +45,7 @@ def device_info(index: int = 0) -> dict[str, Any]:
         "torch": torch.__version__,
         "cudnn_backend": cudnn.backend_version(),
         "cudnn_frontend": cudnn.__version__,
-        "torch_cudnn": torch.backends.cudnn.version(),
+        "torch_cudnn": _torch_cudnn(torch),
         "driver": None, "sm_clock_mhz": None, "max_sm_clock_mhz": None, "mem_clock_mhz": None,
     }
     smi = _nvidia_smi("driver_version,clocks.sm,clocks.max.sm,clocks.mem", index)

@@ -14,8 +14,8 @@ import json
 import math
 from typing import Any
 
-__all__ = ["ALL_COLUMN_TITLES", "PLAN_TABLE_COLUMNS", "compact_knobs", "full_table_html", "plan_table",
-           "plan_table_html", "sig3", "us_text"]
+__all__ = ["ALL_COLUMN_TITLES", "PLAN_TABLE_COLUMNS", "compact_knobs", "frame_table_html", "full_table_html",
+           "plan_table", "plan_table_html", "sig3", "us_text"]
 
 #: The compact table's columns (headers in words), the numbers a reader compares first.
 PLAN_TABLE_COLUMNS: tuple[str, ...] = ("rank", "engine", "knobs", "median (µs)", "IQR (µs)", "error (rel. L2)",
@@ -219,6 +219,34 @@ def full_table_html(result: Any, columns: Any = None) -> str:
                                     for c in cols) + "</tr>" for _, p in plans.iterrows())
     return (f"<table class='cl-plan-table cl-plan-table-full'><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
             "</table>")
+
+
+def frame_table_html(frame: Any, titles: dict[str, str] | None = None, *, formats: dict[str, Any] | None = None,
+                     groups: list[tuple[str, int, str, str]] | None = None,
+                     column_classes: dict[str, str] | None = None, classes: str = "", caption: str = "") -> str:
+    """Any frame as the kit's table (class ``cl-plan-table``): headers in words (``titles``, else
+    :data:`ALL_COLUMN_TITLES`, else the name), cells formatted as the plan tables format them (times in µs, bytes,
+    counts, yes/no; ``formats`` maps a column to its own function of the value). ``groups``: a header row above,
+    (text, columns spanned, tooltip, CSS class) each; ``column_classes``: a CSS class per column's cells;
+    ``caption``: HTML made by the caller."""
+    titles, formats, column_classes = titles or {}, formats or {}, column_classes or {}
+    cols = list(frame.columns)
+
+    def text(c: str, v: Any) -> str:
+        return "" if _missing(v) else str(formats[c](v)) if c in formats else _cell(c, v)
+
+    top = ""
+    if groups:
+        top = "<tr>" + "".join(f"<th colspan='{int(span)}' class='{html.escape(cls)}' title='{html.escape(tip)}'>"
+                               f"{html.escape(t)}</th>" for t, span, tip, cls in groups) + "</tr>"
+    head = "".join(f"<th class='cl-col-{_slug(c)} {html.escape(column_classes.get(c, ''))}' title='{html.escape(c)}'>"
+                   f"{html.escape(titles.get(c) or ALL_COLUMN_TITLES.get(c, c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td class='cl-col-{_slug(c)} {html.escape(column_classes.get(c, ''))}'>"
+                                    f"{html.escape(text(c, v))}</td>" for c, v in zip(cols, values)) + "</tr>"
+                   for values in frame.itertuples(index=False, name=None))
+    cap = f"<caption class='cl-table-caption'>{caption}</caption>" if caption else ""
+    return (f"<table class='cl-plan-table {html.escape(classes)}'>{cap}<thead>{top}<tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>")
 
 
 def plan_table_html(result: Any, selected: str | None = None, *, columns: Any = None) -> str:

@@ -88,6 +88,36 @@ CSS = """
   font-family: var(--jp-code-font-family, monospace); }
 .cl-lab .cl-kernel-table { table-layout: auto; width: 100%; }
 .cl-lab .cl-sweep-report-path { max-width: 100%; }
+.cl-lab .cl-whatif, .cl-lab .cl-whatif .widget-html, .cl-lab .cl-whatif .widget-html-content {
+  max-width: 100%; min-width: 0; }
+.cl-lab .cl-whatif-label, .cl-lab .cl-whatif-note, .cl-lab .cl-whatif-refused { font-size: 12px;
+  white-space: normal; overflow-wrap: anywhere; line-height: 1.4; margin: 4px 0; }
+.cl-lab .cl-whatif-label { background: #eff6ff; border-left: 3px solid #3b82f6; padding: 4px 8px; }
+.cl-lab .cl-whatif-none { max-width: 900px; }
+.cl-lab .cl-whatif-problem { white-space: nowrap; font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
+.cl-lab .cl-whatif-hint { font-size: 11px; color: #6b7280; white-space: normal; max-width: 760px; margin: 2px 0 6px 0;
+  line-height: 1.35; }
+.cl-lab .cl-whatif-refused { padding-left: 18px; }
+.cl-lab .cl-whatif-targets .widget-toggle-button { padding: 0 6px; }
+.cl-lab .cl-whatif-targets .widget-toggle-button.mod-active { background: #dbeafe; color: #1e3a8a;
+  box-shadow: inset 0 0 0 1px #3b82f6; }
+.cl-lab .cl-whatif-targets .widget-toggle-button.mod-active::before { content: "✓ "; }
+.cl-lab .cl-whatif-table th { position: static; text-align: right; }
+.cl-lab .cl-whatif-table th:first-child { text-align: left; }
+.cl-lab .cl-whatif-table thead tr:first-child th { border-bottom: 1px solid #d1d5db; text-align: center; }
+.cl-lab .cl-whatif-table th.cl-measured { white-space: normal; max-width: 110px; }
+.cl-lab .cl-whatif-table td { text-align: right; }
+.cl-lab .cl-whatif-table .cl-synthetic { background: #f5f3ff; }
+.cl-lab .cl-whatif-table th.cl-synthetic { color: #5b21b6; font-style: italic; }
+.cl-lab .cl-whatif-table .cl-measured { background: #f0fdf4; }
+.cl-lab .cl-whatif-table caption { white-space: normal; max-width: 760px; }
+.cl-lab .cl-why-not-table td.cl-col-reason { white-space: normal; text-align: left; min-width: 200px;
+  max-width: 420px; overflow-wrap: anywhere; font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
+.cl-lab .cl-why-not-table td.cl-col-status, .cl-lab .cl-why-not-table td.cl-col-category,
+.cl-lab .cl-drift-table td.cl-col-in { text-align: left; }
+.cl-lab .cl-drift-table td.cl-col-plan { text-align: left; font-family: var(--jp-code-font-family, monospace);
+  font-size: 11px; white-space: normal; word-break: break-all; min-width: 120px; max-width: 300px; }
+.cl-lab .cl-drift-wrap { max-height: 300px; }
 </style>
 """
 

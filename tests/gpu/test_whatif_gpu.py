@@ -67,3 +67,17 @@ def test_a_second_cudnn_is_asked_in_a_process_of_its_own():
     d = wi.drift(CONVS[0], SYSTEM_CUDNN)
     assert d.old.cudnn_version < d.new.cudnn_version
     assert not d.frame().empty and "cuDNN" in d.summary()
+
+
+@pytest.mark.skipif(not (SYSTEM_CUDNN / "libcudnn.so.9").exists(), reason="no system cuDNN 9 in /usr/lib")
+def test_a_spec_runs_under_a_second_cudnn_beside_this_one():
+    small = cl.ConvSpec(n=8, c=32, h=28, w=28, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
+    d = wi.run_drift(small, SYSTEM_CUDNN, {"heuristics": ("A",), "time_cap_s": 0.1})
+    assert wi.RunDrift.version(d.old) < wi.RunDrift.version(d.new)
+    assert d.old.settings["cudnn_lib_version"] == wi.RunDrift.version(d.old)
+    for result in (d.old, d.new):
+        ok = result.plans[result.plans["median_ms"].notna()]
+        assert not ok.empty and bool(ok["pass_cudnn"].all())  # numerics checked under each version
+    frame = d.frame()
+    assert "in" in frame and (frame["in"] == "both").any()
+    assert "measured on" in d.summary()

@@ -1,0 +1,150 @@
+"""What-if answers as tables a reader scans, for the Lab's What-if view and the HTML report (one definition for both):
+the targets side by side by engine (:func:`cudnn_lab.whatif.compare`), the refusals in one line each, cuDNN's
+reasons per engine (:mod:`cudnn_lab.why_not`) and the drift between two cuDNN versions. Each is labelled
+"cuDNN's heuristics' answer, not a measurement" with where the answers were recorded (or asked). Pure: frames and
+answers in, HTML strings out; numbers formatted by :func:`~cudnn_lab.plots.tables.frame_table_html`.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .tables import frame_table_html, us_text
+
+__all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
+           "reasons_html", "refusals_html", "sources_text", "version_text"]
+
+#: The why-not table's columns (``WhatIf.reasons()``), headers in words.
+REASON_COLUMNS: dict[str, str] = {"engine_id": "engine", "status": "status", "reason": "reason",
+                                  "category": "category", "configs": "configs"}
+_COMPARE_CAPTION = ("Per target: <b>plans</b>, how many of the engine's plans (knob settings) cuDNN's heuristics "
+                    "proposed; <b>rank</b>, the best place of those plans in any heuristic mode (0: cuDNN's first "
+                    "choice). Blank: not proposed for that target. Hover a target for its description.")
+
+
+def version_text(version: int) -> str:
+    """91900 -> '9.19.0'."""
+    return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+
+
+def sources_text(answers: Any) -> str:
+    """Where the answers come from, once each: 'recorded on NVIDIA H200, 2026-11-26 with cuDNN 9.19.0'."""
+    seen: dict[str, list[str]] = {}
+    for w in answers:
+        versions = seen.setdefault(str(w.source), [])
+        if version_text(w.cudnn_version) not in versions:
+            versions.append(version_text(w.cudnn_version))
+    return "; ".join(f"{src} with cuDNN {' and '.join(v)}" for src, v in seen.items())
+
+
+def answer_label_html(answers: Any) -> str:
+    """The label every what-if table carries: not a measurement, and where the answers were recorded (or asked)."""
+    from ..whatif import ANSWER_LABEL
+
+    where = sources_text(answers)
+    synthetic = any(w.synthetic for w in answers)
+    return (f"<p class='cl-whatif-label'><b>{html.escape(ANSWER_LABEL)}</b>"
+            + (f" ({html.escape(where)})" if where else "") + "."
+            + (" A synthetic target is a recorded GPU's description with only its compute capability changed."
+               if synthetic else "") + "</p>")
+
+
+def compare_table_html(frame: Any) -> str:
+    """The side-by-side table of :func:`cudnn_lab.whatif.compare`: one row per engine, per target its plans and
+    their best rank under the target's name (synthetic targets marked so), a target that got no plan left out (its
+    line is in :func:`refusals_html`); measured best times (µs) next to the engines when the frame has them."""
+    labels: dict[str, str] = frame.attrs.get("labels", {})
+    refused = set(frame.attrs.get("refused", {}))
+    answers = {w.target: w for w in frame.attrs.get("answers", [])}
+    shown = [t for t in labels if t not in refused]
+    if not shown:
+        return "<p class='cl-empty'>No target got a plan (see below).</p>"
+    measured = [c for c in frame.columns if str(c).startswith("measured on ")]
+    cols = ["engine_id", *measured, *(f"{t} {k}" for t in shown for k in ("plans", "rank"))]
+    table = frame[cols]
+    titles = {"engine_id": "engine", **{c: "best (µs)" for c in measured}}
+    classes: dict[str, str] = {}
+    groups = [("", 1 + len(measured), "", "")]
+    for t in shown:
+        titles[f"{t} plans"], titles[f"{t} rank"] = "plans", "rank"
+        synthetic = bool(answers.get(t) and answers[t].synthetic)
+        cls = "cl-synthetic" if synthetic else "cl-recorded-target"
+        classes[f"{t} plans"] = classes[f"{t} rank"] = cls
+        groups.append((f"{t} (synthetic)" if synthetic else t, 2, labels.get(t, t), cls))
+    if measured:
+        groups[0] = ("", 1, "", "")
+        for i, c in enumerate(measured):  # a column per GPU measured: its name above
+            groups.insert(1 + i, (c.removesuffix(": best ms"), 1,
+                                  "the best time of the engine's plans in the run shown", "cl-measured"))
+            classes[c] = "cl-measured"
+    return ("<div class='cl-table-wrap cl-whatif-wrap'>"
+            + frame_table_html(table, titles, formats={c: us_text for c in measured}, groups=groups,
+                               column_classes=classes, classes="cl-whatif-table")
+            + f"</div><p class='cl-whatif-hint'>{_COMPARE_CAPTION}</p>")
+
+
+def refusals_html(frame: Any) -> str:
+    """One line per target that got no plan, with its summary (crashed, declined with its reasons by category)."""
+    refused: dict[str, str] = frame.attrs.get("refused", {})
+    answers = {w.target: w for w in frame.attrs.get("answers", [])}
+    if not refused:
+        return ""
+    items = "".join(f"<li><b>{html.escape(t)}</b> ({html.escape(answers[t].refused if t in answers else 'refused')})"
+                    f": {html.escape(text)}</li>" for t, text in refused.items())
+    return f"<ul class='cl-whatif-refused'>{items}</ul>"
+
+
+def reasons_html(answer: Any) -> str:
+    """Why cuDNN gave ``answer``'s target no plan: its per-engine reasons (engine, status, reason, category,
+    configs), or one sentence where it gave none (it crashed or timed out)."""
+    from ..why_not import summarize
+
+    if answer.ok:
+        return f"<p class='cl-whatif-note'>{html.escape(answer.target)} got plans: there is nothing to explain.</p>"
+    reasons = answer.reasons()
+    if reasons.empty:
+        how = {"crashed": "cuDNN crashed answering", "timeout": "cuDNN gave no answer in time"}.get(
+            answer.refused, "cuDNN named no engine")
+        said = (answer.message.splitlines() or [""])[0].strip().rstrip(".")
+        return (f"<p class='cl-whatif-note'>{html.escape(how)} for {html.escape(answer.target)}, so there are no "
+                f"per-engine reasons" + (f": {html.escape(said)}." if said else ".") + "</p>")
+    cols = [c for c in REASON_COLUMNS if c in reasons.columns]
+    return (f"<p class='cl-whatif-note'>{html.escape(summarize(answer.detail))}</p>"
+            "<div class='cl-table-wrap cl-whatif-wrap'>"
+            + frame_table_html(reasons[cols], REASON_COLUMNS, classes="cl-whatif-table cl-why-not-table")
+            + "</div>")
+
+
+def drift_table(drift: Any) -> Any:
+    """:meth:`Drift.frame` with what changed first: plans only one version proposes, then the largest moves in
+    heuristic mode A's ranking, then the rest in the newer version's order."""
+    frame = drift.frame()
+    if frame.empty:
+        return frame
+    old, new = [c for c in frame.columns if c.startswith("rank A")]
+    moved = (frame[new].astype("Float64") - frame[old].astype("Float64")).abs()
+    key = (frame["in"] != "both").astype(int) * 10**6 + moved.fillna(0).astype(float)
+    order = key.sort_values(ascending=False, kind="stable").index
+    frame = frame.loc[order].reset_index(drop=True)
+    for c in (old, new):
+        frame[c] = frame[c].astype("Int64")
+    return frame
+
+
+def drift_html(drift: Any, *, table: bool = True) -> str:
+    """The drift's summary, then (``table``) its plans, those that changed first."""
+    summary = f"<p class='cl-whatif-note cl-drift-summary'>{html.escape(drift.summary())}</p>"
+    if not table:
+        return summary
+    frame = drift_table(drift)
+    if frame.empty:
+        return summary
+    ranks = [c for c in frame.columns if c.startswith("rank A")]
+    titles = {"plan": "plan", "engine_id": "engine", "in": "proposed by",
+              **{c: c.removeprefix("rank A (").removesuffix(")") for c in ranks}}
+    groups = [("", len(frame.columns) - len(ranks), "", ""),
+              ("rank in mode A", len(ranks), "the plan's place in heuristic mode A's list (0: cuDNN's first choice)",
+               "")]
+    return (summary + "<div class='cl-table-wrap cl-whatif-wrap cl-drift-wrap'>"
+            + frame_table_html(frame, titles, groups=groups, classes="cl-whatif-table cl-drift-table") + "</div>")

@@ -1,0 +1,266 @@
+"""The Lab's What-if view: which plans cuDNN's heuristics would propose for the problem shown on GPUs this machine
+does not have (recorded ones, and synthetic ones by compute capability), side by side by engine, why cuDNN gave a
+target no plan, and how its answer moved between two cuDNN versions. It asks :mod:`cudnn_lab.whatif` (cuDNN itself
+on a GPU host, else the answers recorded on the kit's H100 and H200); nothing here is a measurement, and the view
+says so.
+
+:class:`WhatIfView` is given the parts of the Lab it uses (status and log, busy flag, the current spec and result as
+callables, whether its tab is shown) and nothing else. Its ``box`` is empty until the tab is first shown
+(:meth:`WhatIfView.show`): the Lab starts without reading a recording or asking cuDNN. A problem with no recorded
+answer, where cuDNN cannot be asked, gets one sentence in the view and changes nothing else in the Lab.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+from ..errors import NoGPUError
+from ..specs import Spec
+from .status import Busy, StatusLog
+from .style import row, section
+
+__all__ = ["DEFAULT_TARGETS", "WhatIfView", "no_answer_html", "no_answer_text"]
+
+#: Targets chosen when the view is first shown (those the kit knows).
+DEFAULT_TARGETS: tuple[str, ...] = ("h200", "sm80", "sm89", "sm100", "sm120")
+
+
+def _recorded_problems() -> list[str]:
+    from ..whatif import recorded_whatifs
+
+    return sorted({w.spec.label() for w in recorded_whatifs()})
+
+
+def no_answer_text(spec: Spec) -> str:
+    """One sentence: cuDNN cannot be asked here and no answer is recorded for ``spec``; which problems have one."""
+    labels = _recorded_problems()
+    return (f"cuDNN cannot be asked on this machine (its library needs the NVIDIA driver) and no answer of its "
+            f"heuristics is recorded for {spec.label()}; answers are recorded for these {len(labels)} problems: "
+            + "; ".join(labels) + ".")
+
+
+def no_answer_html(spec: Spec) -> str:
+    """:func:`no_answer_text` as HTML: the same sentence, each problem kept on one line."""
+    labels = _recorded_problems()
+    listed = "; ".join(f"<span class='cl-whatif-problem'>{html.escape(t)}</span>" for t in labels)
+    return (f"<p class='cl-whatif-note cl-whatif-none'>cuDNN cannot be asked on this machine (its library needs the "
+            f"NVIDIA driver) and no answer of its heuristics is recorded for <b>{html.escape(spec.label())}</b>; "
+            f"answers are recorded for these {len(labels)} problems: {listed}.</p>")
+
+
+class WhatIfView:
+    """The What-if tab; ``box`` is its widget (empty until :meth:`show`), ``frame`` the side-by-side table shown
+    (:func:`cudnn_lab.whatif.compare`'s frame, None before or without an answer), ``drift`` the
+    :class:`~cudnn_lab.whatif.Drift` shown and ``message`` the sentence shown instead when there is no answer."""
+
+    def __init__(self, W: Any, *, log: StatusLog, busy: Busy, spec: Callable[[], Spec], result: Callable[[], Any],
+                 shown: Callable[[], bool]) -> None:
+        self._W = W
+        self._log, self._busy = log, busy
+        self._spec, self._result, self._shown = spec, result, shown
+        self.box = W.VBox([], layout=W.Layout(width="100%", min_width="0")).add_class("cl-whatif")
+        self.built = False
+        self.stale = True
+        self.frame: Any = None
+        self.drift: Any = None
+        self.message = ""
+        self._silent = False
+
+    # ------------------------------------------------------------------------------------------ building
+
+    def _build(self) -> None:
+        from ..target import targets
+
+        W = self._W
+        known = targets()
+        names = list(dict.fromkeys(t.name for t in known))
+        labels = {t.name: t.label for t in reversed(known)}  # the newest description's label per name
+        chosen = [n for n in DEFAULT_TARGETS if n in names] or names[:1]
+        self.target_buttons = {
+            n: W.ToggleButton(value=n in chosen, description=n, tooltip=labels[n],
+                              layout=W.Layout(width="auto", min_width="58px")).add_class(f"cl-whatif-target-{n}")
+            for n in names}
+        versions = sorted({t.cudnn_version for t in known if t.origin == "recorded"}, reverse=True)
+        from ..plots.whatif_tables import version_text
+
+        self.version = W.ToggleButtons(options=[(version_text(v), v) for v in versions],
+                                       value=min(versions) if versions else None, style={"button_width": "70px"},
+                                       tooltips=[f"cuDNN {version_text(v)}'s recorded answers against the other "
+                                                 "recorded version's" for v in versions]).add_class("cl-whatif-version")
+        self.version_note = W.HTML("").add_class("cl-whatif-version-note")
+        self.why_target = W.Dropdown(options=[], layout=W.Layout(width="200px")).add_class("cl-whatif-why-target")
+        self.drift_target = W.Dropdown(options=[], layout=W.Layout(width="200px")).add_class("cl-whatif-drift-target")
+        self.label_html = W.HTML("").add_class("cl-whatif-label-box")
+        self.message_html = W.HTML("").add_class("cl-whatif-message")
+        self.table_html = W.HTML("").add_class("cl-whatif-compare")
+        self.refused_html = W.HTML("").add_class("cl-whatif-refusals")
+        self.why_html = W.HTML("").add_class("cl-whatif-why")
+        self.drift_html = W.HTML("").add_class("cl-whatif-drift")
+        self.sm_note = W.HTML(self._sm_scaling_note()).add_class("cl-whatif-sm-note")
+        targets_row = W.HBox(list(self.target_buttons.values()),
+                             layout=W.Layout(flex_flow="row wrap", align_items="center", min_width="0")
+                             ).add_class("cl-whatif-targets")
+        self.answer_box = W.VBox([
+            self.label_html, row(W, "targets", targets_row), self.table_html, self.refused_html,
+            section(W, "why not: cuDNN's reasons for a target without a plan"), row(W, "target", self.why_target),
+            self.why_html,
+            section(W, "cuDNN version drift"), row(W, "cuDNN", self.version, self.version_note),
+            row(W, "target", self.drift_target), self.drift_html, self.sm_note,
+        ], layout=W.Layout(min_width="0")).add_class("cl-whatif-answer")
+        self.box.children = [self.message_html, self.answer_box]
+        guard = self._log.guard
+        for button in self.target_buttons.values():
+            button.observe(lambda ch: self._silent or guard(self.refresh), names="value")
+        self.why_target.observe(lambda ch: self._silent or guard(self.draw_why), names="value")
+        self.drift_target.observe(lambda ch: self._silent or guard(self.draw_drift), names="value")
+        self.version.observe(lambda ch: self._silent or guard(self.draw_drift), names="value")
+        self.built = True
+        self._busy.subscribe(self._set_enabled)
+
+    @staticmethod
+    def _sm_scaling_note() -> str:
+        """A pointer to ``cl.sm_scaling`` where the kit has it (fewer SMs are measured on a GPU, not answered)."""
+        try:
+            import cudnn_lab.sm_scaling  # noqa: F401
+        except ImportError:
+            return ""
+        return ("<p class='cl-whatif-note'>Fewer SMs of the same GPU: on a GPU, <code>cl.sm_scaling(spec)</code> "
+                "measures how the plans' times grow under SM carve-outs.</p>")
+
+    def _set_enabled(self, busy: bool) -> None:
+        for w in [*self.target_buttons.values(), self.version, self.why_target, self.drift_target]:
+            w.disabled = busy
+        if not busy:
+            self.why_target.disabled = not self.why_target.options
+            self.drift_target.disabled = not self.drift_target.options
+            self.version.disabled = len(self.version.options) < 2
+
+    # ------------------------------------------------------------------------------------------ public
+
+    @property
+    def targets(self) -> list[str]:
+        """The targets chosen (names), in the list's order."""
+        return [n for n, b in self.target_buttons.items() if b.value] if self.built else list(DEFAULT_TARGETS)
+
+    @targets.setter
+    def targets(self, names: Any) -> None:
+        from ..errors import OptionError
+
+        self.show()
+        wanted = [names] if isinstance(names, str) else list(names)
+        unknown = [n for n in wanted if n not in self.target_buttons]
+        if unknown or not wanted:
+            raise OptionError("targets", names, "one or more of " + ", ".join(self.target_buttons), where="What-if")
+        self._silent = True
+        try:
+            for n, b in self.target_buttons.items():
+                b.value = n in wanted
+        finally:
+            self._silent = False
+        self.refresh()
+
+    def show(self) -> None:
+        """Build the view (first time) and answer for the problem shown where it changed since."""
+        if not self.built:
+            self._build()
+        if self.stale:
+            self.refresh()
+
+    def changed(self) -> None:
+        """The problem or the result shown changed: answer again now if the tab is shown, else when it is."""
+        self.stale = True
+        if self.built and self._shown():
+            self._log.guard(self.refresh)
+
+    def refresh(self) -> None:
+        """Ask (or read the recordings) for the chosen targets and draw every part of the view."""
+        from .. import whatif
+
+        if not self.built:
+            self._build()
+        spec, result = self._spec(), self._result()
+        names = self.targets
+        measured = result if result is not None and getattr(result, "spec", None) == spec else None
+        # Busy while cuDNN is asked (every button disabled); inside a Lab action that is busy already, that one's.
+        with (nullcontext() if self._busy.busy else self._busy.working()):
+            try:
+                frame = whatif.compare(spec, names, measured=measured) if names else None
+            except NoGPUError:
+                self._no_answer(spec)
+                return
+        self.stale = False
+        self.message, self.frame = "", frame
+        self.message_html.value = ""
+        self.answer_box.layout.display = "flex"
+        if frame is None:
+            self.label_html.value = "<p class='cl-whatif-note'>Choose one or more targets.</p>"
+            self.table_html.value = self.refused_html.value = ""
+        else:
+            from ..plots.whatif_tables import answer_label_html, compare_table_html, refusals_html
+
+            self.label_html.value = answer_label_html(frame.attrs["answers"])
+            self.table_html.value = compare_table_html(frame)
+            self.refused_html.value = refusals_html(frame)
+        self._offer(self.why_target, list((frame.attrs["refused"] if frame is not None else {})))
+        self._offer(self.drift_target, names, keep="h200")
+        self._set_enabled(self._busy.busy)
+        self.draw_why()
+        self.draw_drift()
+
+    def draw_why(self) -> None:
+        """The why-not part: cuDNN's reasons for the chosen refused target, or one sentence."""
+        from ..plots.whatif_tables import reasons_html
+
+        name = self.why_target.value
+        if self.frame is None or not name:
+            self.why_html.value = ("<p class='cl-whatif-note'>Every target chosen got plans: cuDNN refused none.</p>"
+                                   if self.frame is not None else "")
+            return
+        answer = next(w for w in self.frame.attrs["answers"] if w.target == name)
+        self.why_html.value = reasons_html(answer)
+
+    def draw_drift(self) -> None:
+        """The drift part: the answers of the chosen cuDNN version against the other recorded one's."""
+        from .. import whatif
+        from ..plots.whatif_tables import drift_html, version_text
+
+        target, version = self.drift_target.value, self.version.value
+        if self.frame is None or not target or version is None:
+            self.drift_html.value = self.version_note.value = ""
+            self.drift = None
+            return
+        try:
+            drift = whatif.drift(self._spec(), int(version), target)
+        except NoGPUError as e:
+            self.drift = None
+            self.version_note.value = ""
+            self.drift_html.value = f"<p class='cl-whatif-note'>{html.escape(str(e))}.</p>"
+            return
+        self.drift = drift
+        other = drift.new if drift.old.cudnn_version == version else drift.old
+        self.version_note.value = (f"<span class='cl-hint'>against cuDNN {version_text(other.cudnn_version)}, for "
+                                   f"{html.escape(target)}</span>")
+        self.drift_html.value = drift_html(drift)
+
+    # ------------------------------------------------------------------------------------------ internals
+
+    def _offer(self, dropdown: Any, options: list[str], keep: str | None = None) -> None:
+        before = dropdown.value
+        self._silent = True
+        try:
+            dropdown.options = options
+            dropdown.value = (before if before in options else keep if keep in options
+                              else options[0] if options else None)
+        finally:
+            self._silent = False
+
+    def _no_answer(self, spec: Spec) -> None:
+        """No answer for this problem here: one sentence, and nothing of a former problem's answer left shown."""
+        self.stale = False
+        self.frame = self.drift = None
+        self.message = no_answer_text(spec)
+        self.message_html.value = no_answer_html(spec)
+        self.answer_box.layout.display = "none"

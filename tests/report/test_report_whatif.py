@@ -1,0 +1,48 @@
+"""The report's What-if section: for a recording whose problem has answers of cuDNN's heuristics recorded on an
+H100 and an H200 (cudnn_lab/data/whatif), the recorded and synthetic targets side by side with this run's best
+times, the refusals and the drift between cuDNN 9.14 and 9.19, labelled as no measurement; tables only. None for a
+problem without recorded answers."""
+
+from __future__ import annotations
+
+import pytest
+
+import cudnn_lab as cl
+from cudnn_lab.report import report_html, whatif_html
+from cudnn_lab.target import targets
+
+LABEL = "cuDNN&#x27;s heuristics&#x27; answer, not a measurement"
+
+
+@pytest.fixture(scope="module")
+def conv() -> cl.RunResult:
+    return cl.load_results("h100_conv_nhwc_fp16_bias_relu")
+
+
+def test_a_recording_with_answers_has_the_what_if_section(conv: cl.RunResult) -> None:
+    text = report_html(conv)
+    assert text.count("<h2>What-if: other GPUs and cuDNN versions</h2>") == 1
+    section = text.split("<h2>What-if")[1].split("<h2>")[0]
+    assert LABEL in section and "(recorded on NVIDIA " in section and "with cuDNN 9.19.0" in section
+    for t in targets():
+        if t.origin == "synthetic" and t.name != "sm100":
+            assert f">{t.name} (synthetic)</th>" in section
+    assert ">h200</th>" in section and "measured on NVIDIA H100 80GB HBM3" in section
+    assert "<b>sm100</b> (crashed)" in section  # cuDNN 9.19 crashed answering for compute capability 10.0
+    # The drift is the measured GPU's where it is a recorded target (this run's: an H100), else the first one's.
+    gpu = next((t.name for t in targets() if t.origin == "recorded"
+                and t.description["deviceName"] == conv.device["gpu"]), None)
+    recorded = gpu or next(t.name for t in targets() if t.origin == "recorded")
+    assert f"Between cuDNN versions, for {recorded}: cuDNN 9.14.0: " in section and "9.19.0" in section
+
+
+def test_the_section_is_tables_only_and_small(conv: cl.RunResult) -> None:
+    section = whatif_html(conv)
+    assert "<script" not in section and "Plotly" not in section
+    assert len(section) < 30_000
+
+
+def test_a_recording_without_answers_has_no_what_if_section() -> None:
+    pool = cl.load_results("h100_pool_max_fp16")  # pooling: no answer of the heuristics is recorded
+    assert whatif_html(pool) == ""
+    assert "What-if" not in report_html(pool)

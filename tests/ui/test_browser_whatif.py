@@ -1,0 +1,98 @@
+"""The What-if view in a real browser: JupyterLab runs notebooks/01_lab.ipynb (it loads the fused conv's H100
+recording), the What-if tab is shown at 1280x800 with the file browser open (the views wrap below the controls),
+at 1600x1000 and at 1280x800 without it (the views beside the controls, the tab bar at its narrowest); its label,
+tables and controls lie inside the right pane, and the tab titles are whole.
+
+Screenshots: with CUDNN_LAB_SCREENSHOT=1 to docs/lab_whatif_1280.png and docs/lab_whatif_1600.png, else to a
+temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyterlab_session import CHROMIUM_ARGS, ROOT, boxes_outside, chromium, cut_tab_titles, jupyterlab, open_lab
+
+pytestmark = pytest.mark.browser
+
+#: (width, height, file browser open); the first two are the screenshots', the third the narrowest side by side.
+LAYOUTS = [(1280, 800, True), (1600, 1000, False), (1280, 800, False)]
+SHOTS = ROOT / "docs" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1" else Path(tempfile.gettempdir())
+#: The view's parts measured against the pane, beside the harness's own selectors.
+WHATIF_SELECTORS = (".cl-whatif-label", ".cl-whatif-targets", ".cl-whatif-refused", ".cl-whatif-version",
+                    ".cl-whatif-why-target", ".cl-whatif-drift-target", ".cl-whatif-table")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
+    if chromium() is None:
+        pytest.skip("headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium")
+    with jupyterlab(tmp_path_factory.mktemp("lab")) as base:
+        yield base
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _outside(page: Any) -> list[str]:
+    """The view's parts that reach outside the right pane (or are cut: wider content than their box)."""
+    return page.evaluate("""(selectors) => {
+        const pane = document.querySelector('.cl-lab .cl-right').getBoundingClientRect();
+        const out = [];
+        for (const sel of selectors) {
+            for (const el of document.querySelectorAll('.cl-lab .cl-whatif ' + sel)) {
+                if (el.offsetParent === null) continue;
+                const b = el.getBoundingClientRect();
+                if (b.width === 0) continue;
+                if (b.left < pane.left - 1 || b.right > pane.right + 1)
+                    out.push(`${sel}: ${Math.round(b.left)}..${Math.round(b.right)} outside pane `
+                             + `${Math.round(pane.left)}..${Math.round(pane.right)}`);
+            }
+        }
+        return out;
+    }""", list(WHATIF_SELECTORS))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[f"{w}x{h}" + ("-sidebar" if s else "") for w, h, s in LAYOUTS])
+def test_the_what_if_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, int, bool]) -> None:
+    width, height, sidebar = layout
+    page = browser.new_page(viewport={"width": width, "height": height})
+    open_lab(page, server, sidebar=sidebar)
+    page.locator(".cl-lab .lm-TabBar-tab", has_text="What-if").first.click()
+    page.wait_for_function("() => { const t = document.querySelector('.cl-lab .cl-whatif-drift');"
+                           " return t && t.innerHTML.includes('cl-drift-summary'); }")
+    page.wait_for_timeout(400)
+    page.mouse.move(2, 2)
+    view = page.locator(".cl-lab .cl-whatif")
+    assert "not a measurement" in view.locator(".cl-whatif-label").inner_text()
+    assert "sm80 (synthetic)" in view.locator(".cl-whatif-compare").inner_text()
+    assert "sm100" in view.locator(".cl-whatif-refused").inner_text()
+    assert cut_tab_titles(page) == []
+    assert boxes_outside(page) == []
+    assert _outside(page) == []
+    assert "cl-status-error" not in page.locator(".cl-lab .cl-status").inner_html()
+    if (width, height, sidebar) not in LAYOUTS[:2]:
+        page.close()
+        return
+    page.locator(".cl-lab .cl-right" if sidebar else ".cl-lab").first.evaluate(
+        "el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(400)
+    path = SHOTS / f"lab_whatif_{width}.png"
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000
+    page.close()
