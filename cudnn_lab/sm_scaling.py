@@ -59,8 +59,8 @@ FRAME_COLUMNS: tuple[str, ...] = (
 REFUSED_COLUMNS: tuple[str, ...] = ("sm_count", "sms", "plan", "engine_id", "how", "category", "reason")
 #: One row per count (:attr:`ScalingResult.per_count`).
 PER_COUNT_COLUMNS: tuple[str, ...] = (
-    "sm_count", "sms", "best_plan", "best_engine", "best_ms", "ideal_ms", "over_ideal", "tile", "plans_listed",
-    "plans_ok", "refused", "error")
+    "sm_count", "sms", "best_plan", "best_engine", "best_ms", "ideal_ms", "over_ideal", "tile", "tiles", "waves",
+    "plans_listed", "plans_ok", "refused", "error")
 _INT = ("sm_count", "sms", "engine_id", "heuristic_rank")
 _FLOAT = ("median_ms", "iqr_ms", "min_ms", "tflops", "gbps", "kernel_ms")
 _BOOL = ("pass_cudnn", "from_cache", "reused", "is_best")
@@ -152,8 +152,8 @@ class ScalingResult:
     @property
     def per_count(self) -> Any:
         """One row per count, in the order asked: the best plan and its time, the ideal time (the whole GPU's best
-        x full/n) and the best over the ideal, the best plan's tile (from its kernel's name; no waves: see the
-        module's docstring), how many plans were listed, ran and were refused, and the error where none ran."""
+        x full/n) and the best over the ideal, the best plan's tile (from its kernel's name), the output tiles
+        it makes of the GEMM view (conv fprop, matmul) and their waves at one tile per SM at a time (an assumption), how many plans were listed, ran and were refused, and the error where none ran."""
         import pandas as pd
 
         base = self.whole_gpu_best_ms
@@ -173,11 +173,12 @@ class ScalingResult:
                          "ideal_ms": ideal, "over_ideal": best_ms / ideal if ideal and not math.isnan(ideal) else
                          math.nan, "tile": None if b is None else b["tile"], "plans_listed": len(listed),
                          "plans_ok": int((listed["status"] == "ok").sum()), "refused": len(refused),
-                         "error": errors.get(n) if n is not None else None})
+                         "error": errors.get(n) if n is not None else None,
+                         **_waves(self.spec, None if b is None else b["tile"], sms)})
         out = pd.DataFrame(rows, columns=list(PER_COUNT_COLUMNS))
         for col in ("sm_count", "sms", "best_engine", "plans_listed", "plans_ok", "refused"):
             out[col] = out[col].astype("Int64")
-        for col in ("best_ms", "ideal_ms", "over_ideal"):
+        for col in ("best_ms", "ideal_ms", "over_ideal", "tiles", "waves"):
             out[col] = out[col].astype("float64")
         return out
 
@@ -298,6 +299,31 @@ def _typed(frame: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- measuring
+
+
+def _gemm_mn(spec: Spec) -> tuple[int, int] | None:
+    """The (M, N) of the GEMM a conv fprop (output pixels x output channels) or a matmul computes, else None."""
+    from .specs import ConvSpec, MatmulSpec
+
+    if isinstance(spec, ConvSpec) and spec.direction == "fprop":
+        p, q = spec.out_hw
+        return spec.n * p * q, spec.k
+    if isinstance(spec, MatmulSpec):
+        return spec.batch * spec.m, spec.n
+    return None
+
+
+def _waves(spec: Spec, tile: Any, sms: int) -> dict[str, Any]:
+    """Output tiles of the best plan's kernel tile over the GEMM view of ``spec``, and the waves they make on
+    ``sms`` SMs at one tile per SM at a time (an assumption: occupancy is not recorded); NaN where unknown."""
+    from .course import waves
+
+    mn = _gemm_mn(spec)
+    dims = [int(d) for d in str(tile).split("x")[:2]] if isinstance(tile, str) and "x" in tile else []
+    if mn is None or len(dims) < 2 or min(dims) <= 0:
+        return {"tiles": math.nan, "waves": math.nan}
+    tiles = math.ceil(mn[0] / dims[0]) * math.ceil(mn[1] / dims[1])
+    return {"tiles": tiles, "waves": waves(tiles, sms)["waves"]}
 
 
 def _tile(kernels: Any) -> str | None:

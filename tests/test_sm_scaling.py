@@ -222,7 +222,7 @@ def test_the_figure_draws_the_best_time_and_the_dashed_ideal_line_with_the_label
     assert isinstance(fig, go.Figure)
     best = next(t for t in fig.data if t.name == "best plan")
     ideal = next(t for t in fig.data if "ideal" in (t.name or ""))
-    assert best.mode == "markers+lines" and list(best.x) == [66, 114, 132]  # 78: nothing ran
+    assert best.mode == "markers+lines+text" and list(best.x) == [66, 114, 132]  # 78: nothing ran
     assert list(best.y) == pytest.approx([75.0, 56.7, 48.9])
     assert ideal.line.dash == "dash" and list(ideal.x) == [66, 78, 114, 132]
     assert list(ideal.y) == pytest.approx([48.9 * 132 / n for n in (66, 78, 114, 132)])
@@ -237,3 +237,17 @@ def test_the_figure_wants_a_scaling_result() -> None:
 
     with pytest.raises(OptionError, match="ScalingResult"):
         plot_sm_scaling(pd.DataFrame())
+
+
+def test_waves_come_from_the_best_plans_tile_and_the_gemm_view():
+    """392 output tiles of 128x128 for a 32x28x28-pixel, 256-channel conv (M = 25088, N = 256): 2.97 waves on 132
+    SMs at one tile per SM; unknown where the spec has no GEMM view or the tile is unknown."""
+    from cudnn_lab.sm_scaling import _waves
+
+    conv = cl.ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
+    w = _waves(conv, "128x128x64", 132)
+    assert w["tiles"] == 392 and abs(w["waves"] - 392 / 132) < 1e-12
+    assert math.isnan(_waves(conv, None, 132)["waves"])
+    assert math.isnan(_waves(conv.replace(direction="dgrad"), "128x128x64", 132)["waves"])
+    mm = cl.MatmulSpec(m=1000, n=300, k=64, dtype="bf16")
+    assert _waves(mm, "128x64", 66)["tiles"] == 8 * 5

@@ -91,12 +91,17 @@ def plot_sm_scaling(result: Any) -> go.Figure:
                  f"ideal {us(r['ideal_ms'])}{ratio}", f"{int(r['plans_ok'])} of {int(r['plans_listed'])} plans ran"]
         if not _missing(r["tile"]):
             lines.append(f"main kernel tile {html.escape(str(r['tile']))}")
+        if not _missing(r.get("waves")):
+            lines.append(f"{int(r['tiles'])} output tiles: {r['waves']:.2f} waves at one tile per SM at a time")
         if n is not None:
             extra = _refusal_lines(result, n)
             lines += ([f"refused here ({len(result.refused_at(n))}):"] + extra) if extra else ["nothing refused"]
         hover.append("<br>".join(lines))
     fig.add_trace(go.Scatter(x=[int(v) for v in ran["sms"]], y=[float(v) * 1e3 for v in ran["best_ms"]],
-                             mode="markers+lines", name="best plan", hovertext=hover, hoverinfo="text",
+                             mode="markers+lines+text", name="best plan", hovertext=hover, hoverinfo="text",
+                             text=[f"{w:.2f} waves" if is_finite(w) else "" for w in ran["waves"]],
+                             textposition=["bottom left" if int(v) == int(ran["sms"].max()) else "bottom right"
+                                           for v in ran["sms"]], textfont={"size": 10},
                              line={"color": BEST_COLOR, "width": 2},
                              marker={"size": MARKER_SIZE, "color": BEST_COLOR,
                                      "line": {"width": LINE_WIDTH, "color": LINE_COLOR}}))

@@ -148,3 +148,28 @@ def drift_html(drift: Any, *, table: bool = True) -> str:
                "")]
     return (summary + "<div class='cl-table-wrap cl-whatif-wrap cl-drift-wrap'>"
             + frame_table_html(frame, titles, groups=groups, classes="cl-whatif-table cl-drift-table") + "</div>")
+
+
+def run_drift_html(drift: Any, *, rows: int = 20) -> str:
+    """A spec measured under two cuDNN versions on one GPU: the summary, then per plan the median (µs) and whether
+    it stayed in cuDNN's band under each; plans run by one version only first, then the fastest (``rows`` shown)."""
+    summary = f"<p class='cl-whatif-note cl-run-drift-summary'>{html.escape(drift.summary())}</p>"
+    frame = drift.frame()
+    if frame.empty:
+        return summary
+    medians = [c for c in frame.columns if c.startswith("median_ms")]
+    bands = [c for c in frame.columns if c.startswith("pass_cudnn")]
+    frame = frame[["plan", "in", *medians, *bands]]
+    frame = frame.assign(_both=(frame["in"] == "both"), _t=frame[medians[-1]] if medians else 0.0)
+    frame = frame.sort_values(["_both", "_t", "plan"]).drop(columns=["_both", "_t"])
+    shown = frame.head(rows)
+    titles = {"plan": "plan", "in": "ran under",
+              **{c: "median (µs) " + c.removeprefix("median_ms ") for c in medians},
+              **{c: "in band " + c.removeprefix("pass_cudnn ") for c in bands}}
+    formats = {**{c: (lambda v: f"{v * 1e3:.1f}") for c in medians},
+               **{c: (lambda v: "yes" if bool(v) else "no") for c in bands}}
+    more = (f"<p class='cl-hint'>{len(frame) - rows} more plans ran under both (slower); "
+            "<code>whatif.recorded_run_drifts(spec)[0].frame()</code> has them all.</p>") if len(frame) > rows else ""
+    return (summary + "<div class='cl-table-wrap cl-whatif-wrap cl-drift-wrap cl-run-drift-wrap'>"
+            + frame_table_html(shown, titles, formats=formats, classes="cl-whatif-table cl-drift-table "
+                               "cl-run-drift-table") + "</div>" + more)

@@ -51,6 +51,10 @@ def no_answer_html(spec: Spec) -> str:
             f"answers are recorded for these {len(labels)} problems: {listed}.</p>")
 
 
+#: Height of the recorded SM-scaling chart (px): its four-line title and the legend need room.
+SM_FIGURE_HEIGHT = 440
+
+
 class WhatIfView:
     """The What-if tab; ``box`` is its widget (empty until :meth:`show`), ``frame`` the side-by-side table shown
     (:func:`cudnn_lab.whatif.compare`'s frame, None before or without an answer), ``drift`` the
@@ -100,6 +104,8 @@ class WhatIfView:
         self.why_html = W.HTML("").add_class("cl-whatif-why")
         self.drift_html = W.HTML("").add_class("cl-whatif-drift")
         self.sm_note = W.HTML(self._sm_scaling_note()).add_class("cl-whatif-sm-note")
+        self.run_drift_html = W.HTML("").add_class("cl-whatif-run-drift")
+        self.sm_figure = W.Output(layout=W.Layout(min_width="0")).add_class("cl-whatif-sm-figure")
         targets_row = W.HBox(list(self.target_buttons.values()),
                              layout=W.Layout(flex_flow="row wrap", align_items="center", min_width="0")
                              ).add_class("cl-whatif-targets")
@@ -108,9 +114,13 @@ class WhatIfView:
             section(W, "why not: cuDNN's reasons for a target without a plan"), row(W, "target", self.why_target),
             self.why_html,
             section(W, "cuDNN version drift"), row(W, "cuDNN", self.version, self.version_note),
-            row(W, "target", self.drift_target), self.drift_html, self.sm_note,
+            row(W, "target", self.drift_target), self.drift_html,
         ], layout=W.Layout(min_width="0")).add_class("cl-whatif-answer")
-        self.box.children = [self.message_html, self.answer_box]
+        self.measured_box = W.VBox([
+            section(W, "measured under another cuDNN"), self.run_drift_html,
+            section(W, "fewer SMs (measured)"), self.sm_note, self.sm_figure,
+        ], layout=W.Layout(min_width="0")).add_class("cl-whatif-measured")
+        self.box.children = [self.message_html, self.answer_box, self.measured_box]
         guard = self._log.guard
         for button in self.target_buttons.values():
             button.observe(lambda ch: self._silent or guard(self.refresh), names="value")
@@ -128,7 +138,8 @@ class WhatIfView:
         except ImportError:
             return ""
         return ("<p class='cl-whatif-note'>Fewer SMs of the same GPU: on a GPU, <code>cl.sm_scaling(spec)</code> "
-                "measures how the plans' times grow under SM carve-outs.</p>")
+                "measures how the plans' times grow under SM carve-outs; the recorded one (the ResNet-50 3x3 conv "
+                "on an H100) is drawn when it is this problem.</p>")
 
     def _set_enabled(self, busy: bool) -> None:
         for w in [*self.target_buttons.values(), self.version, self.why_target, self.drift_target]:
@@ -185,6 +196,7 @@ class WhatIfView:
         names = self.targets
         measured = result if result is not None and getattr(result, "spec", None) == spec else None
         # Busy while cuDNN is asked (every button disabled); inside a Lab action that is busy already, that one's.
+        self.draw_measured(spec)
         with (nullcontext() if self._busy.busy else self._busy.working()):
             try:
                 frame = whatif.compare(spec, names, measured=measured) if names else None
@@ -209,6 +221,26 @@ class WhatIfView:
         self._set_enabled(self._busy.busy)
         self.draw_why()
         self.draw_drift()
+
+    def draw_measured(self, spec: Spec) -> None:
+        """What was measured for this spec beyond the heuristics' answers: its runs under another cuDNN and its
+        SM-scaling what-if, from the recordings (one sentence where none was recorded)."""
+        from .. import whatif
+        from ..plots.whatif_tables import run_drift_html
+        from ..sm_scaling import recorded_scalings
+
+        drifts = whatif.recorded_run_drifts(spec)
+        self.run_drift_html.value = (run_drift_html(drifts[0]) if drifts else
+                                     "<p class='cl-whatif-note'>No run of this problem under another cuDNN was "
+                                     "recorded; on a GPU, <code>whatif.run_drift(spec, folder)</code> runs it.</p>")
+        scalings = recorded_scalings(spec)
+        self.sm_figure.outputs = ()
+        if scalings:
+            from ..plots.sm_scaling import plot_sm_scaling
+            from .figures import figure_bundle, fit_to_pane
+
+            fig = fit_to_pane(plot_sm_scaling(scalings[0]), SM_FIGURE_HEIGHT)
+            self.sm_figure.outputs = ({"output_type": "display_data", "data": figure_bundle(fig), "metadata": {}},)
 
     def draw_why(self) -> None:
         """The why-not part: cuDNN's reasons for the chosen refused target, or one sentence."""

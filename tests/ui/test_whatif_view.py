@@ -187,3 +187,27 @@ def test_a_state_with_the_what_if_view_rebuilds_it(lab: Lab) -> None:
     _shown(lab)
     again = Lab.from_state(lab.state(), gpu=False)
     assert again.view == "What-if" and again.whatif_view.built and again.whatif_view.frame is not None
+
+
+def test_what_was_measured_under_cudnn_9_14_is_shown_for_the_conv(lab: Lab) -> None:
+    lab.load_recorded("h100_conv_nhwc_fp16")  # its problem was also run under the system's cuDNN 9.14 (data/whatif/runs)
+    lab.view = "What-if"
+    view = lab.whatif_view
+    text = view.run_drift_html.value
+    assert "cuDNN 9.14.0: 44 plans" in text and "cl-run-drift-table" in text and "measured on NVIDIA H100" in text
+
+
+def test_the_recorded_sm_scaling_is_drawn_for_its_problem_even_without_answers(lab: Lab) -> None:
+    from cudnn_lab.sm_scaling import recorded_scalings
+
+    scaled = recorded_scalings()[0]
+    lab.spec = scaled.spec  # the ResNet-50 conv: measured at four SM counts, no heuristics' answers recorded
+    lab.view = "What-if"
+    view = lab.whatif_view
+    assert view.message.startswith("cuDNN cannot be asked")  # no answers for this problem ...
+    assert view.measured_box.layout.display != "none"
+    figures = [o for o in view.sm_figure.outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    assert len(figures) == 1  # ... but its SM scaling is drawn
+    lab.spec = cl.ConvSpec()
+    assert view.sm_figure.outputs == ()  # another problem: no chart of the former one
+    assert "No run of this problem under another cuDNN" not in view.run_drift_html.value
