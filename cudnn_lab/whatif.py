@@ -24,6 +24,9 @@ WHATIF_DIR = Path(__file__).resolve().parent / "data" / "whatif"
 ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
 FORMAT = "cudnn-lab what-if"
 MODES = ("A", "B", "FALLBACK")
+#: What an answer for a described target may lack, as seen (docs/FINDINGS.md, What-if; cuDNN 9.19.0, 2026-11-26).
+DEVICELESS_LIMIT = ("cuDNN's limit: asked without the card, cuDNN 9.19.0 left out plans of runtime-compiled engines "
+                    "(matmul, layernorm/rmsnorm, FP8 conv) that the card itself proposed.")
 #: Largest recorded what-if file the kit reads.
 MAX_WHATIF_BYTES = 64 * 2**20
 
@@ -82,8 +85,9 @@ class WhatIf:
         if self.sm_count:
             where += f", {self.sm_count} SMs"
         if self.ok:
+            limit = f" {DEVICELESS_LIMIT}" if self.target != "this GPU" else ""
             return (f"{len(self.proposals)} plans of {len(self.engines)} engines on {where} "
-                    f"({ANSWER_LABEL}; {self.source}).")
+                    f"({ANSWER_LABEL}; {self.source}).{limit}")
         why = summarize(self.detail) if self.refused == "declined" else ""
         return f"No plan on {where}: {self.message.splitlines()[0][:300]} {why}".strip() + f" ({self.source})."
 
