@@ -93,10 +93,25 @@ def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+#: Wrong answers given so far, by answer name: the first miss gives a direction, the second reveals the value.
+_MISSES: dict[str, int] = {}
+
+
+def _direction(answer: Any, expected: Any) -> str:
+    """Which way to look, without the value: higher or lower for a number, else 'not that one'."""
+    if _is_number(answer) and _is_number(expected):
+        return "the data says more than that" if float(answer) < float(expected) else "the data says less than that"
+    if isinstance(expected, (list, tuple)) and isinstance(answer, (list, tuple)) and len(answer) == len(expected):
+        wrong = sum(not _same(a, e, None, None) for a, e in zip(answer, expected))
+        return f"{wrong} of its {len(expected)} values differ from the data"
+    return "the data says otherwise"
+
+
 def verdict(answer: Any, expected: Any, why: str = "", *, rel: float | None = None, tol: float | None = None,
             name: str = "answer") -> Verdict:
     """Compare ``answer`` with ``expected`` (computed from the data) and say why. ``None`` or ``...`` as the
-    answer means "not answered yet" and shows nothing of the expected value.
+    answer means "not answered yet" and shows nothing of the expected value; a first wrong answer gets a direction
+    (higher, lower) and the hint, the second the value and the explanation (the count is per ``name``).
 
     Numbers match within ``tol`` (absolute) or ``rel`` (relative) when given, else exactly (floats to 1e-6);
     text ignores case and spacing; a set matches in any order; a bool also accepts "yes"/"no".
@@ -107,7 +122,13 @@ def verdict(answer: Any, expected: Any, why: str = "", *, rel: float | None = No
     margin = f" (within ±{_shown(tol)})" if tol is not None else f" (within ±{rel:.0%})" if rel is not None else ""
     reason = f" {why.strip()}" if why.strip() else ""
     if _same(answer, expected, rel, tol):
+        _MISSES.pop(name, None)
         return Verdict("right", f"{RIGHT}: {name} = {_shown(answer)}{margin}.{reason}")
+    _MISSES[name] = _MISSES.get(name, 0) + 1
+    if _MISSES[name] == 1:
+        return Verdict("wrong", f"{WRONG}: you said {_shown(answer)}; {_direction(answer, expected)}{margin}. Open "
+                                "the hint below, change your answer and run this cell again (a second miss shows "
+                                "the value and why).")
     return Verdict("wrong", f"{WRONG}: you said {_shown(answer)}; the data says {_shown(expected)}{margin}.{reason}")
 
 

@@ -33,12 +33,14 @@ def tags(cell: Any) -> list[str]:
     return list(cell.metadata.get("tags", []))
 
 
-def execute(path: Path, *, small: bool = True, timeout: int = 300) -> Any:
-    """The notebook executed in a fresh kernel (its parameters shrunk when ``small``), outputs kept, errors recorded
-    in the outputs rather than raised (so a test can say which cell failed)."""
+def execute(path: Path, *, small: bool = True, timeout: int = 300, append: str = "") -> Any:
+    """The notebook executed in a fresh kernel (its parameters shrunk when ``small``; ``append``: a code cell run
+    last), outputs kept, errors recorded in the outputs rather than raised (so a test can say which cell failed)."""
     nb = nbformat.read(path, as_version=4)
     if small and (cell := params_cell(nb)) is not None:
         cell.source = shrink(cell.source)
+    if append:
+        nb.cells.append(nbformat.v4.new_code_cell(append))
     NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     return nb

@@ -49,9 +49,15 @@ def test_verdict_compares_like_a_teacher(answer: object, expected: object, kw: d
 def test_verdict_says_why_and_hides_the_answer_until_one_is_given(capsys: pytest.CaptureFixture[str]) -> None:
     opened = course.verdict(None, 42, "because", name="answer_1")
     assert opened.text.startswith(course.OPEN) and "42" not in opened.text and "answer_1" in opened.text
-    wrong = course.verdict(41, 42, "because of the data")
+    first = course.verdict(41, 42, "because of the data", name="answer_9")
+    assert first.text.startswith(course.WRONG) and "42" not in first.text and "more than that" in first.text
+    assert "hint" in first.text and "because of the data" not in first.text  # a direction, not the value
+    assert "less than that" in course.verdict(50, 42, name="answer_8").text
+    wrong = course.verdict(43, 42, "because of the data", name="answer_9")  # the second miss reveals it
     assert wrong.text.startswith(course.WRONG) and "42" in wrong.text and "because of the data" in wrong.text
-    assert not wrong and course.verdict(42, 42)
+    assert not wrong and course.verdict(42, 42, name="answer_9")
+    again = course.verdict(41, 42, name="answer_9")  # a right answer starts the count again
+    assert "42" not in again.text
     course.check(42, 42, "fine")
     assert capsys.readouterr().out.startswith(course.RIGHT)
 
