@@ -1,5 +1,5 @@
 """How long the Lab takes, in a real browser, to show a recording or a sweep after a click, and whether it leaks
-widget comms: JupyterLab runs notebooks/01_lab.ipynb in headless Chromium (Playwright), then
+widget comms: JupyterLab runs notebooks/09_lab.ipynb in headless Chromium (Playwright), then
 
 - Load: a run recording (alternating two, so each click changes every view), until the status line names it, the
   plan table and banner show it, Load is enabled again and the shown view's figure is redrawn;

@@ -31,7 +31,7 @@ VIEWS: tuple[str, ...] = ("Graph", "Plans", "Latency", "Heuristics", "Numerics",
                           "Sweep", "Code", "Log")
 #: Where the results shown come from.
 SOURCES: tuple[str, ...] = ("live", "recorded")
-#: How a state code starts (a link may carry it after ``#``: ``...01_lab.ipynb#cudnn-lab-state=<code>``).
+#: How a state code starts (a link may carry it after ``#``: ``...09_lab.ipynb#cudnn-lab-state=<code>``).
 CODE_PREFIX = "cudnn-lab-state="
 #: Longest text (a code, or a link ending in one) read as a state code: a real one is about a thousand characters;
 #: longer text is refused before it is decoded.

@@ -12,7 +12,8 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 COURSE = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-LESSONS = [p for p in COURSE if int(p.name[:2]) >= 2]
+#: The lessons (with exercises): every course notebook but the quickstart and the Lab, the capstone.
+LESSONS = [p for p in COURSE if p.stem not in ("00_quickstart", "09_lab")]
 
 SMALL = re.compile(r"^(?P<lhs>[^#=\n]+=)\s*(?P<value>[^#\n]*?)\s*#\s*small:\s*(?P<small>.+?)\s*$", re.MULTILINE)
 EXERCISE = re.compile(r"^\*\*Exercise (\d+)\.\*\*")

@@ -29,14 +29,16 @@ from notebook_runs import (COURSE, LESSONS, NOTEBOOKS, OPEN, RIGHT, ROOT, WRONG,
 REQUIREMENTS: dict[str, dict[str, Any]] = {
     "00_quickstart.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None,
                             "covered_by": "tests/notebooks/test_quickstart.py"},
-    "01_lab.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None, "covered_by": "tests/ui/test_notebook_01.py"},
+    "01_graph_by_hand.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
     "02_layouts_and_strides.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
     "03_heuristics_and_plans.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
     "04_numerics.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
-    "05_attention.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
-    "06_fusion.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
-    "07_new_gpu_whatif.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
-    "08_graph_by_hand.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
+    "05_fp8.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
+    "06_attention.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
+    "07_fusion.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
+    "08_new_gpu_whatif.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None},
+    "09_lab.ipynb": {"gpu": False, "min_cc": None, "min_cudnn": None,
+                     "covered_by": "tests/ui/test_notebook_09_lab.py"},
 }
 
 #: The kit's provenance line (cudnn_lab.provenance): kind, GPU, driver, CUDA, cuDNN, date.
@@ -129,8 +131,8 @@ def runnable(path: Path) -> None:
 
 def test_notebooks_are_found() -> None:
     names = {p.name for p in COURSE}
-    assert {"00_quickstart.ipynb", "02_layouts_and_strides.ipynb", "07_new_gpu_whatif.ipynb",
-            "08_graph_by_hand.ipynb"} <= names
+    assert {"00_quickstart.ipynb", "02_layouts_and_strides.ipynb", "08_new_gpu_whatif.ipynb",
+            "01_graph_by_hand.ipynb"} <= names
 
 
 def test_solutions_live_inside_the_lessons() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).parents[2]
-NOTEBOOK = ROOT / "notebooks" / "01_lab.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "09_lab.ipynb"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 120_000

@@ -1,4 +1,4 @@
-"""In a real browser, at 1280x800 and 1600x1000: JupyterLab opens notebooks/01_lab.ipynb and runs it; every view's
+"""In a real browser, at 1280x800 and 1600x1000: JupyterLab opens notebooks/09_lab.ipynb and runs it; every view's
 figures, tables and controls lie inside the right pane, tab titles are whole, the recordings follow the operation,
 a large graph (attention backward) zooms and scrolls, and the Sweep tab compares two recorded GPUs. Drives Debian's
 Chromium through Playwright.

@@ -1,4 +1,4 @@
-"""The What-if view in a real browser: JupyterLab runs notebooks/01_lab.ipynb (it loads the fused conv's H100
+"""The What-if view in a real browser: JupyterLab runs notebooks/09_lab.ipynb (it loads the fused conv's H100
 recording), the What-if tab is shown at 1280x800 with the file browser open (the views wrap below the controls),
 at 1600x1000 and at 1280x800 without it (the views beside the controls, the tab bar at its narrowest); its label,
 tables and controls lie inside the right pane, and the tab titles are whole.

@@ -62,7 +62,7 @@ def test_code_round_trip_alone_or_at_the_end_of_a_link() -> None:
     code = STATE.to_code()
     assert code.startswith("cudnn-lab-state=") and "\n" not in code and len(code) < 1200
     assert LabState.from_code(code) == STATE
-    assert LabState.from_code(f"http://localhost:8888/lab/tree/notebooks/01_lab.ipynb#{code}") == STATE
+    assert LabState.from_code(f"http://localhost:8888/lab/tree/notebooks/09_lab.ipynb#{code}") == STATE
     with pytest.raises(cl.OptionError, match="damaged"):
         LabState.from_code(code[:-20])
     with pytest.raises(cl.OptionError, match="cudnn-lab-state="):

@@ -1,4 +1,4 @@
-"""notebooks/01_lab.ipynb is stored without outputs and runs top to bottom on CPU without errors."""
+"""notebooks/09_lab.ipynb is stored without outputs and runs top to bottom on CPU without errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat", reason="notebook tests need nbformat (the test extra)")
 NotebookClient = pytest.importorskip("nbclient", reason="notebook tests need nbclient").NotebookClient
 
-NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "01_lab.ipynb"
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "09_lab.ipynb"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
