@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 LAB_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup lab test test-gpu clean distclean
+.PHONY: setup lab test test-gpu course-html clean distclean
 
 setup:
 	bash scripts/setup.sh
@@ -16,6 +16,11 @@ lab: setup
 test:
 	bash scripts/setup.sh --test
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# executed HTML copies of the course's notebooks in build/course/ (small sizes and recordings without a GPU)
+course-html:
+	bash scripts/setup.sh --test
+	$(PY) scripts/build_course_html.py
 
 test-gpu: setup
 	$(PY) -m pytest -m gpu $(PYTEST_ARGS)
