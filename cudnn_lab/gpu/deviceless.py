@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import OptionError, UnsupportedGraphError
 from ..graph import build_graph
 from ..specs import Spec
-from .frontend import knobs_of
+from .frontend import plan_facts
 
 __all__ = ["Proposal", "Answer", "ask", "device_description", "HEURISTIC_MODES"]
 
@@ -129,13 +129,9 @@ def ask(spec: Spec, *, description: dict[str, Any] | None = None, sm_count: int 
             if name in found:
                 found[name].ranks[mode] = i
                 continue
-            engine_id, knobs = g.get_engine_and_knobs_at_index(i)
-            try:
-                notes = tuple(str(n).rsplit(".", 1)[-1] for n in g.get_behavior_notes_for_plan_at_index(i))
-            except Exception:  # noqa: BLE001 - python engines have no behaviour notes
-                notes = ()
-            found[name] = Proposal(plan=name, engine_id=int(engine_id), knobs=knobs_of(name, knobs),
-                                   behavior_notes=notes, ranks={mode: i})
+            engine_id, knobs, notes = plan_facts(g, i, name)
+            found[name] = Proposal(plan=name, engine_id=engine_id, knobs=knobs, behavior_notes=notes,
+                                   ranks={mode: i})
     answer = Answer(proposals=tuple(found.values()), declined=declined, cudnn_version=int(cudnn.backend_version()),
                     seconds=time.perf_counter() - t0)
     if not found:

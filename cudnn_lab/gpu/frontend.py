@@ -83,6 +83,16 @@ def unsupported(detail: str, spec: Spec, where: str, cudnn_version: str,
     return UnsupportedGraphError(summary, detail=detail, device=where, cudnn_version=cudnn_version)
 
 
+def plan_facts(g: Any, i: int, name: str) -> tuple[int, dict[str, int], tuple[str, ...]]:
+    """Plan ``i`` of a graph whose plans were created: its engine id, knobs by knob type and behaviour notes."""
+    engine_id, knobs = g.get_engine_and_knobs_at_index(i)
+    try:
+        notes = tuple(_enum_name(n) for n in g.get_behavior_notes_for_plan_at_index(i))
+    except Exception:  # noqa: BLE001 - python engines have no behavior notes
+        notes = ()
+    return int(engine_id), knobs_of(name, knobs), notes
+
+
 @PLAN_SOURCES.register(Spec)
 def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cudnn_version: str, *,
                 graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
@@ -119,13 +129,9 @@ def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cud
             if name in plans:
                 plans[name].ranks[mode] = i
                 continue
-            engine_id, knobs = g.get_engine_and_knobs_at_index(i)
-            try:
-                notes = tuple(_enum_name(n) for n in g.get_behavior_notes_for_plan_at_index(i))
-            except Exception:  # noqa: BLE001 - python engines have no behavior notes
-                notes = ()
-            plans[name] = PlanEntry(name=name, engine_id=int(engine_id), knobs=knobs_of(name, knobs), graph=lab,
-                                    index=i, ranks={mode: i}, behavior_notes=notes)
+            engine_id, knobs, notes = plan_facts(g, i, name)
+            plans[name] = PlanEntry(name=name, engine_id=engine_id, knobs=knobs, graph=lab, index=i,
+                                    ranks={mode: i}, behavior_notes=notes)
     if not plans:
         detail = "\n".join(messages) or "the heuristics returned no plans"
         raise unsupported(detail, spec, where, cudnn_version, sm_count)

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 NOTEBOOK = ROOT / "notebooks" / "09_lab.ipynb"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -138,9 +140,9 @@ BOX_SELECTORS = (".js-plotly-plot", ".cl-table-wrap", "table.cl-plan-table:not(.
                  ".cl-graph-scroll", ".cl-code-text", ".cl-sweep .widget-hbox", ".cl-zoom-bar", ".cl-anatomy-note")
 
 
-def boxes_outside(page: Any) -> list[str]:
-    """The visible figures, tables and controls of the view shown that reach outside the right pane (empty: all
-    fit), each as 'selector: left..right outside pane left..right'."""
+def boxes_outside(page: Any, selectors: tuple[str, ...] | None = None) -> list[str]:
+    """The visible figures, tables and controls (``selectors``, default :data:`BOX_SELECTORS`) of the view shown
+    that reach outside the right pane (empty: all fit), each as 'selector: left..right outside pane left..right'."""
     return page.evaluate("""(selectors) => {
         const pane = document.querySelector('.cl-lab .cl-right').getBoundingClientRect();
         const panel = [...document.querySelectorAll('.cl-lab .widget-tab-contents > *')]
@@ -157,10 +159,34 @@ def boxes_outside(page: Any) -> list[str]:
             }
         }
         return out;
-    }""", list(BOX_SELECTORS))
+    }""", list(selectors or BOX_SELECTORS))
 
 
 def cut_tab_titles(page: Any) -> list[str]:
     """Tab titles shown cut short (their text wider than their label)."""
     return page.evaluate("""() => [...document.querySelectorAll('.cl-lab .lm-TabBar-tabLabel')]
         .filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent)""")
+
+
+# ------------------------------------------------------------------------------------------------ fixtures
+# A JupyterLab server per test module and a fresh Chromium per test; browser test modules import them by name.
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
+    if chromium() is None:
+        pytest.skip("headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium")
+    with jupyterlab(tmp_path_factory.mktemp("lab")) as base:
+        yield base
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

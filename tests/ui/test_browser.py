@@ -12,13 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyterlab_session import (CHROMIUM_ARGS, ROOT, boxes_outside, chromium, cut_tab_titles, jupyterlab, open_lab,
-                                show_view, wait_shown)
+from jupyterlab_session import browser, server  # noqa: F401 - the browser tests' fixtures
+from jupyterlab_session import ROOT, boxes_outside, cut_tab_titles, open_lab, show_view, wait_shown
 
 from cudnn_lab.ui.recordings import recordings_of
 
@@ -31,25 +30,6 @@ VIEWS = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Ana
 SHOTS = ROOT / "docs" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1" else Path(tempfile.gettempdir())
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
-    if chromium() is None:
-        pytest.skip("headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium")
-    with jupyterlab(tmp_path_factory.mktemp("lab")) as base:
-        yield base
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _shot(page: Any, name: str, top: str = ".cl-lab") -> Path:

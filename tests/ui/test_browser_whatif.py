@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyterlab_session import CHROMIUM_ARGS, ROOT, boxes_outside, chromium, cut_tab_titles, jupyterlab, open_lab
+from jupyterlab_session import browser, server  # noqa: F401 - the browser tests' fixtures
+from jupyterlab_session import ROOT, boxes_outside, cut_tab_titles, open_lab
 
 pytestmark = pytest.mark.browser
 
@@ -28,44 +28,6 @@ WHATIF_SELECTORS = (".cl-whatif-label", ".cl-whatif-targets", ".cl-whatif-refuse
                     ".cl-whatif-why-target", ".cl-whatif-drift-target", ".cl-whatif-table")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
-    if chromium() is None:
-        pytest.skip("headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium")
-    with jupyterlab(tmp_path_factory.mktemp("lab")) as base:
-        yield base
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def _outside(page: Any) -> list[str]:
-    """The view's parts that reach outside the right pane (or are cut: wider content than their box)."""
-    return page.evaluate("""(selectors) => {
-        const pane = document.querySelector('.cl-lab .cl-right').getBoundingClientRect();
-        const out = [];
-        for (const sel of selectors) {
-            for (const el of document.querySelectorAll('.cl-lab .cl-whatif ' + sel)) {
-                if (el.offsetParent === null) continue;
-                const b = el.getBoundingClientRect();
-                if (b.width === 0) continue;
-                if (b.left < pane.left - 1 || b.right > pane.right + 1)
-                    out.push(`${sel}: ${Math.round(b.left)}..${Math.round(b.right)} outside pane `
-                             + `${Math.round(pane.left)}..${Math.round(pane.right)}`);
-            }
-        }
-        return out;
-    }""", list(WHATIF_SELECTORS))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=[f"{w}x{h}" + ("-sidebar" if s else "") for w, h, s in LAYOUTS])
@@ -84,7 +46,7 @@ def test_the_what_if_view_fits_its_pane(server: str, browser: Any, layout: tuple
     assert "sm100" in view.locator(".cl-whatif-refused").inner_text()
     assert cut_tab_titles(page) == []
     assert boxes_outside(page) == []
-    assert _outside(page) == []
+    assert boxes_outside(page, WHATIF_SELECTORS) == []
     assert "cl-status-error" not in page.locator(".cl-lab .cl-status").inner_html()
     if (width, height, sidebar) not in LAYOUTS[:2]:
         page.close()
