@@ -3,18 +3,26 @@ and DOT -> SVG (:func:`to_svg`, the one place the kit runs ``dot``).
 
 Tensors are nodes with their dims, strides, the layout those strides mean, dtype and role; operations are nodes with
 their type and parameters. Rendering returns values; display (``_repr_mimebundle_``) is a thin layer on top.
+
+Every HTML-like label (``<...>``) is made by :func:`html_label` from plain text, escaped there: ``dot`` finds where
+such a label ends by counting ``<`` and ``>``, so one bare ``>`` (the arrow in ``cudnnRNNBackwardData_v8 -> DX``)
+ends it early and makes the whole drawing invalid DOT.
 """
 
 from __future__ import annotations
 
 import html
 import shutil
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
 from ..errors import MissingDependencyError, OptionError
 from ..specs import describe_layout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..specs import Spec
 
 _ROLE_STYLE = {
     "input": {"shape": "box", "style": "rounded,filled", "fillcolor": "#dbeafe", "color": "#1d4ed8"},
@@ -27,11 +35,30 @@ DOT_INSTALL_HINT = ("The graphviz 'dot' program is not installed, so this drawin
                     "'brew install graphviz' (macOS) or 'conda install graphviz'.")
 
 
-def to_svg(dot: str | graphviz.Digraph | graphviz.Source) -> str:
+class DrawingError(OptionError):
+    """``dot`` rejected a drawing's DOT text. The message is one sentence (which drawing, what to do); the DOT text
+    (``source``) and dot's own message (``stderr``) are kept on the error for a details view, not put in it."""
+
+    def __init__(self, source: str, stderr: str, spec: Spec | None = None) -> None:
+        self.option, self.value, self.where = "dot", source, "to_svg"
+        self.source, self.stderr, self.spec = source, stderr, spec
+        if spec is not None:
+            family = type(spec).__name__
+            self.allowed = (f"Cannot draw {family} '{spec.label()}': graphviz 'dot' rejected the DOT text of this "
+                            f"drawing, a bug in the kit's {family} drawing; please report it with the DOT source "
+                            "(kept with this message); only the drawing is affected.")
+        else:
+            self.allowed = ("Cannot draw this DOT text: graphviz 'dot' rejected it as not valid DOT; check it with "
+                            "'dot -Tsvg' (dot's own message is the error's .stderr).")
+        ValueError.__init__(self, self.allowed)
+
+
+def to_svg(dot: str | graphviz.Digraph | graphviz.Source, *, spec: Spec | None = None) -> str:
     """SVG text (from ``<svg`` on, no XML prologue) of a DOT source or a graphviz graph, drawn by the ``dot`` program.
 
-    Raises :class:`MissingDependencyError` with the install hint when ``dot`` is not installed, and
-    :class:`OptionError` (a ``ValueError``) for something that is not DOT or that ``dot`` rejects.
+    Raises :class:`MissingDependencyError` with the install hint when ``dot`` is not installed, :class:`OptionError`
+    (a ``ValueError``) for something that is not DOT text or a graph, and :class:`DrawingError` (an OptionError) when
+    ``dot`` rejects it: one sentence naming ``spec`` (the drawing's spec, when known) and what to do.
     """
     if not shutil.which("dot"):
         raise MissingDependencyError("The graphviz 'dot' program", DOT_INSTALL_HINT)
@@ -42,11 +69,26 @@ def to_svg(dot: str | graphviz.Digraph | graphviz.Source) -> str:
     else:
         raise OptionError("dot", type(dot).__name__, "must be DOT text or a graphviz graph", where="to_svg")
     try:
-        svg = graphviz.Source(source).pipe(format="svg", encoding="utf-8")
+        svg = graphviz.Source(source).pipe(format="svg", encoding="utf-8", quiet=True)
     except graphviz.CalledProcessError as e:
         stderr = e.stderr.decode("utf-8", "replace") if isinstance(e.stderr, bytes) else str(e.stderr or "")
-        raise OptionError("dot", source, f"dot could not draw it: {stderr.strip()[:300]}", where="to_svg") from None
+        raise DrawingError(source, stderr.strip(), spec) from None
     return svg[svg.find("<svg"):]
+
+
+def html_text(value: Any) -> str:
+    """Plain text made safe inside an HTML-like label: ``&``, ``<``, ``>`` and quotes become entities."""
+    return html.escape(str(value))
+
+
+def html_label(title: Any, *lines: Any, small: Iterable[Any] = ()) -> str:
+    """An HTML-like label from plain text: ``title`` in bold, each of ``lines`` under it, then ``small`` in 9 pt;
+    every piece is escaped here (see the module's docstring for why a bare ``>`` breaks the whole drawing)."""
+    body = f"<b>{html_text(title)}</b>" + "".join(f"<br/>{html_text(line)}" for line in lines)
+    fine = [html_text(line) for line in small]
+    if fine:
+        body += "<br/><font point-size='9'>" + "<br/>".join(fine) + "</font>"
+    return f"<{body}>"
 
 
 def dtype_name(raw: str) -> str:
@@ -111,16 +153,11 @@ def to_dot(info: dict[str, Any], roles: dict[str, str], title: str = "", axes: s
     for name, tinfo in info["tensors"].items():
         role = roles.get(name, "virtual" if tinfo.get("is_virtual") else "input")
         rows = tensor_rows(name, tinfo, role, intermediate, axes)
-        label = "<" + f"<b>{html.escape(rows[0])}</b>" + "".join(
-            f"<br/>{html.escape(r)}" for r in rows[1:]) + ">"
-        dot.node(ids[name], label=label, **_ROLE_STYLE[role])
+        dot.node(ids[name], label=html_label(*rows), **_ROLE_STYLE[role])
     for j, node in enumerate(info["nodes"]):
         op_id = f"op{j}"
         params = ", ".join(f"{k}={_fmt(v)}" for k, v in node.get("params", {}).items())
-        label = f"<<b>{html.escape(node['name'])}</b><br/>{html.escape(node['type'])}"
-        if params:
-            label += f"<br/><font point-size='9'>{html.escape(params)}</font>"
-        dot.node(op_id, label=label + ">", **_OP_STYLE)
+        dot.node(op_id, label=html_label(node["name"], node["type"], small=[params] if params else ()), **_OP_STYLE)
         for kw, tname in node.get("inputs", {}).items():
             if tname in ids:
                 dot.edge(ids[tname], op_id, label=kw)

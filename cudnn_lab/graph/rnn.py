@@ -7,14 +7,13 @@ parameter rows each comes from). Pure: no cudnn or torch import here.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from ..specs.rnn import GATES, RnnSpec
 from .classic_call import ClassicOnlyError
 from .families import DRAWINGS, RECIPES, REFERENCE_CODE
 from .recipe import Recipe
-from .render import SafeDigraph
+from .render import SafeDigraph, html_label, html_text
 
 #: The classic calls per direction of the spec.
 CLASSIC_CALLS: dict[str, tuple[str, ...]] = {
@@ -102,20 +101,20 @@ def weight_table(spec: RnnSpec) -> list[tuple[str, ...]]:
 def _table_label(spec: RnnSpec) -> str:
     head = ("pseudo-layer", "layer", "linLayerID", "matrix", "dims", "PyTorch rows", "bias rows")
     rows = weight_table(spec)
-    cells = "".join(f"<td><b>{html.escape(h)}</b></td>" for h in head)
+    cells = "".join(f"<td><b>{html_text(h)}</b></td>" for h in head)
     body = [f"<tr>{cells}</tr>"]
     for row in rows[:MAX_TABLE_ROWS]:
-        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+        body.append("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>")
     if len(rows) > MAX_TABLE_ROWS:
         body.append(f'<tr><td colspan="{len(head)}">... {len(rows) - MAX_TABLE_ROWS} more rows</td></tr>')
     title = (f"cuDNN weight space (cudnnGetRNNWeightParams): {len(rows)} matrices, each with its bias "
              "(CUDNN_RNN_DOUBLE_BIAS)")
     return (f'<<table border="0" cellborder="1" cellspacing="0" cellpadding="3"><tr><td colspan="{len(head)}">'
-            f"<b>{html.escape(title)}</b></td></tr>{''.join(body)}</table>>")
+            f"<b>{html_text(title)}</b></td></tr>{''.join(body)}</table>>")
 
 
 def _tensor_label(name: str, dims: tuple[int, ...], dtype: str, role: str) -> str:
-    return f"<<b>{html.escape(name)}</b><br/>dims {list(dims)}<br/>{dtype} · {role}>"
+    return html_label(name, f"dims {list(dims)}", f"{dtype} · {role}")
 
 
 @DRAWINGS.register(RnnSpec)
@@ -138,7 +137,6 @@ def to_dot(spec: RnnSpec) -> SafeDigraph:
     y_dims = (spec.seq_len, spec.batch, spec.directions * spec.hidden_size)
     for name in out_names:
         dot.node(name, _tensor_label(name, y_dims if name == "Y" else state, spec.dtype, role), **_OUTPUT)
-    equations = "<br/>".join(html.escape(e) for e in CELL_EQUATIONS[spec.cell])
     gates = ", ".join(GATES[spec.cell])
     source = "X"
     for layer in range(spec.layers):
@@ -148,9 +146,8 @@ def to_dot(spec: RnnSpec) -> SafeDigraph:
             cells.append(cell)
             heading = (f"{spec.cell.upper()} layer {layer}, {'backward (reversed time)' if d else 'forward'}: "
                        f"pseudo-layer {layer * spec.directions + d}")
-            dot.node(cell, f"<<b>{html.escape(heading)}</b><br/>gates {gates}; "
-                           f"input {spec.layer_input_size(layer)}, hidden {spec.hidden_size}<br/>"
-                           f"<font point-size='9'>{equations}</font>>", **_CELL)
+            dot.node(cell, html_label(heading, f"gates {gates}; input {spec.layer_input_size(layer)}, "
+                                      f"hidden {spec.hidden_size}", small=CELL_EQUATIONS[spec.cell]), **_CELL)
             dot.edge(source, cell, label="x_t")
             idx = layer * spec.directions + d
             for s, out in zip(spec.state_names(), ("Hy", "Cy")):
@@ -167,8 +164,8 @@ def to_dot(spec: RnnSpec) -> SafeDigraph:
     dot.edge(source, "Y", label="h_t of the last layer")
     if spec.direction == "bwd":
         grads = ", ".join(spec.output_names()[: 2 + spec.has_cell_state])
-        dot.node("bwd", f"<<b>backward</b><br/>cudnnRNNBackwardData_v8 -> {html.escape(grads)}<br/>"
-                        "cudnnRNNBackwardWeights_v8 -> a gradient per weight (dweight_*, dbias_*)>", **_CELL)
+        dot.node("bwd", html_label("backward", f"cudnnRNNBackwardData_v8 -> {grads}",
+                                   "cudnnRNNBackwardWeights_v8 -> a gradient per weight (dweight_*, dbias_*)"), **_CELL)
         dot.edge("Y", "bwd", label="DY, DHy" + (", DCy" if spec.has_cell_state else ""))
     dot.node("weights", _table_label(spec), **_NOTE)
     return dot

@@ -59,12 +59,13 @@ def figure_bundle(fig: Any) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=128)
-def drawing_html(dot: str) -> str:
+def drawing_html(dot: str, spec: Any = None) -> str:
     """A DOT text as inline SVG (``cudnn_lab.graph.render.to_svg`` renders it; memoized, as the view redraws at
-    every change). The Graph view sizes it (:mod:`.graph_view`)."""
+    every change). The Graph view sizes it (:mod:`.graph_view`). DOT that ``dot`` rejects raises
+    :class:`~cudnn_lab.graph.render.DrawingError`: one sentence naming ``spec`` (the drawing's spec)."""
     from ..graph.render import to_svg
 
-    return to_svg(dot)
+    return to_svg(dot, spec=spec)
 
 
 class FigureHost:
@@ -111,5 +112,18 @@ class FigureHost:
 
 
 def error_html(what: str, error: BaseException) -> str:
-    """A pane's text when its content cannot be drawn."""
+    """A pane's text when its content cannot be drawn; a drawing ``dot`` rejected: its one sentence, with the DOT
+    source and dot's own message folded away under it (for a bug report)."""
+    from ..graph.render import DrawingError
+
+    if isinstance(error, DrawingError):
+        return f"<p class='cl-status-error'>{html.escape(str(error))}</p>" + dot_details_html(error)
     return f"<p class='cl-status-error'>Cannot draw {html.escape(what)}: {html.escape(str(error))}</p>"
+
+
+def dot_details_html(error: Any) -> str:
+    """A rejected drawing's DOT source and dot's message, folded (``<details>``), for a bug report."""
+    said = (f"<p class='cl-hint'>dot said:</p><pre class='cl-dot-error'>{html.escape(error.stderr)}</pre>"
+            if error.stderr else "")
+    return (f"<details class='cl-dot-source'><summary class='cl-hint'>DOT source</summary>{said}"
+            f"<pre>{html.escape(error.source)}</pre></details>")

@@ -5,7 +5,8 @@ shrinks text below :data:`MIN_FIT_ZOOM` of its natural size (a wider drawing scr
 −/+ step through :data:`ZOOMS`; *100%* is dot's natural size. Zooming re-sizes the SVG in CSS (no JavaScript, no
 re-render by dot). Without the ``dot`` program the drawing is made in the browser by graphviz-anywidget where it is
 installed, else the DOT text is shown. A family without a frontend graph (pooling in frontend 1.32) has no script:
-the Code view shows the graph layer's own explanation.
+the Code view shows the graph layer's own explanation. A drawing that ``dot`` rejects says so in one sentence (in the
+view, and through ``guard`` in the status line and the Log), its DOT source folded under it; the script still shows.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from ..errors import OptionError, UnsupportedGraphError
 from ..specs import Spec
-from .figures import drawing_html, error_html
+from .figures import dot_details_html, drawing_html, error_html
 
 __all__ = ["FIT", "GraphView", "MIN_FIT_ZOOM", "ZOOMS", "code_html", "dot_source", "sized_svg", "svg_size"]
 
@@ -102,6 +103,7 @@ class GraphView:
 
     def __init__(self, W: Any, *, guard: Callable[..., Any] | None = None) -> None:
         guard = guard or (lambda fn, *args: fn(*args))
+        self._guard = guard
         self.dot_path: str | None = shutil.which("dot")
         self.zoom: float | str = FIT
         self._svg: str | None = None
@@ -164,14 +166,23 @@ class GraphView:
         self.set_zoom(target)
 
     def redraw(self, spec: Spec) -> None:
-        """Draw ``spec`` and show its script; a drawing that fails says why in the view and raises."""
-        from ..graph.render import DOT_INSTALL_HINT, fallback_bundle
+        """Draw ``spec`` and show its script; a drawing that fails says why in the view and raises. One that ``dot``
+        rejects (:class:`~cudnn_lab.graph.render.DrawingError`) still shows the script, then goes to ``guard``: the
+        Lab's reports it (one sentence in the status line and the Log) and lets the caller go on (a recording still
+        loads); without a guard it raises."""
+        from ..graph.render import DOT_INSTALL_HINT, DrawingError, fallback_bundle
 
+        rejected: DrawingError | None = None
         try:
             source = dot_source(spec)
             if self.dot_path:
-                self._svg = drawing_html(source)
-                self.graph_html.value = sized_svg(self._svg, self.zoom)
+                try:
+                    self._svg = drawing_html(source, spec)
+                except DrawingError as e:  # only the drawing is lost: say so, and show the script all the same
+                    self._svg, rejected = None, e
+                    self.graph_html.value = error_html(spec.label(), e)
+                else:
+                    self.graph_html.value = sized_svg(self._svg, self.zoom)
             elif (wasm := self.browser_graph()) is not None:  # Graphviz compiled to WebAssembly draws it
                 self._svg = None
                 wasm.dot_source = source
@@ -190,7 +201,11 @@ class GraphView:
             self._show_zoom()
         if not self.dot_path:
             code += f"<div class='cl-hint'>{html.escape(DOT_INSTALL_HINT)}</div>"
+        if rejected is not None:
+            code += f"<div class='cl-status-error'>{html.escape(str(rejected))}</div>{dot_details_html(rejected)}"
         self.code_html.value = code
+        if rejected is not None:
+            self._guard(_raise, rejected)
 
     def _show_zoom(self) -> None:
         drawn = self._svg is not None
@@ -198,3 +213,8 @@ class GraphView:
         self.zoom_label.value = f"<span class='cl-hint'>{html.escape(_zoom_text(self.zoom))}</span>"
         self.zoom_out.disabled = not drawn or (self.zoom != FIT and float(self.zoom) <= ZOOMS[0])
         self.zoom_in.disabled = not drawn or (self.zoom != FIT and float(self.zoom) >= ZOOMS[-1])
+
+
+def _raise(error: BaseException) -> None:
+    """Raise ``error`` (inside ``guard``, which reports it)."""
+    raise error
