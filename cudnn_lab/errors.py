@@ -15,6 +15,7 @@ Every error a user sees is a :class:`CudnnLabError`. Each also subclasses the bu
 | PlanError | one execution plan could not be built, pinned or run |
 | ResourceError | a problem would not fit in memory (GPU, or host for the CPU reference) |
 | MissingDependencyError | an optional package or binary is missing |
+| DrawingError | graphviz's ``dot`` rejected a drawing the kit made (a bug of the kit's drawing) |
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "PlanError",
     "ResourceError",
     "MissingDependencyError",
+    "DrawingError",
     "shorten",
 ]
 
@@ -154,3 +156,20 @@ class MissingDependencyError(CudnnLabError, ImportError):
         self.what = what
         self.install_hint = install_hint
         super().__init__(f"{what} is not available. {install_hint}")
+
+
+class DrawingError(CudnnLabError, RuntimeError):
+    """``dot`` rejected a drawing's DOT text. The message is one sentence (which drawing, what to do); the DOT text
+    (``source``) and dot's own message (``stderr``) are kept on the error for a details view, not put in it."""
+
+    def __init__(self, source: str, stderr: str, spec: Any = None) -> None:
+        self.source, self.stderr, self.spec = source, stderr, spec
+        if spec is not None:
+            family = type(spec).__name__
+            message = (f"Cannot draw {family} '{spec.label()}': graphviz 'dot' rejected the DOT text of this drawing, "
+                       f"a bug in the kit's {family} drawing; please report it with the DOT source (kept with this "
+                       "message); only the drawing is affected.")
+        else:
+            message = ("Cannot draw this DOT text: graphviz 'dot' rejected it as not valid DOT; check it with "
+                       "'dot -Tsvg' (dot's own message is the error's .stderr).")
+        super().__init__(message)

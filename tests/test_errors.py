@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from cudnn_lab import errors
-from cudnn_lab.errors import (CudnnLabError, DataError, MissingDependencyError, NoGPUError, OptionError, PathError,
-                              PlanError, ResourceError, SpecError, UnsupportedGraphError, shorten)
+from cudnn_lab.errors import (CudnnLabError, DataError, DrawingError, MissingDependencyError, NoGPUError,
+                              OptionError, PathError, PlanError, ResourceError, SpecError, UnsupportedGraphError,
+                              shorten)
 
 BUILTINS = [(SpecError, ValueError), (OptionError, ValueError), (DataError, ValueError), (PathError, OSError),
             (NoGPUError, RuntimeError), (UnsupportedGraphError, RuntimeError), (ResourceError, MemoryError),
-            (MissingDependencyError, ImportError), (PlanError, RuntimeError)]
+            (MissingDependencyError, ImportError), (PlanError, RuntimeError), (DrawingError, RuntimeError)]
 
 
 @pytest.mark.parametrize("cls,builtin", BUILTINS, ids=[c.__name__ for c, _ in BUILTINS])
@@ -108,3 +109,11 @@ def test_path_and_data_errors_name_the_file_and_the_problem() -> None:
 def test_long_values_are_shortened_in_messages(value) -> None:
     assert len(shorten(value)) <= 80
     assert len(str(OptionError("o", value, "bad"))) < 200
+
+
+def test_a_drawing_error_is_one_sentence_naming_the_spec():
+    from cudnn_lab import RnnSpec
+
+    e = DrawingError("digraph {", "syntax error", RnnSpec(direction="bwd"))
+    assert isinstance(e, CudnnLabError) and isinstance(e, RuntimeError)
+    assert "RnnSpec" in str(e) and "\n" not in str(e) and e.stderr == "syntax error"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import graphviz
 
-from ..errors import MissingDependencyError, OptionError
+from ..errors import DrawingError, MissingDependencyError, OptionError, shorten
 from ..specs import describe_layout
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,29 +35,11 @@ DOT_INSTALL_HINT = ("The graphviz 'dot' program is not installed, so this drawin
                     "'brew install graphviz' (macOS) or 'conda install graphviz'.")
 
 
-class DrawingError(OptionError):
-    """``dot`` rejected a drawing's DOT text. The message is one sentence (which drawing, what to do); the DOT text
-    (``source``) and dot's own message (``stderr``) are kept on the error for a details view, not put in it."""
-
-    def __init__(self, source: str, stderr: str, spec: Spec | None = None) -> None:
-        self.option, self.value, self.where = "dot", source, "to_svg"
-        self.source, self.stderr, self.spec = source, stderr, spec
-        if spec is not None:
-            family = type(spec).__name__
-            self.allowed = (f"Cannot draw {family} '{spec.label()}': graphviz 'dot' rejected the DOT text of this "
-                            f"drawing, a bug in the kit's {family} drawing; please report it with the DOT source "
-                            "(kept with this message); only the drawing is affected.")
-        else:
-            self.allowed = ("Cannot draw this DOT text: graphviz 'dot' rejected it as not valid DOT; check it with "
-                            "'dot -Tsvg' (dot's own message is the error's .stderr).")
-        ValueError.__init__(self, self.allowed)
-
-
 def to_svg(dot: str | graphviz.Digraph | graphviz.Source, *, spec: Spec | None = None) -> str:
     """SVG text (from ``<svg`` on, no XML prologue) of a DOT source or a graphviz graph, drawn by the ``dot`` program.
 
     Raises :class:`MissingDependencyError` with the install hint when ``dot`` is not installed, :class:`OptionError`
-    (a ``ValueError``) for something that is not DOT text or a graph, and :class:`DrawingError` (an OptionError) when
+    (a ``ValueError``) for something that is not DOT text or a graph (or text ``dot`` rejects), and :class:`DrawingError` when
     ``dot`` rejects it: one sentence naming ``spec`` (the drawing's spec, when known) and what to do.
     """
     if not shutil.which("dot"):
@@ -72,6 +54,9 @@ def to_svg(dot: str | graphviz.Digraph | graphviz.Source, *, spec: Spec | None =
         svg = graphviz.Source(source).pipe(format="svg", encoding="utf-8", quiet=True)
     except graphviz.CalledProcessError as e:
         stderr = e.stderr.decode("utf-8", "replace") if isinstance(e.stderr, bytes) else str(e.stderr or "")
+        if spec is None:  # DOT text the caller wrote: the caller's input to fix
+            raise OptionError("dot", source, f"must be valid DOT text; dot said: {shorten(stderr.strip(), 200)}",
+                              where="to_svg") from None
         raise DrawingError(source, stderr.strip(), spec) from None
     return svg[svg.find("<svg"):]
 
