@@ -376,3 +376,57 @@ def main_tile(kernels: Any) -> tuple[int, ...] | None:
         if tile and (best is None or weight > best[0]):
             best = (weight, tile)
     return best[1] if best else None
+
+
+# ------------------------------------------------------------------------------------------------ heuristics (03)
+
+def proposal_times() -> Any:
+    """One row per shipped single-run recording whose plans came from cuDNN's heuristics: its ``propose`` phase in
+    seconds (``settings["phase_s"]``: for each heuristic mode a graph, ``validate``, ``build_operation_graph``,
+    ``create_execution_plans``, ``check_support``, then each plan's name, knobs and notes) and whether the run was the
+    first of its process (it alone paid the ``import`` phase). Left out: recordings without phase times, those whose
+    proposals were recalled from the kit's heuristics cache, and those whose proposal phase is zero (plans from
+    cuDNN's classic API, no heuristics)."""
+    import pandas as pd
+
+    import cudnn_lab as cl
+
+    rows = []
+    runs = cl.recorded_datasets(kind="run")
+    for name, gpu, path in zip(runs["name"], runs["gpu"], runs["path"]):
+        try:
+            settings = json.loads(Path(path).read_text(encoding="utf-8")).get("settings") or {}
+        except (OSError, ValueError):
+            continue
+        phases = settings.get("phase_s") or {}
+        propose = phases.get("propose")
+        if settings.get("proposals_recalled"):  # read back from the kit's heuristics cache, not asked
+            continue
+        if not _is_number(propose) or float(propose) <= 0:
+            continue
+        first = _is_number(phases.get("import")) and float(phases["import"]) > 0
+        rows.append({"name": name, "gpu": gpu, "propose_s": float(propose), "first_in_process": bool(first)})
+    return pd.DataFrame(rows, columns=["name", "gpu", "propose_s", "first_in_process"])
+
+
+def ranks_from_zero(fig: Any) -> Any:
+    """:func:`cudnn_lab.plots.heuristic_vs_measured`'s figure with both ranks counted from 0, as the plan table's
+    ``heuristic_rank`` is (x: 0 = the heuristic's pick; y: 0 = the fastest plan): the points, the diagonal, the axis
+    ranges, the axis titles and the hover text move down by one. Returns the same figure."""
+
+    def down(values: Any) -> Any:
+        return None if values is None else tuple(v - 1 for v in values)
+
+    def relabel(text: Any) -> str:
+        return re.sub(r"\b(heuristic rank|measured rank) (\d+)", lambda m: f"{m[1]} {int(m[2]) - 1}", str(text))
+
+    for trace in fig.data:
+        trace.x, trace.y = down(trace.x), down(trace.y)
+        if trace.hovertext is not None and not isinstance(trace.hovertext, str):
+            trace.hovertext = [relabel(t) for t in trace.hovertext]
+    for axis, title in ((fig.layout.xaxis, "heuristic rank among plans that ran (0 = the pick)"),
+                        (fig.layout.yaxis, "measured rank (0 = fastest median)")):
+        axis.title.text = title
+        if axis.range is not None:
+            axis.range = [axis.range[0] - 1, axis.range[1] - 1]
+    return fig

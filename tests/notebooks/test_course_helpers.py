@@ -267,3 +267,28 @@ def test_kept_benchmark_reads_a_kept_output_with_its_origin() -> None:
     assert origin == ("RECORDED on NVIDIA H100 80GB HBM3 · driver unknown · CUDA unknown · cuDNN 9.19.0 · 2026-11-22 "
                       "(benchmarks/results/h100_2026-11-22_fusion.json)")
     assert course.kept_benchmark("no_such_benchmark") is None
+
+
+# ------------------------------------------------------------------------------------------------ heuristics (03)
+
+def test_proposal_times_read_each_recordings_proposal_phase() -> None:
+    times = course.proposal_times()
+    assert len(times) and (times["propose_s"] > 0).all()
+    row = times.set_index("name").loc["h100_conv_nhwc_fp16_bias_relu"]
+    assert row["propose_s"] == pytest.approx(0.398) and bool(row["first_in_process"])
+    assert not times.set_index("name").loc["h100_conv_nhwc_fp16", "first_in_process"]
+
+
+def test_ranks_from_zero_shifts_the_heuristic_figure(conv: cl.RunResult) -> None:
+    from cudnn_lab import plots
+
+    fig = course.ranks_from_zero(plots.heuristic_vs_measured(conv))
+    points = [t for t in fig.data if t.mode == "markers"]
+    xs = [x for t in points for x in t.x]
+    ys = [y for t in points for y in t.y]
+    n = len(conv.ok)
+    assert sorted(xs) == list(range(n)) and sorted(ys) == list(range(n))
+    best = next(t.x[t.customdata.index(conv.best["plan"])] for t in points if conv.best["plan"] in t.customdata)
+    assert best == conv.best["heuristic_rank"]  # every plan of this recording ran: the two ranks agree
+    assert "0 = the pick" in fig.layout.xaxis.title.text and tuple(fig.layout.xaxis.range) == (-0.5, n - 0.5)
+    assert all("heuristic rank 0 " not in h or "proposed at 0" in h for t in points for h in t.hovertext)
