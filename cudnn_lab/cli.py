@@ -339,9 +339,13 @@ class _pandas_wide:
 
 
 def _lab_command(extra: Sequence[str]) -> tuple[Path, list[str]]:
-    """The folder to start in and the argv that starts JupyterLab there."""
+    """The folder to start in and the argv that starts JupyterLab there (with ``--allow-root`` when run as root, as
+    in Docker or on a rented GPU machine: Jupyter refuses to start as root without it)."""
     repo = Path(__file__).resolve().parent.parent
     argv = [sys.executable, "-m", "jupyter", "lab"]
+    geteuid = getattr(os, "geteuid", None)  # none on Windows
+    if geteuid is not None and geteuid() == 0 and "--allow-root" not in extra:
+        argv.append("--allow-root")
     if (repo / QUICKSTART).is_file():
         return repo, [*argv, str(QUICKSTART), *extra]
     return Path.cwd(), [*argv, *extra]

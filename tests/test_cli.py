@@ -26,6 +26,7 @@ def execv(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
 
     monkeypatch.setattr(cli.os, "execv", fake_execv)
     monkeypatch.setattr(cli.os, "chdir", lambda where: seen.update(cwd=Path(where)))
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000, raising=False)  # not root (as root, see the tests below)
     return seen
 
 
@@ -124,3 +125,24 @@ def test_sweep_file_with_unknown_key_exits_2(tmp_path, capsys) -> None:
     f.write_text('{"spec": {"op": "conv"}, "bogus": 1}')
     assert cli.main(["sweep", str(f)]) == 2
     assert "bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("euid", [0, 1000])
+def test_lab_allows_root_only_as_root(monkeypatch: pytest.MonkeyPatch, euid: int) -> None:
+    """Jupyter refuses to start as root (Docker, rented GPU machines) without --allow-root: given then, only then."""
+    monkeypatch.setattr(cli.os, "geteuid", lambda: euid, raising=False)
+    for quickstart in (Path("pyproject.toml"), Path("no_such_notebook.ipynb")):
+        monkeypatch.setattr(cli, "QUICKSTART", quickstart)
+        _, argv = cli._lab_command(["--no-browser"])
+        assert argv[:4] == [sys.executable, "-m", "jupyter", "lab"] and argv[-1] == "--no-browser"
+        assert ("--allow-root" in argv) == (euid == 0)
+    _, argv = cli._lab_command(["--allow-root"])  # given already: once
+    assert argv.count("--allow-root") == 1
+
+
+def test_lab_as_root_starts_jupyter_with_allow_root(execv: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 0, raising=False)
+    monkeypatch.setattr(cli, "QUICKSTART", Path("pyproject.toml"))
+    with pytest.raises(Execd):
+        cli.main(["lab", "--no-browser"])
+    assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "--allow-root", "pyproject.toml", "--no-browser"]

@@ -35,8 +35,9 @@ from .whatif_view import WhatIfView
 
 __all__ = ["DEFAULT_REPORT", "Lab", "NO_GPU_TEXT", "STATE_VERSION", "VIEWS"]
 
-#: Where Save report writes when its path field is left as it is (the current folder).
-DEFAULT_REPORT = "cudnn_lab_report.html"
+#: Where Save report writes when its path field is left as it is: lab_output/ in the current folder (the notebook's),
+#: made on first use and ignored by git, so that the Lab leaves the repository clean.
+DEFAULT_REPORT = "lab_output/cudnn_lab_report.html"
 NO_GPU_TEXT = "No GPU: load recorded results"
 LIVE, RECORDED = "Live GPU", "Recorded"
 
@@ -318,7 +319,8 @@ class Lab:
         from ..results.paths import check_output_path
 
         text = str(path if path is not None else self.report_path.value).strip() or DEFAULT_REPORT
-        target = check_output_path(text, what="report", suffixes=(".html", ".htm"), make_parents=False)
+        target = check_output_path(text, what="report", suffixes=(".html", ".htm"),
+                                   make_parents=text == DEFAULT_REPORT)  # the default folder is made on first use
         with self.busy_flag.working():
             written = save_report(self.result, target, origin=self.results.origin).resolve()
         self.report_written = written

@@ -16,8 +16,9 @@ from .style import row
 
 __all__ = ["DEFAULT_STATE", "StatePanel"]
 
-#: Where Save state writes when its field is left as it is (the current folder).
-DEFAULT_STATE = "lab_state.json"
+#: Where Save state writes when its field is left as it is: lab_output/ in the current folder (the notebook's), made
+#: on first use and ignored by git, so that the Lab leaves the repository clean.
+DEFAULT_STATE = "lab_output/lab_state.json"
 
 
 class StatePanel:
@@ -53,6 +54,10 @@ class StatePanel:
         if LabState.is_code(text):
             raise OptionError("state file", text[:40] + "…", "is a state code; give a file name such as "
                               f"{DEFAULT_STATE} to save to", where="Save state")
+        if text == DEFAULT_STATE:  # the default folder is made on first use (another missing folder is an error)
+            from ..results.paths import check_output_path
+
+            check_output_path(text, what="Lab state", suffixes=(".json",))
         written = self._state().save(text).resolve()
         self._log.say_html(f"State saved: <code>{html.escape(str(written))}</code> (Load state reads it back; "
                            "hand the file to others)")

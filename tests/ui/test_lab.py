@@ -239,7 +239,7 @@ def test_state_of_a_fresh_lab_round_trips(lab: Lab) -> None:
 
 
 def test_save_report_is_disabled_until_a_result_is_shown(lab: Lab, tmp_path: Path) -> None:
-    assert lab.report_button.disabled and lab.report_path.value == "cudnn_lab_report.html"
+    assert lab.report_button.disabled and lab.report_path.value == "lab_output/cudnn_lab_report.html"
     lab.report_button.click()  # no result: reported, not raised
     assert any("no result to report" in m for m in lab.messages)
     lab.load_recorded(CONV_RECORDING)
@@ -254,13 +254,14 @@ def test_save_report_is_disabled_until_a_result_is_shown(lab: Lab, tmp_path: Pat
     assert not lab.report_button.disabled and not lab.busy
 
 
-def test_save_report_defaults_to_the_current_folder(lab: Lab, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_save_report_defaults_to_lab_output_in_the_current_folder(lab: Lab, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     lab.load_recorded(CONV_RECORDING)
     written = lab.save_report()
-    assert written == (tmp_path / "cudnn_lab_report.html").resolve() and written.is_file()
-    assert "href='cudnn_lab_report.html'" in lab.status.value  # a link relative to the current folder
+    # lab_output/ (ignored by git, made on first use): the Lab leaves the repository clean
+    assert written == (tmp_path / "lab_output" / "cudnn_lab_report.html").resolve() and written.is_file()
+    assert "href='lab_output/cudnn_lab_report.html'" in lab.status.value  # a link relative to the current folder
     assert cl.load_results(CONV_RECORDING).device["gpu"] in written.read_text()
 
 

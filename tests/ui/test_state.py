@@ -75,9 +75,9 @@ def test_the_panel_saves_loads_and_links_the_state(tmp_path: Path, monkeypatch: 
     teacher = cl.Lab(cl.NormSpec(kind="rmsnorm", rows=64, features=96), gpu=False)
     teacher.view = "Code"
     panel = teacher.state_panel
-    assert panel.path.value == "lab_state.json"
+    assert panel.path.value == "lab_output/lab_state.json"  # ignored by git, made on first use
     panel.save_button.click()
-    assert (tmp_path / "lab_state.json").is_file() and "State saved" in teacher.status.value
+    assert (tmp_path / "lab_output" / "lab_state.json").is_file() and "State saved" in teacher.status.value
     student = cl.Lab(gpu=False)
     student.state_panel.load_button.click()  # the same file name in the field
     assert student.spec == teacher.spec and student.view == "Code" and student.messages == []
