@@ -3,12 +3,22 @@ table, the device record, the spec and the repro script (what people attach to a
 sweep's report holds its roofline, each operation's latency along its sizes, the errors per dtype and one row per
 point with the heuristic's pick, the best plan and the regret. Figures fill the page's width; a banner says where
 the numbers come from (RECORDED or MEASURED HERE, :mod:`cudnn_lab.provenance`).
+
+A table of contents opens the page and every section folds (``<details open>``, no script). Numbers are formatted by
+:mod:`cudnn_lab.plots.tables`, one format per column. plotly.js is embedded once, gzipped and base64-encoded
+(:data:`PLOTLY_BUNDLE`, plotly's cartesian bundle, about 0.66 MB where the full bundle would be 4.8 MB), and the
+browser unpacks it (``DecompressionStream``); each figure is then its JSON and one ``Plotly.newPlot`` call.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import functools
+import gzip
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +45,7 @@ overflow-wrap:anywhere;text-align:left;font-family:monospace;min-width:9rem}
 .cl-plan-table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
 .cl-plan-table td,.cl-plan-table th{white-space:nowrap;text-align:right;vertical-align:top}
 .cl-plan-table td.cl-col-knobs,.cl-plan-table td.cl-col-knob_names{white-space:normal;text-align:left;
-font-family:ui-monospace,monospace;font-size:.72rem;min-width:9rem;max-width:16rem}
+font-family:ui-monospace,monospace;font-size:.72rem;min-width:9rem;max-width:36rem}
 .cl-plan-table td.cl-col-passes,.cl-plan-table td.cl-col-plan,.cl-plan-table td.cl-col-error,
 .cl-plan-table td.cl-col-behavior_notes,.cl-plan-table th.cl-col-knobs,.cl-plan-table th.cl-col-passes{text-align:left}
 .cl-plan-table-full td.cl-col-error,.cl-plan-table-full td.cl-col-behavior_notes{white-space:normal;min-width:8rem}
@@ -48,17 +58,96 @@ details.cl-all-columns summary{cursor:pointer;color:#1d4ed8;margin:.5rem 0}
 .cl-whatif-table .cl-synthetic{background:#f5f3ff}.cl-whatif-table th.cl-synthetic{color:#5b21b6;font-style:italic}
 .cl-whatif-table .cl-measured{background:#f0fdf4}.cl-whatif-refused,.cl-drift-summary{font-size:.85rem}
 .cl-whatif-hint{font-size:.75rem;color:#6b7280;margin:.3rem 0}
+nav.cl-toc{border:1px solid #e5e7eb;background:#f9fafb;padding:.5rem 1rem;margin:1rem 0;font-size:.9rem}
+nav.cl-toc>ol{columns:2 18rem;column-gap:2rem;margin:.3rem 0;padding-left:1.4rem}
+nav.cl-toc li{break-inside:avoid;margin:.1rem 0}nav.cl-toc ol ol{font-size:.85em;padding-left:1.2rem;margin:0}
+nav.cl-toc a{color:#1d4ed8;text-decoration:none}nav.cl-toc a:hover{text-decoration:underline}
+details.cl-section>summary{cursor:pointer;list-style:none}
+details.cl-section>summary::-webkit-details-marker{display:none}
+details.cl-section>summary h2::before{content:"\\25BE";display:inline-block;width:1.1em;color:#6b7280}
+details.cl-section:not([open])>summary h2::before{content:"\\25B8"}
+.cl-plot-missing{color:#b91c1c;font-size:.85rem}
+pre.cl-summary{white-space:pre-wrap;overflow-wrap:anywhere}
+.cl-kernels td,.cl-kernels th{text-align:left}
+.cl-kernels .cl-col-engine-id,.cl-kernels .cl-col-count,.cl-kernels .cl-col-us,.cl-kernels .cl-col-total-us{
+text-align:right}
+.cl-device td{text-align:left}
+.cl-points td{white-space:nowrap}.cl-points .cl-text,.cl-points .cl-plan{text-align:left}
+.cl-points td.cl-problem{white-space:normal;min-width:13rem}
+.cl-points td.cl-plan{white-space:normal;overflow-wrap:anywhere;text-align:left;font-family:ui-monospace,monospace;
+font-size:.72rem;max-width:15rem}
+.cl-plan-table-full td.cl-col-knob_names{white-space:nowrap;max-width:none}
+.cl-plan-table-full td.cl-col-behavior_notes,.cl-plan-table-full td.cl-col-error{max-width:24rem;
+overflow-wrap:anywhere}
+details.cl-section>.cl-table-wrap:not(.cl-whatif-wrap),details.cl-all-columns>.cl-table-wrap{max-height:80vh;
+overflow:auto}
+details.cl-section>.cl-table-wrap:not(.cl-whatif-wrap) thead th,details.cl-all-columns>.cl-table-wrap thead th{
+position:sticky;top:-1px;z-index:1;box-shadow:inset 0 -1px #d1d5db,inset 0 1px #e5e7eb}
 """
 #: plotly's config in reports: resize with the page, no logo.
 _PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+#: plotly's cartesian bundle, gzipped: what every report embeds (source, version, checksum:
+#: cudnn_lab/data/plotly/README.md).
+PLOTLY_BUNDLE = Path(__file__).resolve().parent / "data" / "plotly" / "plotly-cartesian.min.js.gz"
+#: The trace types :data:`PLOTLY_BUNDLE` draws; a figure with another gets the full bundle.
+BUNDLE_TRACES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour",
+                           "image", "pie", "scatter", "scatterternary", "violin"})
+#: Unpacks the embedded bundle (#cl-plotlyjs) once; each figure's script waits for it (clPlot).
+_PLOTLY_LOADER = """<script>window.PlotlyConfig = {MathJaxConfig: 'local'};
+window.clPlotly = (async function () {
+  var text = atob(document.getElementById("cl-plotlyjs").textContent.trim());
+  var bytes = new Uint8Array(text.length);
+  for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  var code = await new Response(stream).text();
+  var script = document.createElement("script");
+  script.textContent = code;
+  document.head.appendChild(script);
+  return window.Plotly;
+})();
+function clPlot(id, draw) {
+  window.clPlotly.then(draw).catch(function (e) {
+    var div = document.getElementById(id);
+    div.style.height = "auto";
+    div.className = "cl-plot-missing";
+    div.textContent = "This figure needs a browser that unpacks gzip (DecompressionStream: Chrome 80, Firefox 113, "
+      + "Safari 16.4 or later): " + e;
+  });
+}
+</script>"""
 TABLE_COLUMNS = ["heuristic_rank", "plan", "engine_id", "knob_names", "behavior_notes", "numeric_notes",
                  "workspace_bytes", "build_ms", "status", "median_ms", "iqr_ms", "samples", "timing_mode", "kernel_ms",
                  "kernel_count", "launch_gap_ms", "tflops", "pct_of_ceiling", "rel_l2", "max_abs", "pass_torch",
                  "pass_cudnn", "deterministic", "proposed", "origin", "error"]
 
 
-def anatomy_html(result: RunResult) -> str:
-    """Kernels per plan (what each name tells) and the exploration's answer, where the result has them."""
+#: Columns of a plan or kernel frame that count things: shown as integers even where a missing value made them float.
+_COUNT_COLUMNS = ("heuristic_rank", "engine_id", "rank_A", "rank_B", "rank_FALLBACK", "calls_per_sample", "samples",
+                  "nan_count", "inf_count", "kernel_count", "count")
+#: The anatomy's kernel table: headers in words (its times are in µs already).
+_KERNEL_TITLES = {"plan": "plan", "engine_id": "engine", "kernel": "kernel", "kind": "kind",
+                  "reading": "what the name tells", "tile": "tile", "count": "launches per call",
+                  "us": "per launch (µs)", "total_us": "per call (µs)"}
+
+
+def _counts_as_integers(frame: Any) -> Any:
+    """``frame`` with each count column (:data:`_COUNT_COLUMNS`) whose values are whole numbers as nullable
+    integers, so the kit's formatters write '2', not '2.00'; other columns as they are."""
+    import pandas as pd
+
+    out = frame.copy()
+    for c in _COUNT_COLUMNS:
+        if c not in out.columns or pd.api.types.is_integer_dtype(out[c]):
+            continue
+        values = pd.to_numeric(out[c], errors="coerce")
+        present = values.dropna()
+        if out[c].notna().sum() == len(present) and (present == present.round()).all():
+            out[c] = values.astype("Int64")
+    return out
+
+
+def _anatomy_body(result: RunResult) -> str:
+    from .plots.tables import frame_table_html, sig3
     from .results import anatomy
 
     parts = []
@@ -69,9 +158,19 @@ def anatomy_html(result: RunResult) -> str:
                      f"engines, {runnable} of them runnable here.</p>")
     kernels = anatomy.kernels_table(result.plans)
     if not kernels.empty:
-        parts.append("<div class='cl-table-wrap'>" + kernels.to_html(index=False, na_rep="", classes="cl-kernels",
-                                                                    float_format=lambda v: f"{v:.4g}") + "</div>")
-    return "<h2>Plan anatomy</h2>" + "".join(parts) if parts else ""
+        table = frame_table_html(_counts_as_integers(kernels), _KERNEL_TITLES, formats={"us": sig3, "total_us": sig3},
+                                 classes="cl-kernels")
+        parts.append(f"<div class='cl-table-wrap'>{table}</div>")
+    return "".join(parts)
+
+
+def anatomy_html(result: RunResult) -> str:
+    """Kernels per plan (what each name tells) and the exploration's answer, where the result has them."""
+    body = _anatomy_body(result)
+    return "<h2>Plan anatomy</h2>" + body if body else ""
+
+
+_WHATIF_TITLE = "What-if: other GPUs and cuDNN versions"
 
 
 def whatif_html(result: RunResult) -> str:
@@ -79,19 +178,23 @@ def whatif_html(result: RunResult) -> str:
     recorded and synthetic targets side by side by engine (with this run's best time per engine), the targets that
     got no plan with why, and the drift between the recorded cuDNN versions; '' where none is recorded. Tables
     only (:mod:`cudnn_lab.plots.whatif_tables`), labelled "cuDNN's heuristics' answer, not a measurement"."""
+    body = _whatif_body(result)
+    return f"<h2>{html.escape(_WHATIF_TITLE)}</h2>" + body if body else ""
+
+
+def _whatif_body(result: RunResult) -> str:
     from .errors import CudnnLabError, NoGPUError
     from .plots.whatif_tables import answer_label_html, compare_table_html, refusals_html
     from .target import targets
     from .whatif import compare, drift, recorded_whatifs
 
-    title = "<h2>What-if: other GPUs and cuDNN versions</h2>"
     try:
         if not any(w.spec == result.spec for w in recorded_whatifs()):
             return ""
         known = targets()
         frame = compare(result.spec, list(dict.fromkeys(t.name for t in known)), measured=result, recorded=True)
     except CudnnLabError as e:  # a recorded answer that cannot be read must not cost the rest of the report
-        return f"{title}<p class='note'>The recorded what-if answers cannot be shown: {html.escape(str(e))}</p>"
+        return f"<p class='note'>The recorded what-if answers cannot be shown: {html.escape(str(e))}</p>"
     recorded = [t for t in known if t.origin == "recorded"]
     versions = sorted({t.cudnn_version for t in recorded})
     # The drift on the GPU this run measured where it is a recorded target, else on the first recorded one.
@@ -105,20 +208,26 @@ def whatif_html(result: RunResult) -> str:
                        f"{html.escape(d.summary())}</p>")
         except NoGPUError:  # no recording of the older version for this problem
             shifted = ""
-    return (title + answer_label_html(frame.attrs["answers"]) + compare_table_html(frame) + refusals_html(frame)
+    return (answer_label_html(frame.attrs["answers"]) + compare_table_html(frame) + refusals_html(frame)
             + shifted)
 
 
 def graph_svg(result: RunResult) -> str:
-    """The graph drawn as inline SVG (with ``dot``), or its DOT source with an install hint (without)."""
+    """The graph drawn as inline SVG (with ``dot``), or its DOT source with an install hint (without); a drawing
+    ``dot`` rejects says so in one sentence, its DOT source and dot's message folded under it (the report is still
+    written)."""
     from .graph import drawing
-    from .graph.render import DOT_INSTALL_HINT, to_svg
+    from .graph.render import DOT_INSTALL_HINT, DrawingError, to_svg
 
     dot = drawing(result.spec)
     try:
-        return to_svg(dot)
+        return to_svg(dot, spec=result.spec)
     except MissingDependencyError:
         return f"<p class='note'>{html.escape(DOT_INSTALL_HINT)}</p><pre>{html.escape(dot.source)}</pre>"
+    except DrawingError as e:
+        said = f"<pre>{html.escape(e.stderr)}</pre>" if e.stderr else ""
+        return (f"<p class='note'>{html.escape(str(e))}</p><details><summary>DOT source</summary>{said}"
+                f"<pre>{html.escape(e.source)}</pre></details>")
 
 
 def _figures(result: RunResult) -> list[Any]:
@@ -133,14 +242,107 @@ def _figures(result: RunResult) -> list[Any]:
     return figs
 
 
-def _figures_html(figs: list[Any]) -> str:
-    """Figures as HTML that fill the page's width; plotly's library inline once (the first), so it opens offline."""
-    import plotly.io as pio
+@functools.lru_cache(maxsize=1)
+def bundle_version() -> str:
+    """The plotly.js version of :data:`PLOTLY_BUNDLE` ('4.1.1'), read from its header."""
+    with gzip.open(PLOTLY_BUNDLE, "rt", encoding="utf-8") as f:
+        head = f.read(300)
+    found = re.search(r"plotly\.js \(cartesian[^)]*\) v(\S+)", head)
+    return found.group(1) if found else ""
 
-    return "".join(f"<div class='figure'>" + pio.to_html(
-        fig, full_html=False, include_plotlyjs="inline" if i == 0 else False, config=_PLOTLY_CONFIG,
-        default_width="100%", default_height=f"{int(fig.layout.height or 460)}px") + "</div>"
-        for i, fig in enumerate(figs))
+
+@functools.lru_cache(maxsize=2)
+def _bundle_gz(full: bool) -> bytes:
+    """plotly.js gzipped: the shipped cartesian bundle, or (``full``) the Python package's whole bundle."""
+    if not full:
+        return PLOTLY_BUNDLE.read_bytes()
+    from plotly.offline import get_plotlyjs
+
+    return gzip.compress(get_plotlyjs().encode("utf-8"), compresslevel=9, mtime=0)
+
+
+def _needs_full_bundle(figs: list[Any]) -> bool:
+    """True where the cartesian bundle cannot draw these figures: a trace type it lacks, or a ``plotly`` whose
+    plotly.js is another version (its figures' JSON is written for that version)."""
+    from plotly.offline import get_plotlyjs_version
+
+    types = {str(trace.type) for fig in figs for trace in fig.data}
+    return not types <= BUNDLE_TRACES or get_plotlyjs_version() != bundle_version()
+
+
+def _figure_title(fig: Any) -> str:
+    """A figure's title's first line as plain text ('Latency per plan')."""
+    text = str(fig.layout.title.text or "")
+    return html.unescape(re.sub(r"<[^>]+>", "", text.split("<br>")[0])).strip()
+
+
+def _figure_entries(figs: list[Any]) -> list[tuple[str, str]]:
+    """Each figure's anchor id and TOC text; a title that repeats says its second line too."""
+    titles = [_figure_title(f) or f"Figure {i + 1}" for i, f in enumerate(figs)]
+    out = []
+    for i, (fig, t) in enumerate(zip(figs, titles)):
+        if titles.count(t) > 1:
+            lines = str(fig.layout.title.text or "").split("<br>")
+            more = html.unescape(re.sub(r"<[^>]+>", "", lines[1])).strip() if len(lines) > 1 else str(i + 1)
+            t = f"{t} ({more})"
+        out.append((f"fig-{i + 1}", t))
+    return out
+
+
+def _figures_html(figs: list[Any]) -> str:
+    """Figures that fill the page's width: plotly.js once (gzipped, base64, unpacked by the browser, so the page
+    opens offline), the figures' templates once each, then per figure a div and its JSON drawn by Plotly.newPlot.
+    '' without figures."""
+    if not figs:
+        return ""
+    from plotly.io.json import to_json_plotly
+
+    bundle = base64.b64encode(_bundle_gz(_needs_full_bundle(figs))).decode("ascii")
+    templates: list[str] = []
+    parts = []
+    for (fid, _), fig in zip(_figure_entries(figs), figs):
+        d = fig.to_dict()
+        layout = dict(d.get("layout", {}))
+        template = layout.pop("template", None)
+        height = layout.get("height") or ((template or {}).get("layout", {}).get("height")) or 460
+        t_json = to_json_plotly(template) if template is not None else None
+        if t_json is not None and t_json not in templates:
+            templates.append(t_json)
+        with_template = (f"Object.assign({{template: JSON.parse(clTemplates[{templates.index(t_json)}])}}, "
+                         f"{to_json_plotly(layout)})") if t_json is not None else to_json_plotly(layout)
+        plot = f"{fid}-plot"
+        parts.append(
+            f"<div class='figure' id='{fid}'><div id='{plot}' class='plotly-graph-div' "
+            f"style='height:{int(height)}px;width:100%'></div>\n<script>clPlot('{plot}', function (Plotly) {{ "
+            f"Plotly.newPlot('{plot}', {to_json_plotly(d.get('data', []))}, {with_template}, "
+            f"{json.dumps(_PLOTLY_CONFIG)}); }});</script></div>\n")
+    # Templates as JSON text, parsed afresh per figure, so no two figures share (and change) one object.
+    head = (f"<script id='cl-plotlyjs' type='application/gzip;base64'>{bundle}</script>\n{_PLOTLY_LOADER}\n"
+            f"<script>var clTemplates = {json.dumps(templates)};</script>\n")
+    return head + "".join(parts)
+
+
+def _section(sid: str, title: str, body: str) -> str:
+    """A section that folds (open at first): its title is the summary, ``sid`` its anchor."""
+    return (f"<details class='cl-section' id='{sid}' open><summary><h2>{html.escape(title)}</h2></summary>\n{body}\n"
+            "</details>")
+
+
+def _toc(entries: list[tuple[str, str, list[tuple[str, str]]]]) -> str:
+    """The table of contents: a link per section (id, title), each with links to its figures (id, title)."""
+    def items(pairs: list[tuple[str, str]]) -> str:
+        return "".join(f"<li><a href='#{sid}'>{html.escape(t)}</a></li>" for sid, t in pairs)
+
+    lis = "".join(f"<li><a href='#{sid}'>{html.escape(title)}</a>" + (f"<ol>{items(sub)}</ol>" if sub else "")
+                  + "</li>" for sid, title, sub in entries)
+    return f"<nav class='cl-toc' aria-label='Contents'><b>Contents</b><ol>{lis}</ol></nav>"
+
+
+def _sections_html(sections: list[tuple[str, str, str, list[tuple[str, str]]]]) -> str:
+    """The TOC, then each (id, title, body, figure entries) section; a section without a body is left out."""
+    shown = [s for s in sections if s[2]]
+    return (_toc([(sid, title, sub) for sid, title, _, sub in shown]) + "\n"
+            + "\n".join(_section(sid, title, body) for sid, title, body, _ in shown))
 
 
 def _page(title: str, body: str) -> str:
@@ -175,32 +377,54 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
                                                                   or not result.plans[c].isna().all())]
     if "knob_names" in TABLE_COLUMNS and "knob_names" not in columns:
         columns.insert(TABLE_COLUMNS.index("knob_names"), "knob_names")  # filled from the plan names
-    device_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-                          for k, v in {**result.device, **{f"ceiling {k}": v for k, v in result.ceilings.items()},
-                                       **{f"torch {k}": v for k, v in result.torch.items()}}.items())
+    shown = dataclasses.replace(result, plans=_counts_as_integers(result.plans))  # counts as integers
     warnings = "".join(f"<li>{html.escape(w)}</li>" for w in result.warnings)
     try:
         script = build_graph(result.spec).to_script()
     except UnsupportedGraphError as e:  # pooling: no frontend graph, so no script; say why
         script = f"# No standalone script: {e}"
+    sections = [
+        ("summary", "Summary", f"<pre class='cl-summary'>{html.escape(result.summary())}</pre>"
+                               + (f"<ul>{warnings}</ul>" if warnings else ""), []),
+        ("graph", "Graph", f'<div class="graph">{graph_svg(result)}</div>', []),
+        ("figures", "Figures", fig_html, _figure_entries(figs)),
+        ("plans", "Plans", plan_table_html(shown, columns=columns), []),
+        ("plan-anatomy", "Plan anatomy", _anatomy_body(result), []),
+        ("what-if", _WHATIF_TITLE, _whatif_body(result), []),
+        ("device", "Device", f"<table class='cl-device'>{_device_rows(result)}</table>", []),
+        ("spec", "Spec", f"<pre>{html.escape(json.dumps(result.spec.to_dict(), indent=1))}</pre>", []),
+        ("settings", "Settings", f"<pre>{html.escape(json.dumps(result.settings, indent=1))}</pre>", []),
+        ("repro-script", "Repro script", '<p class="note">Rebuilds and runs this graph with cudnn and torch only.</p>'
+                                         f"<pre>{html.escape(script)}</pre>", []),
+    ]
     return _page(title, f"""<h1>{html.escape(title)}</h1>
 {origin.to_html()}
 <p class="note">Measured {html.escape(str(result.created))} on {html.escape(str(result.device.get('gpu')))}
 (driver {html.escape(str(result.device.get('driver')))}, CUDA {html.escape(str(result.device.get('cuda')))},
 cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
 {html.escape(str(result.device.get('cudnn_frontend')))}); report written by cudnn_lab {__version__}.</p>
-<pre>{html.escape(result.summary())}</pre>
-{f"<ul>{warnings}</ul>" if warnings else ""}
-<h2>Graph</h2><div class="graph">{graph_svg(result)}</div>
-<h2>Figures</h2>{fig_html}
-<h2>Plans</h2>{plan_table_html(result, columns=columns)}
-{anatomy_html(result)}
-{whatif_html(result)}
-<h2>Device</h2><table>{device_rows}</table>
-<h2>Spec</h2><pre>{html.escape(json.dumps(result.spec.to_dict(), indent=1))}</pre>
-<h2>Settings</h2><pre>{html.escape(json.dumps(result.settings, indent=1))}</pre>
-<h2>Repro script</h2><p class="note">Rebuilds and runs this graph with cudnn and torch only.</p>
-<pre>{html.escape(script)}</pre>""")
+{_sections_html(sections)}""")
+
+
+def _device_rows(result: RunResult) -> str:
+    """The device, its ceilings and torch's settings, one row each, numbers by the kit's formatters: a time in ms
+    as µs (its name says so), bytes in B/KiB/MiB/GiB, other fractions to 3 significant digits."""
+    from .plots.tables import _bytes, sig3, us_text
+
+    rows = []
+    for key, value in {**result.device, **{f"ceiling {k}": v for k, v in result.ceilings.items()},
+                       **{f"torch {k}": v for k, v in result.torch.items()}}.items():
+        key, number = str(key), isinstance(value, (int, float)) and not isinstance(value, bool)
+        if number and key.endswith("_ms"):
+            key, text = key.removesuffix("_ms") + " (µs)", us_text(value)
+        elif number and key.endswith("_bytes"):
+            text = _bytes(value)
+        elif isinstance(value, float):
+            text = sig3(value)
+        else:
+            text = str(value)
+        rows.append(f"<tr><th>{html.escape(key)}</th><td>{html.escape(text)}</td></tr>")
+    return "".join(rows)
 
 
 def save_report(result: Any, path: str | Path, *, title: str | None = None,
@@ -281,13 +505,16 @@ def _points_table(frame: Any) -> str:
         return "<p class='note'>No point of this sweep ran.</p>"
     heads = ["operation", "problem", "heuristic's pick", "pick (µs)", "best plan", "best (µs)", "regret",
              "TFLOP/s", "GB/s"]
+    kinds = ["cl-text", "cl-text cl-problem", "cl-plan", "", "cl-plan", "", "", "", ""]  # CSS: text, plan names
     body = []
     for _, r in rows.sort_values(["op", "label"] if "label" in rows.columns else ["op"], kind="stable").iterrows():
         cells = [cell_text(r.get("op")) or "", cell_text(r.get("label")) or "", cell_text(r.get("plan")) or "",
                  us_text(r.get("median_ms")), cell_text(r.get("best_plan")) or "", us_text(r.get("best_ms")),
                  f"{float(r['regret']):.2f}x", sig3(row_tflops(r)), sig3(row_gbps(r))]
-        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    return (f"<div class='wrap'><table><thead><tr>{''.join(f'<th>{h}</th>' for h in heads)}</tr></thead>"
+        body.append("<tr>" + "".join(f"<td class='{k}'>{html.escape(c)}</td>" if k else f"<td>{html.escape(c)}</td>"
+                                     for k, c in zip(kinds, cells)) + "</tr>")
+    head = "".join(f"<th class='{k}'>{h}</th>" if k else f"<th>{h}</th>" for k, h in zip(kinds, heads))
+    return (f"<div class='cl-table-wrap'><table class='cl-points'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
@@ -331,5 +558,7 @@ def sweep_report_html(frame: Any, *, title: str | None = None, recorded: bool = 
 {_sweep_origin(frame, devices, recorded).to_html()}
 <p class="note">{len(points)} points ({html.escape(counts)}); operations: {html.escape(ops)}. Report written by
 cudnn_lab {__version__}.</p>
-<h2>Figures</h2>{_figures_html(figs) or "<p class='note'>No point ran, so there is nothing to plot.</p>"}
-<h2>Points</h2>{_points_table(frame)}""")
+{_sections_html([
+        ("figures", "Figures", _figures_html(figs) or "<p class='note'>No point ran, so there is nothing to plot.</p>",
+         _figure_entries(figs)),
+        ("points", "Points", _points_table(frame), [])])}""")
