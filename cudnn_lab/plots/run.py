@@ -73,6 +73,39 @@ def _engine_groups(frame: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
     return [(eid, frame[frame["engine_id"] == eid]) for eid in sorted(frame["engine_id"].dropna().unique())]
 
 
+def classic_call(result: RunResult) -> str | None:
+    """The classic cuDNN call a result's plans run through ('cudnnPoolingForward'; pooling, softmax, activation,
+    transform 'convert', RNN), or None for a result of frontend graph plans (engines the heuristics rank)."""
+    from ..results.loading import CLASSIC_ENGINE_ID
+
+    plans = result.plans
+    if plans is None or plans.empty:
+        return None
+    names = [str(p) for p in plans["plan"]]
+    engines = [e for e in plans["engine_id"] if is_finite(e)] if "engine_id" in plans.columns else []
+    if not all(n.startswith("classic ") for n in names) and not (
+            engines and len(engines) == len(plans) and all(int(float(e)) == CLASSIC_ENGINE_ID for e in engines)):
+        return None
+    calls = [n.split()[1] for n in names if n.startswith("classic ") and n.split()[1:2] != [] and
+             n.split()[1].startswith("cudnn")]
+    if calls:
+        return calls[0]
+    if getattr(result.spec, "op", None) == "rnn":  # 'classic RNN fwd+bwd ...': the RNN API's calls in order
+        from ..graph.rnn import CLASSIC_CALLS
+
+        return " + ".join(CLASSIC_CALLS.get(str(getattr(result.spec, "direction", "fwd")), CLASSIC_CALLS["fwd"]))
+    return "a classic cuDNN call"
+
+
+def no_heuristics_text(result: RunResult) -> str:
+    """One sentence for a classic call's Heuristics view: there are no heuristics, and which call runs instead."""
+    call = classic_call(result) or "a classic cuDNN call"
+    n = len(result.plans)
+    algos = f" (its {n} plans are the algorithms it offers, each timed)" if n > 1 else ""
+    return (f"A classic call has no heuristics: cuDNN runs this problem through {call}, with no engine to "
+            f"choose{algos}.")
+
+
 def _no_plan_text(result: RunResult) -> str:
     n = len(result.plans)
     return f"no plan ran ({n} proposed); see .plans['status'] and .plans['error']"
@@ -147,6 +180,9 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
 def heuristic_vs_measured(result: RunResult, selected: str | None = None) -> go.Figure:
     """Heuristic rank (x) against measured rank by median (y, 1 = fastest) for the plans that ran.
 
+    A classic call (pooling, softmax, activation, transform, RNN: :func:`classic_call`) has no heuristics: the
+    figure says so, and which call runs, instead of ranking plans (and shows no engine).
+
     Both ranks count only plans that ran, from 1, so a heuristic that orders plans exactly by speed puts every
     point on the dashed diagonal; points above it ran slower than the heuristic expected.
     """
@@ -156,6 +192,11 @@ def heuristic_vs_measured(result: RunResult, selected: str | None = None) -> go.
 
     fig = go.Figure()
     ran = _ran(result)
+    call = classic_call(result)
+    if call is not None:  # a classic call: no heuristics, no engine (the plans' engine_id -1 is no engine)
+        fig.update_layout(title=_title(result, "No heuristics: a classic cuDNN call", f"{len(ran)} plans ran"),
+                          template="plotly_white")
+        return empty(fig, f"no heuristics: cuDNN's classic {call} runs this problem")
     fig.update_layout(title=_title(result, "Heuristic order vs measured order", f"{len(ran)} plans ran"),
                       template="plotly_white", legend_title_text="engine", legend_itemsizing="constant")
     if ran.empty:

@@ -36,10 +36,12 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
                   which: str = "pick") -> go.Figure:
     """Latency (us), or with ``y='tflops'`` TFLOP/s (``'gbps'``: GB/s), against a spec field ``x`` of a sweep.
 
-    One line per value of ``color`` (a spec field such as 'layout' or 'dtype', or a column such as 'plan' or
+    One colour per value of ``color`` (a spec field such as 'layout' or 'dtype', or a column such as 'plan' or
     'engine_id'), drawn from the heuristic's pick of each point (``which='pick'``), its best plan ('best') or
-    every plan that ran ('all', one line per plan unless ``color`` says otherwise). Markers and lines follow x in
-    order; x is logarithmic when its values span more than 10x.
+    every plan that ran ('all', one colour per plan unless ``color`` says otherwise). A line joins only points that
+    differ in ``x`` alone: within a colour, points are grouped by every other field that varies (spec fields, op,
+    GPU, cuDNN), one trace per group (:func:`line_groups`); a group of one x is drawn as markers, not a line.
+    Markers and lines follow x in order; x is logarithmic when its values span more than 10x.
     """
     import plotly.graph_objects as go
 
@@ -68,17 +70,30 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
     numeric_x = numeric(rows[xcol])
     groups = split_groups(rows, ccol)
     colors = group_colors([g for g, _ in groups], ccol, rows)
+    others = _other_fields(rows, xcol, ccol)
+    lines, singles, parts = 0, 0, []
     for value, group in groups:
-        group = group.sort_values(xcol, key=lambda s: s.astype(float) if numeric_x else s.astype(str),
-                                  kind="stable")
-        fig.add_trace(go.Scatter(
-            x=list(group[xcol]), y=[float(v) for v in group["_y"]], mode="lines+markers",
-            name=group_name(ccol, value), line={"color": colors.get(value, UNKNOWN_COLOR) if ccol else "#1f77b4"},
-            marker={"size": MARKER_SIZE, "line": {"width": LINE_WIDTH, "color": LINE_COLOR}},
-            hovertext=[sweep_hover(r, f"{field_name(xcol)} = {r[xcol]}", f"{what}: {r['_y']:.4g}")
-                       for _, r in group.iterrows()],
-            hoverinfo="text", customdata=list(group[point_key(group)])))
-    note = shared_x_note(groups, xcol)
+        for n, (fixed, part) in enumerate(line_groups(group, others)):
+            part = part.sort_values(xcol, key=lambda s: s.astype(float) if numeric_x else s.astype(str),
+                                    kind="stable")
+            joined = part[xcol].astype(str).nunique() > 1
+            lines, singles = lines + joined, singles + (not joined)
+            parts.append((value, part))
+            fig.add_trace(go.Scatter(
+                x=list(part[xcol]), y=[float(v) for v in part["_y"]], mode="lines+markers" if joined else "markers",
+                name=group_name(ccol, value), legendgroup=str(value), showlegend=n == 0,
+                line={"color": colors.get(value, UNKNOWN_COLOR) if ccol else "#1f77b4"},
+                marker={"size": MARKER_SIZE, "line": {"width": LINE_WIDTH, "color": LINE_COLOR},
+                        "color": colors.get(value, UNKNOWN_COLOR) if ccol else "#1f77b4"},
+                meta={"fixed": fixed},
+                hovertext=[sweep_hover(r, f"{field_name(xcol)} = {r[xcol]}", f"{what}: {r['_y']:.4g}")
+                           for _, r in part.iterrows()],
+                hoverinfo="text", customdata=list(part[point_key(part)])))
+    note = shared_x_note(parts, xcol)
+    if not note and others and singles:
+        note = (f"no two points differ in {field_name(xcol)} alone (other fields vary): markers only" if not lines
+                else f"lines join points differing in {field_name(xcol)} alone; {singles} other"
+                     f"{'s are' if singles != 1 else ' is a'} marker{'s' if singles != 1 else ''}")
     if note:
         fig.update_layout(title=sweep_title(frame, f"{what.capitalize()} along {x}, {WHICH_TEXT[which]}", note))
     if ccol is not None:
@@ -94,6 +109,38 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
     fig.update_xaxes(title_text=f"{field_name(xcol)} (spec field)" if xcol.startswith("spec_") else xcol)
     fig.update_yaxes(title_text=y_title, rangemode="tozero" if y == "median_ms" else "normal")
     return fig
+
+
+def _other_fields(rows: Any, xcol: str, ccol: str | None) -> list[str]:
+    """The columns besides ``xcol`` and ``ccol`` whose value varies among ``rows``' points: spec fields
+    (``spec_<field>``), and the op, GPU and cuDNN version (a line must not join two problems, or two devices)."""
+    cols = [c for c in rows.columns if str(c).startswith("spec_")] + [c for c in ("op", "gpu", "cudnn")
+                                                                       if c in rows.columns]
+    out = []
+    for col in cols:
+        if col in (xcol, ccol):
+            continue
+        if rows[col].map(_key_text).nunique(dropna=False) > 1:
+            out.append(col)
+    return out
+
+
+def _key_text(value: Any) -> str:
+    """A cell as a grouping key: its plain text ('' when missing; lists and dicts as their text)."""
+    text = cell_text(plain(value)) if not isinstance(value, (list, tuple, dict)) else str(value)
+    return "" if text is None else text
+
+
+def line_groups(rows: Any, fields: list[str]) -> list[tuple[dict[str, str], Any]]:
+    """``rows`` split by the values of ``fields`` (in order of first appearance): the points one line may join,
+    each with the values it holds fixed ({field: text}; one group, {} when ``fields`` is empty)."""
+    if not fields or rows.empty:
+        return [({}, rows)]
+    keys = [tuple(_key_text(v) for v in vals) for vals in zip(*(rows[f] for f in fields))]
+    order: dict[tuple[str, ...], list[int]] = {}
+    for i, k in enumerate(keys):
+        order.setdefault(k, []).append(i)
+    return [({field_name(f): v for f, v in zip(fields, k)}, rows.iloc[idx]) for k, idx in order.items()]
 
 
 @fitted

@@ -287,3 +287,43 @@ _SLUGS = {"error (rel. L2)": "rel-l2"}
 def _slug(column: str) -> str:
     """A compact column's CSS class: cl-col-median, cl-col-rel-l2, ..."""
     return _SLUGS.get(column) or "".join(c if c.isalnum() else "-" for c in column.split(" (")[0]).strip("-").lower()
+
+
+#: The interactive Plans table's columns: the compact table's, the plan's full name first and its notes last.
+SORTABLE_COLUMNS: tuple[str, ...] = ("plan",) + PLAN_TABLE_COLUMNS + ("notes",)
+_NUMERIC_COLUMNS = frozenset({"rank", "engine", "median (µs)", "IQR (µs)", "error (rel. L2)", "workspace"})
+
+
+def _number(value: Any) -> float | None:
+    if _missing(value):
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
+
+
+def plan_table_rows(result: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The compact plan table as data for a sortable table: ``columns`` (``key``, ``title``, ``numeric``) and one row
+    per plan in heuristic order: ``plan``, ``cells`` (display text, the formatters of :func:`plan_table`), ``keys``
+    (raw sort keys: numbers for numeric columns, None where missing or where the plan did not run, else text),
+    ``status`` and ``title`` (the plan's name and its error, if any)."""
+    columns = [{"key": c, "title": c, "numeric": c in _NUMERIC_COLUMNS} for c in SORTABLE_COLUMNS]
+    if result is None:
+        return columns, []
+    table = plan_table(result)
+    plans = _ordered(result)
+    rows = []
+    for (_, row), (_, p) in zip(table.iterrows(), plans.iterrows()):
+        ok = p["status"] == "ok"
+        notes = " ".join(str(p.get(c)) for c in ("behavior_notes", "numeric_notes")
+                         if not _missing(p.get(c)) and str(p.get(c)).strip())
+        cells = {"plan": str(p["plan"]), **{c: str(row[c]) for c in PLAN_TABLE_COLUMNS}, "notes": notes}
+        keys = {"plan": str(p["plan"]), "rank": _number(p["heuristic_rank"]), "engine": _number(p["engine_id"]),
+                "knobs": cells["knobs"], "median (µs)": _number(p["median_ms"]) if ok else None,
+                "IQR (µs)": _number(p["iqr_ms"]) if ok else None,
+                "error (rel. L2)": _number(p.get("rel_l2")) if ok else None, "passes": cells["passes"],
+                "workspace": _number(p["workspace_bytes"]), "notes": notes}
+        reason = "" if _missing(p["error"]) or not str(p["error"]) else f" — {p['error']}"
+        rows.append({"plan": str(p["plan"]), "cells": [cells[c] for c in SORTABLE_COLUMNS],
+                     "keys": [keys[c] for c in SORTABLE_COLUMNS], "status": str(p["status"]),
+                     "title": str(p["plan"]) + reason})
+    return columns, rows

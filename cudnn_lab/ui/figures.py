@@ -96,12 +96,25 @@ class FigureHost:
         self.figures[name] = fig
         pane = self.pane(name)
         pane.outputs = ({"output_type": "display_data", "data": figure_bundle(fig), "metadata": {}},)
+        if pane.layout.display == "none":  # cleared before: shown again
+            pane.layout.display = None
+            pane.add_class("cl-figure")
         self.widgets[name] = pane
         return fig
 
     def show_text(self, name: str, text: str) -> Any:
         """Show a placeholder figure saying ``text`` in pane ``name``."""
         return self.show(name, placeholder(text), empty=True)
+
+    def clear(self, name: str) -> None:
+        """Show nothing in pane ``name``, for a view whose text already says why there is no figure: no placeholder
+        box, the pane hidden (no height) and no longer a ``cl-figure`` (it holds none) until :meth:`show` fills it."""
+        self.figures.pop(name, None)
+        pane = self.pane(name)
+        pane.outputs = ()
+        pane.layout.display = "none"
+        pane.remove_class("cl-figure")
+        self.widgets[name] = pane
 
     def shown(self, name: str) -> dict[str, Any] | None:
         """The plotly JSON (data, layout, config) pane ``name`` shows now, or None (for tests and checks)."""

@@ -1,9 +1,10 @@
 """The Graph and Code views: a spec's drawing (``cudnn_lab.graph.drawing``, any family) and its standalone script.
 
-The drawing is dot's SVG in a scrolling box with zoom buttons: *fit* (the default) fills the pane's width but never
-shrinks text below :data:`MIN_FIT_ZOOM` of its natural size (a wider drawing scrolls, so text stays legible);
-−/+ step through :data:`ZOOMS`; *100%* is dot's natural size. Zooming re-sizes the SVG in CSS (no JavaScript, no
-re-render by dot). Without the ``dot`` program the drawing is made in the browser by graphviz-anywidget where it is
+The drawing is dot's SVG in one anywidget (:class:`~.graph_widget.GraphDrawing`): wheel zoom about the pointer,
+drag to pan, *fit* (the default: the whole graph in its box, at whatever scale that takes), *100%* (dot's natural
+size), −/+, a click on a tensor or operation shows its details (``inspect()``), and SVG export. :meth:`GraphView.step`
+steps through :data:`ZOOMS` from Python; :func:`sized_svg` (a drawing sized in CSS alone) is kept for static HTML.
+Without the ``dot`` program the drawing is made in the browser by graphviz-anywidget where it is
 installed, else the DOT text is shown. A family without a frontend graph (pooling in frontend 1.32) has no script:
 the Code view shows the graph layer's own explanation. A drawing that ``dot`` rejects says so in one sentence (in the
 view, and through ``guard`` in the status line and the Log), its DOT source folded under it; the script still shows.
@@ -93,41 +94,25 @@ def sized_svg(svg: str, zoom: float | str) -> str:
             f"style='{size}'>{body}</div></div>")
 
 
-def _zoom_text(zoom: float | str) -> str:
-    return f"fit (≥ {MIN_FIT_ZOOM:.0%})" if zoom == FIT else f"{float(zoom):.0%}"
-
-
 class GraphView:
-    """``graph_box`` (the Graph view: zoom bar, ``graph_html`` inside) and ``code_html`` (the Code view);
-    :meth:`redraw` draws a spec, :meth:`set_zoom` sizes the drawing."""
+    """``graph_box`` (the Graph view: ``graph_html``, a :class:`~.graph_widget.GraphDrawing` with its own zoom bar,
+    wheel zoom, pan, node details and SVG export) and ``code_html`` (the Code view); :meth:`redraw` draws a spec,
+    :meth:`set_zoom` sizes the drawing (the browser's wheel and buttons set ``zoom`` too)."""
 
     def __init__(self, W: Any, *, guard: Callable[..., Any] | None = None) -> None:
+        from .graph_widget import GraphDrawing
+
         guard = guard or (lambda fn, *args: fn(*args))
         self._guard = guard
         self.dot_path: str | None = shutil.which("dot")
         self.zoom: float | str = FIT
         self._svg: str | None = None
-        self.graph_html = W.HTML("").add_class("cl-graph-svg")
-        button = {"layout": W.Layout(width="36px", padding="0")}
-        self.zoom_out = W.Button(description="−", tooltip="smaller", **button).add_class("cl-zoom-out")
-        self.zoom_in = W.Button(description="+", tooltip="larger", **button).add_class("cl-zoom-in")
-        self.zoom_fit = W.Button(description="fit", tooltip="fill the pane's width (text never below "
-                                 f"{MIN_FIT_ZOOM:.0%}: a wider drawing scrolls)",
-                                 layout=W.Layout(width="44px", padding="0")).add_class("cl-zoom-fit")
-        self.zoom_one = W.Button(description="100%", tooltip="dot's natural size",
-                                 layout=W.Layout(width="52px", padding="0")).add_class("cl-zoom-100")
-        self.zoom_label = W.HTML("").add_class("cl-zoom-label")
-        self.zoom_bar = W.HBox([W.HTML("<span class='cl-hint'>zoom</span>", layout=W.Layout(margin="0 4px 0 0")),
-                                self.zoom_out, self.zoom_in, self.zoom_fit, self.zoom_one, self.zoom_label],
-                               layout=W.Layout(align_items="center")).add_class("cl-zoom-bar")
-        self.graph_box = W.VBox([self.zoom_bar, self.graph_html]).add_class("cl-graph")
+        #: The drawing (``value``: dot's SVG, or text where there is none; ``details``: what a click on a node shows).
+        self.graph_html = GraphDrawing().add_class("cl-graph-svg")
+        self.graph_box = W.VBox([self.graph_html]).add_class("cl-graph")
         self.code_html = W.HTML("").add_class("cl-code")
         self._wasm: Any = None  # GraphvizAnyWidget once made, False where it cannot be
-        self.zoom_out.on_click(lambda _: guard(self.step, -1))
-        self.zoom_in.on_click(lambda _: guard(self.step, +1))
-        self.zoom_fit.on_click(lambda _: guard(self.set_zoom, FIT))
-        self.zoom_one.on_click(lambda _: guard(self.set_zoom, 1.0))
-        self._show_zoom()
+        self.graph_html.observe(self._on_browser_zoom, names="zoom")
 
     def browser_graph(self) -> Any:
         """The in-browser Graphviz widget (made on first use), or None where it is missing."""
@@ -142,19 +127,18 @@ class GraphView:
         return self._wasm or None
 
     def set_zoom(self, zoom: float | str) -> None:
-        """Size the drawing: :data:`FIT` or a factor of its natural size (0.1 to 8)."""
+        """Size the drawing: :data:`FIT` (the whole graph in its box, at any scale) or a factor of its natural size
+        (0.02 to 8)."""
         if zoom != FIT:
             try:
                 zoom = float(zoom)
             except (TypeError, ValueError):
                 raise OptionError("zoom", zoom, f"must be '{FIT}' or a number such as 1.5",
                                   where="Graph view") from None
-            if not 0.1 <= zoom <= 8:
-                raise OptionError("zoom", zoom, "must be from 0.1 to 8 (1: natural size)", where="Graph view")
+            if not 0.02 <= zoom <= 8:
+                raise OptionError("zoom", zoom, "must be from 0.02 to 8 (1: natural size)", where="Graph view")
         self.zoom = zoom
-        if self._svg is not None:
-            self.graph_html.value = sized_svg(self._svg, zoom)
-        self._show_zoom()
+        self.graph_html.zoom = 0.0 if zoom == FIT else float(zoom)
 
     def step(self, direction: int) -> None:
         """One zoom step smaller (-1) or larger (+1) than the zoom shown (from fit: from 100%)."""
@@ -164,6 +148,17 @@ class GraphView:
         else:
             target = next((z for z in reversed(ZOOMS) if z < now - 1e-9), ZOOMS[0])
         self.set_zoom(target)
+
+    def _on_browser_zoom(self, change: dict[str, Any]) -> None:
+        self.zoom = FIT if not change["new"] else float(change["new"])
+
+    def _show(self, value: str, spec: Spec | None = None) -> None:
+        from .graph_widget import node_details
+
+        details = node_details(spec) if spec is not None and self._svg is not None else {}
+        name = "graph.svg" if spec is None else re.sub(r"[^A-Za-z0-9._-]+", "_", spec.label()).strip("_") + ".svg"
+        with self.graph_html.hold_sync():
+            self.graph_html.details, self.graph_html.file_name, self.graph_html.value = details, name, value
 
     def redraw(self, spec: Spec) -> None:
         """Draw ``spec`` and show its script; a drawing that fails says why in the view and raises. One that ``dot``
@@ -180,25 +175,22 @@ class GraphView:
                     self._svg = drawing_html(source, spec)
                 except DrawingError as e:  # only the drawing is lost: say so, and show the script all the same
                     self._svg, rejected = None, e
-                    self.graph_html.value = error_html(spec.label(), e)
+                    self._show(error_html(spec.label(), e))
                 else:
-                    self.graph_html.value = sized_svg(self._svg, self.zoom)
+                    self._show(self._svg, spec)
             elif (wasm := self.browser_graph()) is not None:  # Graphviz compiled to WebAssembly draws it
                 self._svg = None
                 wasm.dot_source = source
-                self.graph_html.value = (f"<div class='cl-hint'>{html.escape(DOT_INSTALL_HINT)}</div><details>"
-                                         f"<summary class='cl-hint'>DOT source</summary><pre>{html.escape(source)}"
-                                         "</pre></details>")
+                self._show(f"<div class='cl-hint'>{html.escape(DOT_INSTALL_HINT)}</div><details>"
+                           f"<summary class='cl-hint'>DOT source</summary><pre>{html.escape(source)}</pre></details>")
             else:
                 self._svg = None
-                self.graph_html.value = fallback_bundle(source)["text/html"]
+                self._show(fallback_bundle(source)["text/html"])
             code = code_html(spec)
         except Exception as e:
             self._svg = None
-            self.graph_html.value = error_html(spec.label(), e)
+            self._show(error_html(spec.label(), e))
             raise
-        finally:
-            self._show_zoom()
         if not self.dot_path:
             code += f"<div class='cl-hint'>{html.escape(DOT_INSTALL_HINT)}</div>"
         if rejected is not None:
@@ -206,13 +198,6 @@ class GraphView:
         self.code_html.value = code
         if rejected is not None:
             self._guard(_raise, rejected)
-
-    def _show_zoom(self) -> None:
-        drawn = self._svg is not None
-        self.zoom_bar.layout.display = "flex" if drawn else "none"
-        self.zoom_label.value = f"<span class='cl-hint'>{html.escape(_zoom_text(self.zoom))}</span>"
-        self.zoom_out.disabled = not drawn or (self.zoom != FIT and float(self.zoom) <= ZOOMS[0])
-        self.zoom_in.disabled = not drawn or (self.zoom != FIT and float(self.zoom) >= ZOOMS[-1])
 
 
 def _raise(error: BaseException) -> None:

@@ -16,7 +16,8 @@ from ..errors import OptionError
 from ..specs import Spec
 from .figures import FigureHost
 from .status import StatusLog
-from .tables import heuristic_summary, plan_table_html
+from .plans_widget import PlansTable
+from .tables import full_table_html, heuristic_summary, plan_table_html
 
 __all__ = ["ANATOMY_FIGURES", "RESULT_FIGURES", "ResultView", "pick_name"]
 
@@ -25,7 +26,6 @@ RESULT_FIGURES: tuple[str, ...] = ("latency", "heuristics", "errors", "histogram
 #: The Anatomy view's figures (engine space by engine, by one knob's value).
 ANATOMY_FIGURES: tuple[str, ...] = ("engines", "knobs")
 _EMPTY = "No results yet: Run on a GPU, or load a recorded result (source: Recorded)."
-_NO_SAMPLE = "No engine-space sample (see above)."
 
 
 def pick_name(result: Any) -> str | None:
@@ -49,6 +49,14 @@ def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], 
     }
 
 
+def _all_columns_html(result: Any) -> str:
+    """Every column of the plan frame under a ``<details>`` (the Plans table above has the compact columns)."""
+    if result is None or not len(result.plans):
+        return plan_table_html(result)
+    return (f"<details class='cl-all-columns'><summary>all columns ({len(result.plans.columns)})</summary>"
+            f"<div class='cl-table-wrap cl-table-wide'>{full_table_html(result)}</div></details>")
+
+
 class ResultView:
     """The result shown (``result``), where it came from (``origin``, a :class:`~cudnn_lab.provenance.Provenance`;
     ``source_text`` its line) and the plan highlighted (``selected``)."""
@@ -64,9 +72,12 @@ class ResultView:
         self.info = W.HTML("").add_class("cl-result-info")
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
-        self.plans_html = W.HTML(plan_table_html(None)).add_class("cl-plans-table")
+        #: The Plans table (sort by a header, filter, pick and best marked, CSV): a click on a row selects its plan.
+        self.plans_table = PlansTable().add_class("cl-plans-table")
+        #: Under it: every column of the plan frame, one click away (before a result: why there is none).
+        self.plans_html = W.HTML(plan_table_html(None)).add_class("cl-plans-all")
         self.heuristics_html = W.HTML("").add_class("cl-heuristic-summary")
-        self.plans_box = W.VBox([self.plan_select, self.plans_html]).add_class("cl-plans")
+        self.plans_box = W.VBox([self.plan_select, self.plans_table, self.plans_html]).add_class("cl-plans")
         #: The Anatomy view's sentences: the engine space's (or why there is none) and the kernels table.
         self.engines_html = W.HTML("").add_class("cl-engines-note")
         self.kernels_html = W.HTML("").add_class("cl-kernels-view")
@@ -83,6 +94,7 @@ class ResultView:
                               ).add_class("cl-anatomy"),
         }
         self.plan_select.observe(lambda ch: log.guard(self._on_plan_select, ch), names="value")
+        self.plans_table.observe(lambda ch: log.guard(self._on_plan_select, ch), names="selected")
         self.draw()
 
     def show(self, result: Any, origin: Any, spec: Spec) -> None:
@@ -96,6 +108,7 @@ class ResultView:
         try:
             self.plan_select.options = options
             self.plan_select.value = None
+            self.plans_table.show_result(result)
         finally:
             self._silent = False
         self.selected = None
@@ -115,9 +128,10 @@ class ResultView:
         self._silent = True
         try:
             self.plan_select.value = plan
+            self.plans_table.selected = plan
         finally:
             self._silent = False
-        self.plans_html.value = plan_table_html(self.result, plan)
+        self.plans_html.value = _all_columns_html(self.result)
         self.draw()
 
     def label(self, spec: Spec) -> None:
@@ -141,7 +155,13 @@ class ResultView:
                 self._figures.show_text(key, _EMPTY)
             return
         self.heuristics_html.value = f"<p class='cl-label'>{heuristic_summary(self.result)}</p>"
+        from ..plots.run import classic_call
+
+        classic = classic_call(self.result) is not None
         for key, make in _figure_makers(self.result, self.selected).items():
+            if classic and key == "heuristics":  # a classic call has none: the sentence says so, no empty box
+                self._figures.clear(key)
+                continue
             try:
                 self._figures.show(key, make())
             except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
@@ -164,8 +184,8 @@ class ResultView:
             self.kernels_html.value = f"<p class='cl-anatomy-note'>Cannot list kernels: {html.escape(str(e))}</p>"
         if not result.exploration["explored"]:
             self.engines_html.value = f"<p class='cl-anatomy-note'>{html.escape(no_sample_text(result))}.</p>"
-            for key in ANATOMY_FIGURES:
-                self._figures.show_text(key, _NO_SAMPLE)
+            for key in ANATOMY_FIGURES:  # the sentence above says why: no empty boxes over the kernels table
+                self._figures.clear(key)
             return
         self.engines_html.value = f"<p class='cl-anatomy-note'>{html.escape(answer_text(result.exploration))}</p>"
         makers = {"engines": lambda: plots.engine_space(result, selected=self.selected),

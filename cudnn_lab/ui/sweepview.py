@@ -35,8 +35,8 @@ from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
 
-__all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "drawable", "parse_values",
-           "plot_fields", "sweep_fields", "validate_axes"]
+__all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "compare_pair", "drawable",
+           "parse_values", "plot_fields", "sweep_fields", "validate_axes"]
 
 #: y choices of the sweep figure -> ``plots.sweep_latency``'s ``y``.
 SWEEP_Y: dict[str, str] = {"latency": "median_ms", "TFLOP/s": "tflops", "GB/s": "gbps"}
@@ -74,6 +74,35 @@ def drawable(frame: Any, source: str = "the sweep shown") -> tuple[Any, str]:
         drop |= p.rows
     parts = "; ".join(f"{n} {what} ({', '.join(dict.fromkeys(fields))})" for what, (n, fields) in said.items())
     return frame[~drop], f"Not drawn: {int(drop.sum())} of {len(frame)} rows of {source}: {parts}."
+
+
+def _recorded_points(path: Any) -> set[str]:
+    """The points (spec JSON) a recorded sweep holds, read from its ``spec`` column alone (empty when unreadable)."""
+    try:
+        import pyarrow.parquet as pq
+
+        return {s for s in pq.read_table(str(path), columns=["spec"]).column("spec").to_pylist() if s}
+    except Exception:  # noqa: BLE001 - a sweep that cannot be read offers no default pair
+        return set()
+
+
+def compare_pair(datasets: Any) -> tuple[str, str] | None:
+    """The two recorded sweeps Compare GPUs opens on: of two different GPUs, the pair that shares the most points
+    (by spec), in the recordings' order (a before b); None when no two sweeps of different GPUs share a point.
+    ``datasets`` is ``cl.recorded_datasets(kind='sweep')`` (name, gpu and path columns)."""
+    if datasets is None or getattr(datasets, "empty", True) or not {"name", "gpu", "path"} <= set(datasets.columns):
+        return None
+    rows = [(str(r["name"]), r["gpu"] if isinstance(r["gpu"], str) else "", _recorded_points(r["path"]))
+            for _, r in datasets.iterrows()]
+    best, most = None, 0
+    for i, (a, gpu_a, points_a) in enumerate(rows):
+        for b, gpu_b, points_b in rows[i + 1:]:
+            if not gpu_a or not gpu_b or gpu_a == gpu_b:
+                continue
+            shared = len(points_a & points_b)
+            if shared > most:
+                best, most = (a, b), shared
+    return best
 
 
 class SweepView:
@@ -398,8 +427,9 @@ class SweepView:
         self.compare_a.options, self.compare_b.options = short, short
         if options:
             self.recorded.value = options[0][1]
-            self.compare_a.value = options[0][1]
-            self.compare_b.value = options[1][1] if len(options) > 1 else options[0][1]
+            pair = compare_pair(frame)
+            self.compare_a.value, self.compare_b.value = pair or (
+                options[0][1], options[1][1] if len(options) > 1 else options[0][1])
         for w in (self.recorded, self.compare_a, self.compare_b):
             w.disabled = not options
         self.set_busy(self._busy.busy)

@@ -26,8 +26,11 @@ def result_label(result: Any, source: str = "") -> str:
 def heuristic_summary(result: Any) -> str:
     """One sentence: did the heuristics' first choice turn out the fastest? (pick, best and regret are
     :mod:`cudnn_lab.results.metrics`')"""
+    from ..plots.run import classic_call, no_heuristics_text
     from ..results import metrics
 
+    if classic_call(result) is not None:  # pooling, softmax, activation, transform, RNN: nothing chose a plan
+        return html.escape(no_heuristics_text(result), quote=False)
     pick, best, regret = metrics.pick(result.plans), metrics.best(result.plans), metrics.regret(result.plans)
     if pick is None or best is None:
         return "No plan ran, so the heuristics' choice cannot be compared."

@@ -209,6 +209,42 @@ def test_selected_plan_highlighted_in_scatter():
     assert _line_width(fig, "eng0_a") > _line_width(fig, "eng4_b")
 
 
+#: Recorded classic calls (no frontend graph, so no heuristics): the call each runs.
+CLASSIC = {"h100_pool_max_fp16": "cudnnPoolingForward", "h100_softmax_fp16_channel": "cudnnSoftmaxForward",
+           "h100_activation_swish_fp16": "cudnnActivationForward",
+           "h100_transform_nchw_to_nhwc_fp16": "cudnnTransformTensor", "h100_rnn_lstm_fp16": "cudnnRNNForward",
+           "h200_rnn_gru_fp32_bwd": ("cudnnRNNForward + cudnnRNNBackwardData_v8 + "
+                                     "cudnnRNNBackwardWeights_v8")}
+
+
+@pytest.mark.parametrize("name", sorted(CLASSIC))
+def test_a_classic_call_has_no_heuristics_and_no_engine(name):
+    """Issue 24: the Heuristics view of a classic call says in one sentence that there are no heuristics and
+    which cuDNN call runs instead; neither it nor the figure speaks of a first choice or of engine -1."""
+    from cudnn_lab.plots.run import classic_call
+    from cudnn_lab.ui.tables import heuristic_summary
+
+    result = cl.load_results(name)
+    assert classic_call(result) == CLASSIC[name]
+    text = heuristic_summary(result)
+    assert text.startswith("A classic call has no heuristics") and CLASSIC[name] in text
+    assert text.count(". ") == 0 and text.endswith(".")  # one sentence
+    fig = plots.heuristic_vs_measured(result)
+    shown = fig.to_json()
+    for said in (text, shown):
+        assert "engine -1" not in said and "first choice" not in said.lower() and "engine_id" not in said
+    assert not _points(fig) and "Heuristic order" not in fig.layout.title.text
+    assert any(CLASSIC[name] in t and "no heuristics" in t for t in _annotation_texts(fig))
+
+
+def test_a_graph_result_keeps_its_heuristics():
+    from cudnn_lab.plots.run import classic_call
+    from cudnn_lab.ui.tables import heuristic_summary
+
+    assert classic_call(_result()) is None and "first choice" in heuristic_summary(_result())
+    assert classic_call(cl.load_results("h100_conv_nhwc_fp16")) is None
+
+
 # --------------------------------------------------------------------------------------------------- errors_per_plan
 
 def test_error_plot_band_lines_at_rtols():

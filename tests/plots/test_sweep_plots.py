@@ -132,6 +132,49 @@ def test_latency_without_color_draws_one_line() -> None:
     assert len(fig.data) == 1 and list(fig.data[0].x) == [1, 2, 4]
 
 
+def test_latency_lines_join_only_points_that_differ_in_x_alone() -> None:
+    """Issue 24: n and k both vary; a line per k (within a colour) joins points that differ in n alone, and a point
+    that shares its other fields with no other point is a marker, not a line."""
+    ks = {16: (1, 8, 32), 32: (8, 1), 64: (4,)}
+    frame = _frame(*(_point(BASE.replace(n=n, k=k, layout=lay), [("eng0", 0, 0.001 * n * k, 1e-4)])
+                     for k, ns in ks.items() for n in ns for lay in ("NCHW", "NHWC")))
+    fig = plots.sweep_latency(frame, "n", color="layout")
+    assert len(fig.data) == 6  # 2 layouts x 3 values of k
+    for trace in fig.data:
+        k = int(trace.meta["fixed"]["k"])
+        assert set(trace.meta["fixed"]) == {"k"}
+        assert list(trace.x) == sorted(ks[k])  # only this k's points, in x order
+        assert trace.mode == ("markers" if len(ks[k]) == 1 else "lines+markers")
+        assert trace.y == pytest.approx(tuple(0.001 * n * k * 1e3 for n in sorted(ks[k])))
+    # one legend entry per colour; the lines of one colour share it
+    assert sorted(t.name for t in fig.data if t.showlegend) == ["NCHW", "NHWC"]
+    assert {t.legendgroup for t in fig.data} == {"NCHW", "NHWC"}
+    assert "differing in n alone" in fig.layout.title.text and "share an x" not in fig.layout.title.text
+
+
+def test_latency_points_that_share_nothing_are_markers() -> None:
+    """n and k change together (no two points differ in n alone): every point is a marker, no zig-zag line."""
+    frame = _frame(*(_point(BASE.replace(n=n, k=k), [("eng0", 0, 0.01 * n, 1e-4)])
+                     for n, k in ((1, 64), (8, 16), (32, 32))))
+    fig = plots.sweep_latency(frame, "n")
+    assert len(fig.data) == 3 and all(t.mode == "markers" and len(t.x) == 1 for t in fig.data)
+    assert "markers only" in fig.layout.title.text
+
+
+def test_latency_lines_of_a_recorded_sweep_hold_every_other_field_fixed() -> None:
+    """The recorded H100 sweep's matmul points: each line's points agree on every spec field but x and colour."""
+    frame = cl.load_results("h100_standard")
+    rows = frame[frame["op"] == "matmul"]
+    fig = plots.sweep_latency(rows, "n", color="dtype")
+    ran = rows[rows["is_pick"].astype(bool)].drop_duplicates("point_id")
+    fields = [c for c in ran.columns if c.startswith("spec_") and c not in ("spec_n", "spec_dtype")]
+    assert any(t.mode == "lines+markers" for t in fig.data)
+    for trace in fig.data:
+        keys = {tuple(str(v) for v in ran.set_index("point_id").loc[pid, fields]) for pid in trace.customdata}
+        assert len(keys) == 1, trace.meta  # one problem but for n
+        assert len(set(trace.x)) == len(trace.x)  # no two points of a line at one x
+
+
 def test_latency_color_by_dtype_reads_spec_dtype() -> None:
     frame = _frame(*(_point(BASE.replace(n=n, dtype=d), [("eng0", 0, 0.01 * n, 1e-4)])
                      for n in (1, 2) for d in ("fp16", "bf16")))

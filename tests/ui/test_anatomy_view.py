@@ -40,8 +40,8 @@ def test_a_recording_without_exploration_says_how_to_get_a_sample(lab: Lab, old_
     text = lab.results.engines_html.value
     assert "no engine-space sample" in text and "explore=200" in text
     assert lab.result.spec.label() in text
-    for name in ANATOMY_FIGURES:
-        assert _annotations(lab, name) == ["No engine-space sample (see above)."]
+    for name in ANATOMY_FIGURES:  # issue 24: no empty placeholder boxes (they were 'No engine-space sample')
+        assert lab.figure_host.shown(name) is None and not lab.figure_host.pane(name).outputs
     assert NO_KERNELS_TEXT in lab.results.kernels_html.value
     assert "cl-status-error" not in lab.status.value  # a recording without a sample is no error
 
@@ -73,3 +73,20 @@ def test_a_fused_recording_without_a_sample_still_lists_its_kernels(lab: Lab) ->
     lab.load_recorded("h100_conv_nchw_fp16_bias_relu")
     assert "no engine-space sample" in lab.results.engines_html.value
     assert "nchwToNhwcKernel" in lab.results.kernels_html.value
+
+
+def test_without_a_sample_the_kernel_table_follows_the_sentence(lab: Lab) -> None:
+    """Issue 24: a result without an engine-space sample shows no placeholder boxes: the Anatomy view is the sentence
+    saying why, then the kernels per plan (its panes take no height: nothing in them); a result with a sample
+    draws the figures in the same panes again."""
+    lab.load_recorded("h100_conv_nchw_fp16_bias_relu")
+    anatomy = lab.results.views["Anatomy"]
+    panes = [lab.figure_host.pane(name) for name in ANATOMY_FIGURES]
+    assert all(p in anatomy.children and p.outputs == () and p.layout.display == "none" for p in panes)
+    assert all(name not in lab.figure_host.figures for name in ANATOMY_FIGURES)
+    assert "no engine-space sample" in lab.results.engines_html.value
+    assert "nchwToNhwcKernel" in lab.results.kernels_html.value
+    lab.load_recorded("h100_conv_nhwc_fp16")  # a sample: the figures come back in the same panes
+    for name, pane in zip(ANATOMY_FIGURES, panes):
+        assert lab.figure_host.pane(name) is pane and len(pane.outputs) == 1 and pane.layout.display != "none"
+        assert lab.figure_host.shown(name) is not None and name in lab.figure_host.figures

@@ -36,6 +36,19 @@ def test_show_replaces_the_panes_output_and_makes_no_widget() -> None:
     assert host.shown("latency")["layout"]["annotations"][0]["text"] == "nothing yet"
 
 
+def test_clear_leaves_the_pane_empty_and_show_fills_it_again() -> None:
+    """A pane cleared (a view whose text says why there is no figure) holds nothing, so it takes no height."""
+    host = FigureHost(W, StatusLog(W))
+    pane = host.pane("engines")
+    host.show_text("engines", "placeholder")
+    host.clear("engines")
+    assert pane.outputs == () and host.shown("engines") is None and "engines" not in host.figures
+    assert pane.layout.display == "none" and "cl-figure" not in pane._dom_classes
+    host.show("engines", go.Figure(go.Bar(x=["a"], y=[1])))
+    assert host.pane("engines") is pane and len(pane.outputs) == 1 and host.shown("engines") is not None
+    assert pane.layout.display != "none" and "cl-figure" in pane._dom_classes
+
+
 def test_figures_fill_their_pane() -> None:
     host = FigureHost(W, StatusLog(W))
     fig = go.Figure(go.Bar(x=["a"], y=[1]), layout={"width": 920})

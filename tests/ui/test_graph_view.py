@@ -10,6 +10,7 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.ui.graph_view import FIT, MIN_FIT_ZOOM, ZOOMS, GraphView, code_html, sized_svg, svg_size
+from cudnn_lab.ui.graph_widget import GraphDrawing
 
 #: A tensor each family's drawing shows.
 SPECS = {
@@ -64,29 +65,52 @@ LARGE = {"sdpa backward": cl.SdpaSpec(direction="bwd"),
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not installed")
 @pytest.mark.parametrize("name", list(LARGE))
-def test_a_large_drawing_fits_the_pane_at_a_legible_minimum_and_zooms(name: str) -> None:
+def test_a_large_drawing_is_one_widget_that_fits_at_any_scale_and_zooms(name: str) -> None:
     view = GraphView(W)
     view.redraw(LARGE[name])
     width, height = svg_size(view._svg)
     assert width > 600 and height > 300  # dot's natural size, in px
-    shown = view.graph_html.value
-    # fit: the pane's width, never below MIN_FIT_ZOOM of natural size (a wider drawing scrolls in its box)
-    assert f"clamp({width * MIN_FIT_ZOOM:.0f}px, 100%, {width:.0f}px)" in shown and "cl-graph-scroll" in shown
-    assert 'width="100%"' in shown and 'height="' not in shown.split("<svg", 1)[1].split(">", 1)[0]
-    assert view.zoom_bar.layout.display == "flex" and "fit" in view.zoom_label.value
-    view.zoom_in.click()  # from fit: one step above 100%
-    assert view.zoom == 1.25 and f"width:{width * 1.25:.0f}px" in view.graph_html.value
-    view.zoom_in.click()
-    assert view.zoom == 1.5 and "150%" in view.zoom_label.value
-    view.zoom_one.click()
-    assert view.zoom == 1.0 and f"width:{width:.0f}px" in view.graph_html.value
-    for _ in range(len(ZOOMS)):
-        view.zoom_out.click()
-    assert view.zoom == ZOOMS[0] and view.zoom_out.disabled
+    widget = view.graph_html
+    assert isinstance(widget, GraphDrawing) and widget.value == view._svg and widget in view.graph_box.children
+    assert view.zoom == FIT and widget.zoom == 0  # fit: the browser scales the whole graph into its box
+    assert widget.file_name.endswith(".svg") and " " not in widget.file_name
+    view.step(+1)  # from fit: one step above 100%
+    assert view.zoom == 1.25 and widget.zoom == 1.25
+    view.set_zoom(0.05)  # far below the old 75% floor
+    assert widget.zoom == 0.05
+    widget.zoom = 0.4  # the browser's wheel
+    assert view.zoom == 0.4
     view.redraw(cl.ConvSpec())  # the zoom stays when the problem changes
-    assert view.zoom == ZOOMS[0]
-    view.zoom_fit.click()
-    assert view.zoom == FIT and "clamp(" in view.graph_html.value
+    assert view.zoom == 0.4 and widget.zoom == 0.4
+    view.set_zoom(FIT)
+    assert view.zoom == FIT and widget.zoom == 0
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot is not installed")
+def test_a_click_on_a_node_has_its_details_from_inspect() -> None:
+    from cudnn_lab.graph import build_graph
+
+    spec = SPECS[">W<"]
+    view = GraphView(W)
+    view.redraw(spec)
+    details = view.graph_html.details
+    info = build_graph(spec).inspect()
+    assert len(details) == len(info["tensors"]) + len(info["nodes"])
+    for i, (name, t) in enumerate(info["tensors"].items()):
+        d = dict(details[f"t{i}"]["rows"])
+        assert details[f"t{i}"]["kind"] == "tensor" and details[f"t{i}"]["name"] == name
+        assert d["dims"] == "[" + ", ".join(map(str, t["dim"])) + "]"
+        assert d["strides"] == "[" + ", ".join(map(str, t["stride"])) + "]"
+        assert d["dtype"] == t["dtype"].replace("data_type.", "") and d["virtual"] == ("yes" if t["is_virtual"] else "no")
+        assert f"<title>t{i}</title>" in view._svg  # the id a click finds in dot's SVG
+    conv = details["op0"]
+    assert conv["kind"] == "operation" and dict(conv["rows"])["type"] == "CONV_FPROP"
+    assert dict(conv["rows"])["padding"] == "[1, 1]" and dict(conv["rows"])["in: weight"] == "W"
+    assert view.graph_html.node("op0") == conv and view.graph_html.node("nope") is None
+    virtual = [d for d in details.values() if d["kind"] == "tensor" and dict(d["rows"])["virtual"] == "yes"]
+    assert virtual  # the relu's input is virtual
+    view.redraw(SPECS[">X<"])  # pooling: no frontend graph, no details, the drawing still shows
+    assert view.graph_html.details == {} and ">X<" in drawn(view)
 
 
 def test_a_bad_zoom_is_refused() -> None:

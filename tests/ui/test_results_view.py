@@ -46,10 +46,12 @@ def test_a_recording_fills_every_view(view: ResultView, recorded_result) -> None
     view.show(recorded_result, recorded(recorded_result), recorded_result.spec)
     table = view.plans_html.value
     for plan in recorded_result.plans["plan"]:
-        assert plan in table  # each row's tooltip names its plan
+        assert plan in table  # the full table names every plan
+    titles = [c["title"] for c in view.plans_table.columns]
     for column in ("rank", "engine", "knobs", "median (µs)", "IQR (µs)", "error (rel. L2)", "passes",
                    "workspace"):
-        assert f">{column}</th>" in table
+        assert column in titles
+    assert view.plans_table.plans_shown() == plan_names(recorded_result)  # the heuristic's order at first
     assert "<details class='cl-all-columns'>" in table and ">behaviour notes</th>" in table  # the rest: one click
     assert "RECORDED" in view.info.value and "shipped recording" in view.info.value
     assert recorded_result.device["gpu"] in view.info.value and recorded_result.device["driver"] in view.info.value
@@ -70,14 +72,15 @@ def test_selecting_a_plan_highlights_it_everywhere(view: ResultView, recorded_re
     pick, other = view.selected, plan_names(recorded_result)[-1]
     view.plan_select.value = other
     assert view.selected == other
-    compact = view.plans_html.value.split("<details")[0]
-    rows = [r for r in compact.split("<tr") if "cl-selected" in r.split(">")[0]]
-    assert len(rows) == 1 and other in rows[0]
+    assert view.plans_table.selected == other
     for key in ("latency", "heuristics", "errors", "roofline"):
         fig = view._figures.figures[key]
         assert outline_of(fig, other) > outline_of(fig, pick), key
     view.select(None)
-    assert view.selected is None and "cl-selected" not in view.plans_html.value
+    assert view.selected is None and view.plans_table.selected is None
+    view.plans_table.selected = other  # a click on a row in the Plans table: the same path as the dropdown
+    assert view.selected == other == view.plan_select.value
+    assert outline_of(view._figures.figures["latency"], other) > outline_of(view._figures.figures["latency"], pick)
     with pytest.raises(cl.OptionError):
         view.select("eng999")
 
@@ -92,3 +95,19 @@ def test_a_changed_problem_marks_the_result_stale(view: ResultView, recorded_res
 def test_a_run_measured_here_says_so(view: ResultView, recorded_result) -> None:
     view.show(recorded_result, provenance(recorded_result, recorded=False), recorded_result.spec)
     assert "MEASURED HERE" in view.info.value and "RECORDED" not in view.info.value
+
+
+@pytest.mark.parametrize("name", ["h100_pool_max_fp16", "h200_rnn_gru_fp32_bwd"])
+def test_the_heuristics_view_of_a_classic_call_says_it_has_none(view: ResultView, name: str) -> None:
+    """Issue 24: a classic call (no heuristics) gets one sentence naming the cuDNN call that runs instead, no empty
+    figure box, and no 'first choice' or 'engine -1' anywhere in the Heuristics view."""
+    result = cl.load_results(name)
+    view.show(result, recorded(result), result.spec)
+    text = view.heuristics_html.value
+    assert "A classic call has no heuristics" in text
+    assert ("cudnnPoolingForward" if "pool" in name else "cudnnRNNForward") in text
+    assert "engine -1" not in text and "first choice" not in text
+    assert view._figures.shown("heuristics") is None and view._figures.pane("heuristics").layout.display == "none"
+    other = cl.load_results("h100_conv_nhwc_fp16")  # a graph result: the heuristics figure is back
+    view.show(other, recorded(other), other.spec)
+    assert "first choice" in view.heuristics_html.value and view._figures.shown("heuristics") is not None

@@ -18,7 +18,7 @@ from cudnn_lab.ui.figures import FigureHost
 from cudnn_lab.ui.status import Busy, StatusLog
 from cudnn_lab.ui.style import INVALID_BORDER
 from cudnn_lab.ui.sweep_axes import sweep_fields
-from cudnn_lab.ui.sweepview import NO_GPU_SWEEP_TEXT, SweepView
+from cudnn_lab.ui.sweepview import NO_GPU_SWEEP_TEXT, SweepView, compare_pair
 
 SPEC = cl.ConvSpec(n=2, c=8, h=8, w=8, k=16, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
 
@@ -145,6 +145,26 @@ def test_compare_two_recorded_gpus(view: SweepView) -> None:
     view.chart.value = "latency per problem"  # both latencies per problem, the speedup on the right
     assert any(t.type == "bar" for t in view.fig.data) and view.fig.layout.yaxis2.ticksuffix == "x"
     assert view._log.messages == []
+
+
+def test_compare_opens_on_two_gpus_that_share_points(view: SweepView) -> None:
+    """Issue 24: the default pair is two different GPUs sharing the most points (the H100 and H200 standard
+    sweeps), not the first two recordings (two sweeps of one GPU with no point in common: an empty chart)."""
+    recorded = cl.recorded_datasets(kind="sweep").set_index("name")
+    assert (view.compare_a.value, view.compare_b.value) == SWEEPS == compare_pair(recorded.reset_index())
+    assert recorded.loc[view.compare_a.value, "gpu"] != recorded.loc[view.compare_b.value, "gpu"]
+    view.compare_button.click()  # the comparison as it opens: shared points drawn, no empty chart
+    assert view._log.messages == [] and view.mode == "compare"
+    assert "73 shared points" in view.fig.layout.title.text and len(traces(view.fig)) >= 1
+    assert not any("nothing to plot" in (a.text or "") for a in view.fig.layout.annotations)
+
+
+def test_compare_pair_follows_the_data() -> None:
+    """The choice is the data's: the pair of different GPUs with the most shared points; none for one GPU only."""
+    sweeps = cl.recorded_datasets(kind="sweep")
+    assert compare_pair(sweeps[sweeps["name"].str.contains("fp8")]) == ("h100_fp8_gemm", "h200_fp8_gemm")
+    assert compare_pair(sweeps[sweeps["gpu"].str.contains("H100")]) is None  # one GPU: no pair of two
+    assert compare_pair(sweeps.iloc[:0]) is None and compare_pair(None) is None
 
 
 def test_loading_a_single_run_as_a_sweep_is_refused(view: SweepView) -> None:
