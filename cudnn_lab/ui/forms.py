@@ -10,14 +10,15 @@ it, and :attr:`SpecForm.spec` keeps the last valid spec.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..errors import SpecError, shorten
 from ..specs import EPILOGUES, Spec
 from .fields import (OPS, TEXT_KINDS, controls_from_spec, field_kind, field_text, fields_of, hidden_fields, hints,
                      label_of, limits, parse_field, spec_from_controls)
-from .style import cell, clear_invalid, mark_invalid, row
+from .style import (cell, clear_invalid, hint_html, html_style, mark_invalid, row,
+                    set_shown, share_layout, shared_style)
 
 __all__ = ["OP_NOTE", "SpecControls", "SpecForm"]
 
@@ -29,23 +30,36 @@ _SHORT = frozenset({"int", "pair", "optional_int", "bool", "float", "optional_fl
 
 def _make_widget(W: Any, op: str, name: str) -> Any:
     """The control of one spec field, by its kind; sizes follow the choices' text (presentation only)."""
+    from ipywidgets.widgets.widget_description import DescriptionStyle
+    from ipywidgets.widgets.widget_selection import ToggleButtonsStyle
+    from ipywidgets.widgets.widget_string import TextStyle
+
+    # Layouts and styles are shared between the controls that look alike (one widget model each, not one per
+    # control): a Lab at start makes few widget models.
     kind = field_kind(op, name)
     if kind == "choice":
         options = list(OPS[op].field_choices()[name])
         longest = max(len(str(o)) for o in options)
         if longest > 12 or len(options) > 4:
-            return W.Dropdown(options=options, value=options[0], layout=W.Layout(width=f"{longest * 8 + 40}px"))
-        return W.ToggleButtons(options=options, style={"button_width": f"{max(longest * 8 + 18, 52)}px"}
-                               ).add_class("cl-compact")
+            return share_layout(W, W.Dropdown, {"width": f"{longest * 8 + 40}px"}, options=options, value=options[0],
+                                style=shared_style(W, "dropdown-style", DescriptionStyle))
+        width = f"{max(longest * 8 + 18, 52)}px"
+        return share_layout(W, W.ToggleButtons, {}, options=options, style=shared_style(
+            W, f"toggle-style-{width}", lambda: ToggleButtonsStyle(button_width=width))).add_class("cl-compact")
+    text_style = shared_style(W, "text-style", TextStyle)
     if kind in TEXT_KINDS:  # typed as text and parsed (a whole number is never silently rounded)
-        return W.Text(value="", placeholder="default" if kind.startswith("optional") else "",
-                      continuous_update=False, layout=W.Layout(width="74px" if kind == "float" else "66px"))
-    if kind == "bool":
-        return W.Checkbox(value=False, indent=False, layout=W.Layout(width="40px"))
+        return share_layout(W, W.Text, {"width": "74px" if kind == "float" else "66px"}, value="",
+                            placeholder="default" if kind.startswith("optional") else "", continuous_update=False,
+                            style=text_style)
+    if kind == "bool":  # its box as wide as a checkbox, so that nothing after it is covered
+        from ipywidgets.widgets.widget_bool import CheckboxStyle
+
+        return share_layout(W, W.Checkbox, {"width": "40px"}, value=False, indent=False,
+                            style=shared_style(W, "checkbox-style", CheckboxStyle)).add_class("cl-flag")
     if kind == "tags":
-        return W.TagsInput(value=[], allowed_tags=list(EPILOGUES), allow_duplicates=True,
-                           layout=W.Layout(width="250px"))
-    return W.Text(value="", layout=W.Layout(width="120px"))
+        return share_layout(W, W.TagsInput, {"width": "250px"}, value=[], allowed_tags=list(EPILOGUES),
+                            allow_duplicates=True)
+    return share_layout(W, W.Text, {"width": "120px"}, value="", style=text_style)
 
 
 def _lines(op: str) -> list[tuple[str, ...]]:
@@ -66,6 +80,40 @@ def _lines(op: str) -> list[tuple[str, ...]]:
     if pending:
         out.append(tuple(pending))
     return out
+
+
+class _OpForm:
+    """One operation's form: its controls, hints, cells, lines and box (built by :meth:`SpecForm._build`)."""
+
+    def __init__(self) -> None:
+        self.widgets: dict[str, Any] = {}
+        self.hints: dict[str, Any] = {}
+        self.cells: dict[str, Any] = {}
+        self.lines: list[tuple[tuple[str, ...], Any]] = []
+        self.messages: dict[str, Any] = {}
+        self.message: Any = None
+        self.box: Any = None
+
+
+class _ByOp(Mapping):
+    """``op -> part`` of the operations' forms (``form.widgets['sdpa']``): reaching an operation builds its form."""
+
+    def __init__(self, form: SpecForm, part: str) -> None:
+        self._form, self._part = form, part
+
+    def __getitem__(self, op: str) -> Any:
+        if op not in OPS:
+            raise KeyError(op)
+        return getattr(self._form._build(op), self._part)
+
+    def __contains__(self, op: object) -> bool:
+        return op in OPS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(OPS)
+
+    def __len__(self) -> int:
+        return len(OPS)
 
 
 class SpecForm:
@@ -93,40 +141,51 @@ class SpecForm:
                                   tooltips=[cls.description for cls in OPS.values()],
                                   style={"button_width": "auto"}).add_class("cl-op")
         self.op_note = W.HTML("", layout=W.Layout(margin="0 0 6px 0", width="400px")).add_class("cl-op-note")
-        self.widgets: dict[str, dict[str, Any]] = {op: {n: _make_widget(W, op, n) for n in fields_of(op)}
-                                                   for op in OPS}
-        self.hints: dict[str, dict[str, Any]] = {op: {} for op in OPS}
-        self.messages: dict[str, dict[str, Any]] = {op: {} for op in OPS}
+        #: Each operation's form, built when first shown (or first reached through the views below), then kept:
+        #: a Lab shows one operation at a time, so the others cost nothing until chosen.
+        self._built: dict[str, _OpForm] = {}
+        self.widgets: Mapping[str, dict[str, Any]] = _ByOp(self, "widgets")
+        self.hints: Mapping[str, dict[str, Any]] = _ByOp(self, "hints")
+        #: The message under a field (one per operation, moved under the field it speaks of).
+        self.messages: Mapping[str, dict[str, Any]] = _ByOp(self, "messages")
         #: The cell (label, control, hint) of each field, and each line with its fields: hidden fields hide.
-        self.cells: dict[str, dict[str, Any]] = {op: {} for op in OPS}
-        self._lines: dict[str, list[tuple[tuple[str, ...], Any]]] = {op: [] for op in OPS}
-        self.boxes: dict[str, Any] = {}
-        for op, widgets in self.widgets.items():
-            rows: list[Any] = []
-            for name, widget in widgets.items():
-                widget.add_class(f"cl-field-{name}")
-                self.hints[op][name] = W.HTML("", layout=W.Layout(margin="0 0 0 6px")).add_class("cl-hint")
-                self.messages[op][name] = W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 4px")
-                                                 ).add_class("cl-message")
-                widget.observe(lambda ch: self._guard(self._changed, ch), names="value")
-            for line in _lines(op):
-                if len(line) == 2:
-                    cells = [cell(W, label_of(n), widgets[n], self.hints[op][n], i == 0) for i, n in enumerate(line)]
-                    box = W.HBox(cells, layout=W.Layout(margin="1px 0"))
-                    self.cells[op].update(zip(line, cells))
-                else:
-                    box = row(W, label_of(line[0]), widgets[line[0]], self.hints[op][line[0]])
-                    self.cells[op][line[0]] = box
-                self._lines[op].append((line, box))
-                rows += [box, *(self.messages[op][n] for n in line)]
-            self.boxes[op] = W.VBox(rows).add_class(f"cl-{op}-controls")
+        self.cells: Mapping[str, dict[str, Any]] = _ByOp(self, "cells")
+        self.boxes: Mapping[str, Any] = _ByOp(self, "box")
         self.general_message = W.HTML("", layout=W.Layout(display="none")).add_class("cl-message")
         self.op.observe(lambda ch: self._guard(self._op_changed, ch), names="value")
-        self.box = W.VBox([self.op, self.op_note, *self.boxes.values(), self.general_message]
-                          ).add_class("cl-controls")
-        for cls in OPS.values():  # the hidden operations' controls start at their defaults
-            self._fill(controls_from_spec(cls()))
+        self.box = W.VBox([self.op, self.op_note, self.general_message]).add_class("cl-controls")
         self.set_spec(spec)
+
+    def _build(self, op: str) -> _OpForm:
+        """``op``'s form, built on first use (its controls at the defaults) and kept."""
+        part = self._built.get(op)
+        if part is not None:
+            return part
+        import ipywidgets as W
+
+        part = self._built[op] = _OpForm()
+        for name in fields_of(op):
+            widget = part.widgets[name] = _make_widget(W, op, name).add_class(f"cl-field-{name}")
+            part.hints[name] = hint_html(W)
+            widget.observe(lambda ch: self._guard(self._changed, ch), names="value")
+        # One message per operation (at most one error is shown): marking a field moves it under that field's line.
+        part.message = W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 4px"),
+                              style=html_style(W)).add_class("cl-message")
+        part.messages = {name: part.message for name in part.widgets}
+        for line in _lines(op):
+            if len(line) == 2:
+                cells = [cell(W, label_of(n), part.widgets[n], part.hints[n], i == 0) for i, n in enumerate(line)]
+                box = share_layout(W, W.HBox, {"margin": "1px 0"}, cells).add_class("cl-pair")
+                part.cells.update(zip(line, cells))
+            else:
+                box = row(W, label_of(line[0]), part.widgets[line[0]], part.hints[line[0]])
+                part.cells[line[0]] = box
+            part.lines.append((line, box))
+        part.box = W.VBox([box for _, box in part.lines] + [part.message],
+                          layout=W.Layout(display="flex" if op == self.op.value else "none")
+                          ).add_class(f"cl-{op}-controls")
+        self._fill(controls_from_spec(OPS[op]()))  # an operation not shown yet starts at its defaults
+        return part
 
     def __getattr__(self, name: str) -> Any:
         """``form.conv``, ``form.sdpa``, ...: an operation's widgets by field name; ``form.conv_box``: its box."""
@@ -134,7 +193,7 @@ class SpecForm:
         if name in widgets:
             return widgets[name]
         if name.endswith("_box") and name[:-4] in widgets:
-            return self.boxes[name[:-4]]
+            return self.__dict__["boxes"][name[:-4]]
         raise AttributeError(name)
 
     # -------------------------------------------------------------------------------------------- values
@@ -181,9 +240,10 @@ class SpecForm:
 
     def _fill(self, values: dict[str, Any]) -> None:
         op = values["op"]
-        self._silent = True
+        widgets = self.widgets[op]  # built first (building fills its defaults)
+        silent, self._silent = self._silent, True
         try:
-            for name, widget in self.widgets[op].items():
+            for name, widget in widgets.items():
                 value, kind = values[name], field_kind(op, name)
                 if kind == "tags":
                     value = list(value)
@@ -191,7 +251,7 @@ class SpecForm:
                     value = field_text(kind, value)
                 widget.value = value
         finally:
-            self._silent = False
+            self._silent = silent
 
     # -------------------------------------------------------------------------------------------- validation
 
@@ -212,21 +272,27 @@ class SpecForm:
         self._clear_marks()
         self.error = error
         op = self.op.value
-        widget = self.widgets[op].get(error.field)
-        message = self.messages[op][error.field] if widget is not None else self.general_message
+        part = self._build(op)
+        widget = part.widgets.get(error.field)
+        message = part.message if widget is not None else self.general_message
+        if widget is not None:  # the message goes under the line of the field it speaks of
+            rows = [box for line, box in part.lines]
+            at = next(i for i, (line, _) in enumerate(part.lines) if error.field in line) + 1
+            part.box.children = (*rows[:at], message, *rows[at:])
         mark_invalid(widget, message, f"{error.field}={shorten(error.value)}: {error.allowed}")
 
     def _clear_marks(self) -> None:
         self.error = None
-        for op, widgets in self.widgets.items():
-            for name, widget in widgets.items():
-                clear_invalid(widget, self.messages[op][name])
+        for part in self._built.values():
+            for widget in part.widgets.values():
+                clear_invalid(widget, None)
+            clear_invalid(None, part.message)
         clear_invalid(None, self.general_message)
 
     @property
     def invalid(self) -> dict[str, str]:
         """Field -> message of the controls marked invalid now (at most one: the first error found)."""
-        return {name: self.messages[op][name].value for op in self.widgets for name, w in self.widgets[op].items()
+        return {name: part.message.value for part in self._built.values() for name, w in part.widgets.items()
                 if "cl-invalid" in w._dom_classes}
 
     @property
@@ -237,29 +303,33 @@ class SpecForm:
     def update_limits(self) -> dict[str, tuple[int, int]]:
         """Show each control's range or rule beside it (from the spec) and hide what the operation ignores now."""
         op = self.op.value
+        part = self._build(op)
         values = self.values()
         ranges = limits(values)
         for name, text in hints(values).items():
-            hint = self.hints[op].get(name)
+            hint = part.hints.get(name)
             if hint is None:
                 continue
             hint.value = f"<span class='cl-hint'>{html.escape(text)}</span>" if text else ""
             if name in ranges:
                 lo, hi = ranges[name]
-                self.widgets[op][name].tooltip = f"allowed: from {lo} to {hi}" + (f" ({text})" if text else "")
+                part.widgets[name].tooltip = f"allowed: from {lo} to {hi}" + (f" ({text})" if text else "")
         hidden = hidden_fields(values)
-        for name, box in self.cells[op].items():
-            box.layout.display = "none" if name in hidden else None
-        for line, box in self._lines[op]:
+        for name, box in part.cells.items():
+            set_shown(box, name not in hidden)
+        for line, box in part.lines:
             if len(line) > 1:
-                box.layout.display = "none" if all(n in hidden for n in line) else None
+                set_shown(box, not all(n in hidden for n in line))
         return ranges
 
     # -------------------------------------------------------------------------------------------- callbacks
 
     def _show_op(self) -> None:
-        for op, box in self.boxes.items():
-            box.layout.display = "flex" if op == self.op.value else "none"
+        shown = self._build(self.op.value).box
+        for part in self._built.values():
+            part.box.layout.display = "flex" if part.box is shown else "none"
+        if shown not in self.box.children:  # only the operation shown is on the page (the others are kept)
+            self.box.children = (self.op, self.op_note, shown, self.general_message)
         self.op_note.value = OP_NOTE.format(html.escape(OPS[self.op.value].description or ""))
 
     def _op_changed(self, change: dict[str, Any]) -> None:

@@ -3,8 +3,10 @@ come from); the status line and the views on the right (graph, plans, figures, w
 
 The parts: :class:`~.forms.SpecForm`, :class:`~.run_form.RunForm`, :class:`~.status.StatusLog` (status line and
 Log view; every widget callback runs through its ``guard`` inside the Log's Output), :class:`~.figures.FigureHost`,
-:class:`~.graph_view.GraphView`, :class:`~.results_view.ResultView`, :class:`~.whatif_view.WhatIfView` (built
-when its tab is first shown), :class:`~.sweepview.SweepView` and :class:`~.state.LabState`. The Lab only wires
+:class:`~.graph_view.GraphView`, :class:`~.results_view.ResultView`, :class:`~.whatif_view.WhatIfView` and
+:class:`~.sweepview.SweepView` (each built when its tab is first shown), and :class:`~.state.LabState`. A new Lab
+builds only what is on screen (the chosen operation's form, the first view: at most 300 widget models; issue 24),
+and each button says what it did under itself (an answer line), as well as in the status line. The Lab only wires
 them; its behaviour is in plain methods (:meth:`Lab.redraw`, :meth:`Lab.run`, :meth:`Lab.load_recorded`,
 :meth:`Lab.select`, :meth:`Lab.save_report`, :meth:`Lab.state`), so tests drive it headless by setting widget values and calling ``Button.click()``.
 """
@@ -29,7 +31,7 @@ from .run_form import RunForm, call_with_options
 from .state import MAX_RECORDING_TEXT, STATE_VERSION, VIEWS, LabState
 from .state_panel import StatePanel
 from .status import Busy, StatusLog, error_sentence, file_link
-from .style import CSS, offer_run, row, section
+from .style import CSS, acting, answer, button, html_style, offer_run, row, section, shared_layout
 from .sweepview import SweepView
 from .whatif_view import WhatIfView
 
@@ -84,40 +86,42 @@ class Lab:
         self.run_form = RunForm()
         self.graph_view = GraphView(W, guard=self.status_log.guard)
         self.results = ResultView(W, self.figure_host, self.status_log)
-        #: The Sweep view: live sweeps, recorded sweeps, GPU comparison (given the parts it uses, not the Lab).
-        self.sweep_view = SweepView(log=self.status_log, figures=self.figure_host, busy=self.busy_flag,
-                                    spec=lambda: self.spec, run_options=lambda: self.run_form.options, gpu=self._gpu)
+        #: The Sweep view's place in the tabs: :attr:`sweep_view` is built into it when first shown (or reached).
+        self._sweep_view: SweepView | None = None
+        self._sweep_box = W.VBox([])
         #: The What-if view: cuDNN's answers for other GPUs and cuDNN versions (built when its tab is first shown).
         self.whatif_view = WhatIfView(W, log=self.status_log, busy=self.busy_flag, spec=lambda: self.spec,
                                       result=lambda: self.result, shown=lambda: self.view == "What-if")
 
         # ---- left: where results come from
-        self.run_button = W.Button(description="Run", icon="play", button_style="primary",
-                                   layout=W.Layout(width="110px")).add_class("cl-run")
+        self.run_button = button(W, "Run", icon="play", button_style="primary").add_class("cl-run")
         self.run_note = W.HTML("").add_class("cl-run-note")
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="290px"))
         self.source = W.ToggleButtons(options=[LIVE, RECORDED], value=LIVE if self._gpu else RECORDED,
                                       style={"button_width": "100px"},
                                       tooltips=["measure on this machine's GPU", "show results recorded on a real GPU"])
-        self.datasets = W.Dropdown(options=[], layout=W.Layout(width="290px"))
-        self.load_button = W.Button(description="Load", icon="folder-open",
-                                    tooltip="show the chosen recording in every view",
-                                    layout=W.Layout(width="110px")).add_class("cl-load")
+        self._datasets = W.Dropdown(options=[], layout=W.Layout(width="290px"))
+        self._reading: Any = None  # the thread reading the recordings' list, while it does
+        self.load_button = button(W, "Load", icon="folder-open", tooltip="show the chosen recording in every view"
+                                  ).add_class("cl-load")
+        #: What Load did (or why not), under its button; and Save report's, under that one.
+        self.load_answer = answer(W).add_class("cl-load-answer")
+        self.report_answer = answer(W).add_class("cl-report-answer")
         self.recordings_note = W.HTML("", layout=W.Layout(width="400px")).add_class("cl-recordings-note")
         self.live_box = W.VBox([row(W, "", self.run_button, self.run_note), row(W, "progress", self.progress)]
                                ).add_class("cl-live")
-        self.recorded_box = W.VBox([row(W, "recording", self.datasets), self.recordings_note,
-                                    row(W, "", self.load_button)]).add_class("cl-recorded")
+        self.recorded_box = W.VBox([row(W, "recording", self._datasets), self.recordings_note,
+                                    row(W, "", self.load_button), self.load_answer]).add_class("cl-recorded")
         self.report_path = W.Text(value=DEFAULT_REPORT, placeholder=DEFAULT_REPORT,
                                   tooltip="an .html file; a relative path is in the current folder",
                                   layout=W.Layout(width="290px")).add_class("cl-report-path")
-        self.report_button = W.Button(description="Save report", icon="file-text",
-                                      layout=W.Layout(width="110px")).add_class("cl-report")
-        self.report_box = W.VBox([row(W, "report", self.report_path), row(W, "", self.report_button)]
-                                 ).add_class("cl-report-box")
+        self.report_button = button(W, "Save report", icon="file-text").add_class("cl-report")
+        self.report_box = W.VBox([row(W, "report", self.report_path), row(W, "", self.report_button),
+                                  self.report_answer]).add_class("cl-report-box")
         self.state_panel = StatePanel(W, state=lambda: LabState.from_dict(self.state()), apply=self.apply_state,
                                       log=self.status_log)
-        left = W.VBox([W.HTML(CSS), W.HTML("<div class='cl-title'>cuDNN lab</div>"),
+        plain = {"style": html_style(W), "layout": shared_layout(W)}
+        left = W.VBox([W.HTML(CSS, **plain), W.HTML("<div class='cl-title'>cuDNN lab</div>", **plain),
                        section(W, "problem"), self.controls.box, section(W, "run options"), self.run_form.box,
                        section(W, "results"), row(W, "source", self.source), self.live_box, self.recorded_box,
                        self.report_box, section(W, "lab state (hand it out)"), self.state_panel.box],
@@ -125,7 +129,7 @@ class Lab:
 
         # ---- right: status and views
         views = {"Graph": self.graph_view.graph_box, **self.results.views, "What-if": self.whatif_view.box,
-                 "Sweep": self.sweep_view.box, "Code": self.graph_view.code_html, "Log": self.log}
+                 "Sweep": self._sweep_box, "Code": self.graph_view.code_html, "Log": self.log}
         self.tabs = W.Tab(children=[views[v] for v in VIEWS])
         self.tabs.titles = VIEWS
         right = W.VBox([self.status, self.results.info, self.tabs],
@@ -136,11 +140,14 @@ class Lab:
         # ---- wiring: every callback goes through the log's guard
         guard = self.status_log.guard
         self.run_button.on_click(lambda _: guard(self.run))
-        self.load_button.on_click(lambda _: guard(self.load_recorded, self.datasets.value))
-        self.report_button.on_click(lambda _: guard(self.save_report))
+        self.load_button.on_click(lambda _: guard(acting(self.load_answer, self.load_recorded, lambda result: (
+            f"Loaded {html.escape(str(self.recorded or '')[-80:])}: {len(result.plans)} plans in every view.")),
+            self._datasets.value))
+        self.report_button.on_click(lambda _: guard(acting(self.report_answer, self.save_report, lambda path: (
+            f"Saved: {file_link(path)} (one HTML file that opens offline)."))))
         self.source.observe(lambda ch: guard(self._show_source), names="value")
         self.tabs.observe(lambda ch: guard(self._on_tab), names="selected_index")
-        self.refresh_datasets()
+        self._read_datasets()
         self.gpu = self._gpu
         self.busy_flag.subscribe(self._set_buttons)
         self._show_source()
@@ -169,8 +176,33 @@ class Lab:
     @gpu.setter
     def gpu(self, gpu: bool) -> None:
         self._gpu = offer_run(self.run_button, self.run_note, gpu, NO_GPU_TEXT)
-        self.sweep_view.gpu = self._gpu
+        if self._sweep_view is not None:
+            self._sweep_view.gpu = self._gpu
         self._set_buttons(self.busy)
+
+    @property
+    def datasets(self) -> Any:
+        """The recording list (a Dropdown of the chosen operation's recordings), once it is read."""
+        self._datasets_read()
+        return self._datasets
+
+    @property
+    def sweep_view(self) -> SweepView:
+        """The Sweep view: live sweeps, recorded sweeps, GPU comparison (given the parts it uses, not the Lab);
+        built when its tab is first shown or it is first reached here, into the tab's box (``sweep_view.box``)."""
+        if self._sweep_view is None:
+            view = SweepView(log=self.status_log, figures=self.figure_host, busy=self.busy_flag,
+                             spec=lambda: self.spec, run_options=lambda: self.run_form.options, gpu=self._gpu)
+            built, box = view.box, self._sweep_box
+            box.layout, box.children = built.layout, built.children  # into the tab's place, which stays
+            for name in built._dom_classes:
+                box.add_class(name)
+            built.children = ()
+            built.close()
+            view.box = box
+            self._sweep_view = view
+            view.set_op(self.spec.op)
+        return self._sweep_view
 
     @property
     def busy(self) -> bool:
@@ -215,7 +247,8 @@ class Lab:
     def redraw(self) -> None:
         """Draw the current spec's graph and script; the Sweep view offers its fields; stale results are marked."""
         spec = self.spec
-        self.sweep_view.set_op(spec.op)
+        if self._sweep_view is not None:  # else it takes the operation when built
+            self._sweep_view.set_op(spec.op)
         if spec.op != self._offered_op:
             self.offer_recordings()
         self.results.label(spec)
@@ -291,7 +324,8 @@ class Lab:
                                      f"{result.spec.label()}")
             else:
                 self.graph_view.redraw(result.spec)
-                self.sweep_view.set_op(result.spec.op)
+                if self._sweep_view is not None:
+                    self._sweep_view.set_op(result.spec.op)
                 if result.spec.op != self._offered_op:
                     self.offer_recordings()
         self.results.show(result, origin, self.spec)
@@ -333,6 +367,7 @@ class Lab:
         the Sweep view)."""
         import cudnn_lab
 
+        self._datasets_read()  # a read under way ends first
         frame = None
         try:
             frame = cudnn_lab.recorded_datasets(kind="run")
@@ -342,16 +377,66 @@ class Lab:
         self.offer_recordings()
         return frame
 
+    def _read_datasets(self) -> None:
+        """Read the recordings' list: in a kernel, on a thread while the panel shows (reading every recording's
+        head takes about a second), its answer put in the list by the kernel's loop (or by the first use of
+        :attr:`datasets`, which waits for it); elsewhere (tests, scripts) at once."""
+        import asyncio
+        import threading
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:
+            self.refresh_datasets()
+            return
+        import cudnn_lab
+
+        answer: list[Any] = []
+
+        def read() -> None:
+            try:
+                answer.append(cudnn_lab.recorded_datasets(kind="run"))
+            except Exception as e:  # noqa: BLE001 - reported by _datasets_read
+                answer.append(e)
+            try:
+                loop.call_soon_threadsafe(lambda: self.status_log.guard(self._datasets_read))
+            except RuntimeError:  # the loop closed: the first use of the list finishes
+                pass
+
+        self._reading = (threading.Thread(target=read, name="cudnn_lab recordings", daemon=True), answer)
+        self.offer_recordings()  # "reading…" beside an empty list
+        self._reading[0].start()
+
+    def _datasets_read(self) -> None:
+        """Wait for the thread reading the recordings' list, if any, and offer its recordings."""
+        if self._reading is None:
+            return
+        thread, answer = self._reading
+        thread.join()
+        self._reading = None
+        if isinstance(answer[0], Exception):
+            self.status_log.report(answer[0])
+        else:
+            self.datasets_frame = answer[0]
+        self.offer_recordings()
+
     def offer_recordings(self) -> list[tuple[str, str]]:
         """Fill the recording list with the chosen operation's recordings only (the one of the problem shown
         first); with none, say so beside the list."""
         spec = self.spec
         self._offered_op = spec.op
+        if self._reading is not None:  # being read: offered when it is
+            self._datasets.options, self._datasets.disabled = [], True
+            self.recordings_note.value = "<div class='cl-hint'>Reading the recordings shipped with cudnn_lab …</div>"
+            self._set_buttons(self.busy)
+            return []
         options, value = recording_options(self.datasets_frame, spec.op, spec.label())
-        self.datasets.options = options
+        self._datasets.options = options
         if value is not None:
-            self.datasets.value = value
-        self.datasets.disabled = not options
+            self._datasets.value = value
+        self._datasets.disabled = not options
         title = OPS[spec.op].title or spec.op
         if options:
             self.recordings_note.value = ""
@@ -361,7 +446,7 @@ class Lab:
                 f"<div class='cl-hint' style='white-space: normal'>No recording of {html.escape(title)} is shipped "
                 f"with this cudnn_lab{f' ({others} of other operations are)' if others else ''}: choose another "
                 "operation to load one, or Run on a GPU.</div>")
-        self.datasets.tooltip = "" if options else f"no recording of {title} is shipped"
+        self._datasets.tooltip = "" if options else f"no recording of {title} is shipped"
         self._set_buttons(self.busy)
         return options
 
@@ -441,7 +526,7 @@ class Lab:
 
     def _set_buttons(self, busy: bool) -> None:
         self.run_button.disabled = busy or not self._gpu
-        self.load_button.disabled = busy or not self.datasets.options
+        self.load_button.disabled = busy or not self._datasets.options
         self.report_button.disabled = busy or self.result is None
         self.report_button.tooltip = ("write a self-contained HTML report of the result shown"
                                       if self.result is not None else "show a result first (Run or Load)")
@@ -468,6 +553,8 @@ class Lab:
     def _on_tab(self) -> None:
         if self.view == "What-if":
             self.whatif_view.show()
+        elif self.view == "Sweep":
+            self.sweep_view  # noqa: B018 - built when first shown
 
     def _on_spec_change(self, spec: Spec) -> None:
         self.status_log.guard(self.redraw)

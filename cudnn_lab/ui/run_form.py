@@ -13,7 +13,7 @@ from typing import Any
 
 from ..options import (HEURISTIC_HELP, HEURISTIC_MODES, PLAN_POLICIES, PLAN_POLICY_HELP, TIMING_HELP, TIMING_MODES,
                        RunOptions)
-from .style import row
+from .style import row, share_layout, shared_style
 
 __all__ = ["COLD_L2", "RunForm", "call_with_options", "plan_policy_buttons"]
 
@@ -40,8 +40,11 @@ class RunForm:
         import ipywidgets as W
 
         self._base = RunOptions.coerce(options)
-        self.heuristics = {m: W.Checkbox(value=False, description=m, indent=False, tooltip=HEURISTIC_HELP.get(m, m),
-                                         layout=W.Layout(width="auto", margin="0 12px 0 0"))
+        from ipywidgets.widgets.widget_bool import CheckboxStyle
+
+        self.heuristics = {m: share_layout(W, W.Checkbox, {"width": "auto", "margin": "0 12px 0 0"}, value=False,
+                                           description=m, indent=False, tooltip=HEURISTIC_HELP.get(m, m),
+                                           style=shared_style(W, "checkbox-style", CheckboxStyle))
                            for m in HEURISTIC_MODES}
         self.policy = plan_policy_buttons(W, self._base.plans)
         choices = [(_TIMING_LABELS.get(m, m), (m, False)) for m in TIMING_MODES] + [("cold L2", COLD_L2)]

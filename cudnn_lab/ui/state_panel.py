@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import OptionError, shorten
 from .state import LabState
 from .status import StatusLog
-from .style import row
+from .style import acting, answer, button, row
 
 __all__ = ["DEFAULT_STATE", "StatePanel"]
 
@@ -30,23 +30,30 @@ class StatePanel:
         self.path = W.Text(value=DEFAULT_STATE, placeholder="a .json file, or a state code to load",
                            tooltip="Save state writes this .json file; Load state reads it, or a state code "
                                    "pasted here", layout=W.Layout(width="290px")).add_class("cl-state-path")
-        self.save_button = W.Button(description="Save state", icon="save", layout=W.Layout(width="110px"),
-                                    tooltip="write the problem, run options, recording, plan and view to the file"
-                                    ).add_class("cl-state-save")
-        self.load_button = W.Button(description="Load state", icon="upload", layout=W.Layout(width="110px"),
-                                    tooltip="show the state in the file (or the code) named above"
-                                    ).add_class("cl-state-load")
-        self.link_button = W.Button(description="Link", icon="link", layout=W.Layout(width="70px"),
-                                    tooltip="the state as one line of text to copy: paste it in the field above "
-                                    "and Load state").add_class("cl-state-link")
+        self.save_button = button(W, "Save state", icon="save",
+                                  tooltip="write the problem, run options, recording, plan and view to the file"
+                                  ).add_class("cl-state-save")
+        self.load_button = button(W, "Load state", icon="upload",
+                                  tooltip="show the state in the file (or the code) named above"
+                                  ).add_class("cl-state-load")
+        self.link_button = button(W, "Link", "70px", icon="link",
+                                  tooltip="the state as one line of text to copy: paste it in the field above "
+                                  "and Load state").add_class("cl-state-link")
         self.code = W.Textarea(value="", layout=W.Layout(width="400px", height="64px", display="none")
                                ).add_class("cl-state-code")
+        #: What the last of Save state, Load state and Link did (or why not), under their buttons.
+        self.answer = answer(W).add_class("cl-state-answer")
         self.box = W.VBox([row(W, "state", self.path), row(W, "", self.save_button, self.load_button,
-                                                            self.link_button), self.code]).add_class("cl-state")
+                                                            self.link_button), self.answer, self.code]
+                          ).add_class("cl-state")
         guard = log.guard
-        self.save_button.on_click(lambda _: guard(self.save))
-        self.load_button.on_click(lambda _: guard(self.load))
-        self.link_button.on_click(lambda _: guard(self.link))
+        self.save_button.on_click(lambda _: guard(acting(self.answer, self.save, lambda path: (
+            f"Saved to <code>{html.escape(str(path))}</code>."))))
+        self.load_button.on_click(lambda _: guard(acting(self.answer, self.load, lambda st: (
+            f"Loaded: {html.escape(st.spec.label())}, view {html.escape(st.view)}."))))
+        self.link_button.on_click(lambda _: guard(acting(self.answer, self.link, lambda code: (
+            "The state code is in the box below: copy it (select all, Ctrl+C), then paste it in the state field "
+            "and Load state."))))
 
     def save(self, path: str | Path | None = None) -> Path:
         """Write the Lab's state as JSON to ``path`` (default: the field's file name)."""

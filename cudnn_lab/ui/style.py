@@ -5,7 +5,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-__all__ = ["CSS", "INVALID_BORDER", "cell", "clear_invalid", "mark_invalid", "row", "section"]
+__all__ = ["CSS", "INVALID_BORDER", "acting", "answer", "button", "cell", "clear_invalid", "hint_html", "html_style",
+           "mark_invalid", "row", "section", "set_shown", "share_layout", "shared_layout", "shared_style", "show_answer"]
 
 INVALID_BORDER = "2px solid #dc2626"
 
@@ -20,6 +21,10 @@ CSS = """
 .cl-lab .cl-error { color: #b91c1c; font-size: 11px; line-height: 1.3; }
 .cl-lab .cl-invalid input, .cl-lab .cl-invalid select { border-color: #dc2626 !important;
   background: #fef2f2 !important; }
+.cl-lab .cl-answer-ok, .cl-lab .cl-answer-error { font-size: 11px; line-height: 1.35; white-space: normal;
+  overflow-wrap: anywhere; }
+.cl-lab .cl-answer-ok { color: #166534; }
+.cl-lab .cl-answer-error { color: #b91c1c; }
 .cl-lab .cl-status-text { font-size: 12px; color: #374151; }
 .cl-lab .cl-status-error { font-size: 12px; color: #b91c1c; }
 .cl-lab .cl-result-info { font-size: 12px; color: #1f2937; }
@@ -64,9 +69,30 @@ CSS = """
 .cl-lab .cl-graph-scroll { overflow: auto; max-height: 78vh; max-width: 100%; border: 1px solid #e5e7eb;
   background: white; }
 .cl-lab .cl-graph-drawing { margin: 0; }
-.cl-lab.cl-lab { flex-wrap: wrap; row-gap: 12px; }
+.cl-lab.cl-lab { flex-wrap: wrap; row-gap: 12px; container: cl-lab / inline-size; }
 .cl-lab > .cl-left { flex: 0 0 420px; }
 .cl-lab > .cl-right { flex: 1 1 560px; min-width: 0; max-width: 100%; }
+/* A hint beside a control takes the room left on its line and wraps there (never cut off at the column's edge);
+   a label never wraps under the control after it. */
+.cl-lab .widget-hbox > .cl-hint { flex: 1 1 auto; min-width: 0; }
+.cl-lab .widget-hbox > .cl-hint, .cl-lab .widget-hbox > .cl-hint .widget-html-content,
+.cl-lab .widget-hbox > .cl-hint .cl-hint { white-space: normal; line-height: 1.25; overflow-wrap: anywhere; }
+.cl-lab .widget-hbox > .cl-hint .widget-html-content { align-self: center; }
+.cl-lab .cl-label-auto, .cl-lab .cl-label-auto .widget-html-content { white-space: nowrap; flex: 0 0 auto; }
+.cl-lab .cl-flag { flex: 0 0 auto; margin-right: 6px; }
+/* Narrow (1280 px with JupyterLab's file browser open): a compact controls column, the views beside it. */
+@container cl-lab (max-width: 1000px) {
+  .cl-lab > .cl-left { flex: 0 0 380px; width: 380px !important; min-width: 380px !important;
+    padding-right: 8px !important; }
+  .cl-lab > .cl-right { flex: 1 1 400px !important; }
+  .cl-lab .cl-left .cl-op-note { width: auto !important; }
+  .cl-lab .cl-left .cl-state-code { width: 100% !important; }
+  .cl-lab .cl-controls .cl-pair { flex-wrap: wrap; }
+  .cl-lab .cl-controls .widget-hbox > .cl-compact { flex: 0 1 auto; min-width: 0; }
+  .cl-lab .cl-controls .widget-hbox:not(.cl-cell-first):not(.cl-cell-second) > .cl-hint { flex: 1 1 0;
+    min-width: 64px; }
+  .cl-lab .cl-controls .cl-compact .widget-toggle-buttons { flex-wrap: wrap; row-gap: 2px; }
+}
 .cl-lab .widget-tab > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }
 .cl-lab .widget-tab > .lm-TabBar .lm-TabBar-tab { flex: 0 0 auto; min-width: 0; }
 .cl-lab .cl-figure { width: 100%; min-width: 0; overflow: hidden; }
@@ -122,31 +148,141 @@ CSS = """
 """
 
 
+#: Layouts and styles that many widgets share (a label's width, a hint's margin): one widget model each instead of
+#: one per widget. Never changed after they are made (a widget that changes its layout has its own).
+_SHARED: dict[str, Any] = {}
+
+
+def shared_style(W: Any, key: str, make: Any) -> Any:
+    """The shared layout or style ``key`` (``make()`` on first use, or after it was closed)."""
+    model = _SHARED.get(key)
+    if model is None or getattr(model, "comm", None) is None:
+        model = _SHARED[key] = make()
+    return model
+
+
+def shared_layout(W: Any, **traits: Any) -> Any:
+    """The one Layout with ``traits`` that many widgets share (never changed: :func:`set_shown` and
+    :func:`mark_invalid` swap a widget's layout for another instead)."""
+    return shared_style(W, "layout:" + repr(sorted(traits.items())), lambda: W.Layout(**traits))
+
+
+def share_layout(W: Any, cls: Any, traits: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+    """``cls(*args, **kwargs)`` made with the shared layout of ``traits`` (kept on it, so that its look can come
+    back after :func:`set_shown` or :func:`mark_invalid`)."""
+    widget = cls(*args, layout=shared_layout(W, **traits), **kwargs)
+    widget._cl_layout = dict(traits)
+    return widget
+
+
+def set_shown(widget: Any, shown: bool) -> None:
+    """Show or hide ``widget``: one with a shared layout takes the shared hidden (or shown) one, else its own
+    layout's ``display`` changes."""
+    traits = getattr(widget, "_cl_layout", None)
+    if traits is None:
+        widget.layout.display = None if shown else "none"
+        return
+    import ipywidgets as W
+
+    widget.layout = shared_layout(W, **traits) if shown else shared_layout(W, **traits, display="none")
+
+
+def html_style(W: Any) -> Any:
+    """The HTML style every label, hint and answer shares (HTMLStyle with nothing set)."""
+    from ipywidgets.widgets.widget_string import HTMLStyle
+
+    return shared_style(W, "html-style", HTMLStyle)
+
+
 def _label(W: Any, text: str, width: str) -> Any:
-    return W.HTML(f"<span class='cl-label'>{html.escape(text)}</span>", layout=W.Layout(width=width, min_width=width))
+    return W.HTML(f"<span class='cl-label'>{html.escape(text)}</span>",
+                  layout=shared_layout(W, width=width, min_width=width), style=html_style(W))
+
+
+def hint_html(W: Any, style: Any = None, layout: Any = None) -> Any:
+    """An (empty) hint beside a control, sharing its style and layout with the other hints."""
+    return W.HTML("", style=style or html_style(W),
+                  layout=layout or shared_layout(W, margin="0 0 0 6px")
+                  ).add_class("cl-hint")
 
 
 def row(W: Any, label: str, widget: Any, *rest: Any) -> Any:
     """One labelled line: a fixed-width label, the control, then anything after it (a hint)."""
-    return W.HBox([_label(W, label, "80px"), widget, *rest], layout=W.Layout(align_items="center", margin="1px 0"))
+    return share_layout(W, W.HBox, {"align_items": "center", "margin": "1px 0"},
+                        [_label(W, label, "80px"), widget, *rest])
 
 
 def cell(W: Any, label: str, widget: Any, hint: Any, first: bool) -> Any:
     """Half a line: label, control and hint, for two short fields side by side."""
-    return W.HBox([_label(W, label, "80px" if first else "60px"), widget, hint],
-                  layout=W.Layout(min_width="204px" if first else "auto", align_items="center"))
+    # The second label is as wide as its text (at least 60 px): a long one ("bidirectional") is never covered
+    # by the control after it.
+    name = _label(W, label, "80px") if first else W.HTML(
+        f"<span class='cl-label'>{html.escape(label)}</span>", style=html_style(W),
+        layout=shared_layout(W, min_width="60px", margin="0 4px 0 0")).add_class("cl-label-auto")
+    return share_layout(W, W.HBox, {"min_width": "204px" if first else "auto", "align_items": "center"},
+                        [name, widget, hint]).add_class("cl-cell-first" if first else "cl-cell-second")
 
 
 def section(W: Any, title: str) -> Any:
     """A section title of the panel."""
-    return W.HTML(f"<div class='cl-section'>{html.escape(title)}</div>")
+    return W.HTML(f"<div class='cl-section'>{html.escape(title)}</div>",
+                  style=html_style(W), layout=shared_layout(W))
+
+
+def answer(W: Any) -> Any:
+    """The answer line under a button: what its click did (saved where, loaded, or why not), said where the user
+    acted, not only in the status line; empty and hidden until :func:`show_answer`."""
+    return W.HTML("", layout=W.Layout(display="none", margin="0 0 2px 80px", max_width="340px"),
+                  style=html_style(W)).add_class("cl-answer")
+
+
+def show_answer(widget: Any, text: str, *, ok: bool = True, escape: bool = True) -> None:
+    """Say ``text`` (one sentence; HTML when ``escape`` is False) in an :func:`answer` line, green tick or red."""
+    body = html.escape(text) if escape else text
+    widget.value = f"<div class='cl-answer-{'ok' if ok else 'error'}'>{'✓ ' if ok else '✗ '}{body}</div>"
+    widget.layout.display = "flex"
+
+
+def acting(line: Any, fn: Any, said: Any) -> Any:
+    """``fn`` that says its outcome in the answer ``line`` too: ``said(result)`` (HTML) when it works, the error's
+    one sentence when it fails (then raised again, for the status line and the Log)."""
+    def act(*args: Any) -> Any:
+        from .status import error_sentence
+
+        try:
+            out = fn(*args)
+        except Exception as e:
+            show_answer(line, error_sentence(e), ok=False)
+            raise
+        text = said(out)
+        if text:
+            show_answer(line, text, escape=False)
+        return out
+
+    return act
+
+
+def button(W: Any, description: str, width: str = "110px", **kwargs: Any) -> Any:
+    """A button of the panel (its layout and style shared with the buttons of its width)."""
+    from ipywidgets.widgets.widget_button import ButtonStyle
+
+    return share_layout(W, W.Button, {"width": width}, description=description,
+                        style=shared_style(W, "button-style", ButtonStyle), **kwargs)
 
 
 def mark_invalid(widget: Any, message: Any, text: str) -> None:
     """Mark a control red (class ``cl-invalid`` and a red border) and show ``text`` in its message widget."""
     if widget is not None:
         widget.add_class("cl-invalid")
-        widget.layout.border = INVALID_BORDER
+        traits = getattr(widget, "_cl_layout", None)
+        if traits is not None:  # a shared layout: the red one is the widget's own, made on its first mark
+            if getattr(widget, "_cl_invalid_layout", None) is None:
+                import ipywidgets as W
+
+                widget._cl_invalid_layout = W.Layout(**traits, border=INVALID_BORDER)
+            widget.layout = widget._cl_invalid_layout
+        else:
+            widget.layout.border = INVALID_BORDER
     message.value = f"<span class='cl-error'>{html.escape(text)}</span>"
     message.layout.display = "flex"
 
@@ -156,8 +292,15 @@ def clear_invalid(widget: Any, message: Any) -> None:
     if widget is not None:
         if "cl-invalid" in widget._dom_classes:
             widget.remove_class("cl-invalid")
-        widget.layout.border = None
-    message.value, message.layout.display = "", "none"
+        traits = getattr(widget, "_cl_layout", None)
+        if traits is not None:
+            import ipywidgets as W
+
+            widget.layout = shared_layout(W, **traits)
+        else:
+            widget.layout.border = None
+    if message is not None:
+        message.value, message.layout.display = "", "none"
 
 
 def offer_run(button: Any, note: Any, gpu: bool, no_gpu_text: str) -> bool:

@@ -1,6 +1,6 @@
 """In a real browser, at 1280x800 and 1600x1000: JupyterLab opens notebooks/09_lab.ipynb and runs it; every view's
 figures, tables and controls lie inside the right pane, tab titles are whole, the recordings follow the operation,
-a large graph (attention backward) zooms and scrolls, and the Sweep tab compares two recorded GPUs. Drives Debian's
+and the Sweep tab compares two recorded GPUs. Drives Debian's
 Chromium through Playwright.
 
 Screenshots: with CUDNN_LAB_SCREENSHOT=1 to docs/ (lab_1280.png, lab_1600.png, and lab_<view>.png per view at
@@ -24,7 +24,7 @@ from cudnn_lab.ui.recordings import recordings_of
 pytestmark = pytest.mark.browser
 
 SIZES = [(1280, 800), (1600, 1000)]
-#: (width, height, file browser open): with it open at 1280 the views do not fit beside the controls, and wrap.
+#: (width, height, file browser open): with it open at 1280 the controls column is compact, the views beside it.
 LAYOUTS = [(*SIZES[0], False), (*SIZES[1], False), (*SIZES[0], True)]
 VIEWS = ("Graph", "Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy", "Sweep", "Code", "Log")
 SHOTS = ROOT / "docs" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1" else Path(tempfile.gettempdir())
@@ -57,8 +57,10 @@ def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, 
     assert cut_tab_titles(page) == []
     right = page.locator(".cl-lab .cl-right").bounding_box()
     left = page.locator(".cl-lab .cl-left").bounding_box()
-    assert right["width"] >= 560  # side by side where both fit, else the views wrap below at full width
-    assert (right["y"] >= left["y"] + left["height"] - 1) == sidebar  # below the controls only when narrow
+    # The views beside the controls, never below them: at 1280 with the file browser open (JupyterLab's default)
+    # the controls column is compact and the views take the rest.
+    assert right["width"] >= (440 if sidebar else 560)
+    assert abs(right["y"] - left["y"]) < 2 and right["x"] >= left["x"] + left["width"] - 1
 
     # The recordings follow the operation: the matmul recording is offered on matmul, and Load keeps matmul.
     page.locator(".cl-lab .cl-op .widget-toggle-button", has_text="matmul").click()
@@ -121,37 +123,4 @@ def test_every_view_fits_its_pane(server: str, browser: Any, layout: tuple[int, 
     page.close()
 
 
-def test_a_large_graph_zooms_and_scrolls(server: str, browser: Any) -> None:
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    open_lab(page, server)
-    page.locator(".cl-lab .cl-op .widget-toggle-button", has_text="attention").click()
-    page.locator(".cl-lab .cl-sdpa-controls .cl-field-direction .widget-toggle-button, "
-                 ".cl-lab .cl-sdpa-controls select.cl-field-direction, "
-                 ".cl-lab .cl-sdpa-controls .cl-field-direction select").first.wait_for()
-    direction = page.locator(".cl-lab .cl-sdpa-controls .cl-field-direction")
-    if direction.locator("select").count():
-        direction.locator("select").select_option(value="bwd")
-    else:
-        direction.locator(".widget-toggle-button", has_text="bwd").click()
-    page.wait_for_function("() => document.querySelector('.cl-lab .cl-graph').textContent.includes('sdpa bwd')")
-    show_view(page, "Graph")
-    scroll = page.locator(".cl-lab .cl-graph-scroll")
-    fit = page.locator(".cl-lab .cl-graph-drawing svg").bounding_box()
-    assert boxes_outside(page) == []  # fit: within the pane (a drawing wider than it scrolls inside its box)
-    for _ in range(2):
-        page.locator(".cl-lab button.cl-zoom-in").click()
-    page.wait_for_function("() => document.querySelector('.cl-lab .cl-zoom-label').textContent.includes('150%')"
-                           " && document.querySelector('.cl-lab .cl-graph-drawing').style.width !== ''"
-                           " && !document.querySelector('.cl-lab .cl-graph-drawing').style.width.includes('clamp')")
-    page.wait_for_timeout(300)  # the second zoom's drawing in place
-    zoomed = page.locator(".cl-lab .cl-graph-drawing svg").bounding_box()
-    assert zoomed["width"] > fit["width"] * 1.2
-    assert scroll.evaluate("el => el.scrollWidth > el.clientWidth")  # larger than its box: it pans by scrolling
-    scroll.evaluate("el => { el.scrollLeft = 300; }")
-    assert scroll.evaluate("el => el.scrollLeft") > 0
-    assert boxes_outside(page) == []  # the scroll box itself stays inside the pane
-    text = page.locator(".cl-lab .cl-graph-drawing svg text").first.evaluate(
-        "el => el.getBoundingClientRect().height")
-    assert text >= 10  # legible at 150%
-    _shot(page, "lab_graph_zoom.png")
-    page.close()
+# The large graph's wheel zoom, pan, fit and node details: tests/ui/test_browser_tables.py.

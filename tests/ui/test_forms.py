@@ -220,3 +220,11 @@ def test_a_size_overflow_marks_the_field_just_changed() -> None:
     form.matmul["m"].value = "1048576"
     form.matmul["n"].value = "1048576"  # C is m x n: too large; the field to change is one of them, not batch
     assert list(form.invalid) in (["m"], ["n"]) and "larger than" in next(iter(form.invalid.values()))
+
+
+def test_only_the_chosen_operations_form_is_built_until_another_is_reached() -> None:
+    form = SpecForm()
+    assert set(form._built) == {"conv"} and form.box.children[2] is form.boxes["conv"]
+    assert form.sdpa["heads"].value == str(cl.SdpaSpec().heads)  # reached: built at its defaults, not shown
+    assert set(form._built) == {"conv", "sdpa"} and form.boxes["sdpa"] not in form.box.children
+    assert form.spec == cl.ConvSpec() and form.invalid == {}

@@ -310,3 +310,51 @@ def test_control_callbacks_run_inside_the_log(lab: Lab) -> None:
     lab.sweep_view.recorded.options = [("gone", "no_such_sweep")]
     lab.sweep_view.load_button.click()  # a callback that fails: logged, summarized, not raised
     assert any("no_such_sweep" in m for m in lab.messages) and "cl-status-error" in lab.status.value
+
+
+def test_a_new_lab_starts_light_and_builds_the_rest_when_first_shown() -> None:
+    """Issue 24: a new Lab makes at most 300 widget models (counted in a fresh Python); the other operations' forms
+    and the Sweep view are built when first chosen or shown, then kept."""
+    import subprocess
+    import sys
+
+    code = ("import warnings; warnings.simplefilter('ignore'); import ipywidgets, cudnn_lab as cl; "
+            "n = len(ipywidgets.Widget._active_widgets); cl.Lab(gpu=False); "
+            "print(len(ipywidgets.Widget._active_widgets) - n)")
+    made = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert 50 < made <= 300
+    lab = Lab(gpu=False)
+    assert set(lab.controls._built) == {"conv"} and lab._sweep_view is None
+    lab.controls.op.value = "matmul"
+    matmul_box = lab.controls.boxes["matmul"]
+    assert set(lab.controls._built) == {"conv", "matmul"} and matmul_box in lab.controls.box.children
+    lab.controls.op.value = "conv"
+    assert lab.controls.boxes["matmul"] is matmul_box and matmul_box not in lab.controls.box.children  # kept
+    lab.view = "Sweep"
+    assert lab._sweep_view is not None and lab.tabs.children[VIEWS.index("Sweep")] is lab.sweep_view.box
+
+
+def test_each_button_answers_beside_itself(lab: Lab, tmp_path: Path) -> None:
+    """Load, Save report, Save state, Load state and Link say what they did (or why not) under their buttons."""
+    assert lab.load_answer.layout.display == "none" and lab.report_answer.layout.display == "none"
+    lab.datasets.value = CONV_RECORDING
+    lab.load_button.click()
+    assert "cl-answer-ok" in lab.load_answer.value and CONV_RECORDING in lab.load_answer.value
+    assert lab.load_answer.layout.display != "none"
+    lab.report_path.value = str(tmp_path / "missing" / "r.html")
+    lab.report_button.click()
+    assert "cl-answer-error" in lab.report_answer.value and "does not exist" in lab.report_answer.value
+    lab.report_path.value = str(tmp_path / "r.html")
+    lab.report_button.click()
+    assert "cl-answer-ok" in lab.report_answer.value and "r.html" in lab.report_answer.value
+    panel = lab.state_panel
+    panel.path.value = str(tmp_path / "state.json")
+    panel.save_button.click()
+    assert "Saved to" in panel.answer.value and "state.json" in panel.answer.value
+    panel.load_button.click()
+    assert "Loaded:" in panel.answer.value and "cl-answer-ok" in panel.answer.value
+    panel.path.value = str(tmp_path / "nothing.json")
+    panel.load_button.click()  # fails: said beside the button in one sentence, the panel as it was
+    assert "cl-answer-error" in panel.answer.value and lab.recorded == CONV_RECORDING
+    panel.link_button.click()
+    assert "code" in panel.answer.value and panel.code.value
