@@ -63,8 +63,8 @@ function render({ model, el }) {
   legend.innerHTML = "<span class='cl-pt-badge cl-pt-pick'>pick</span> heuristics' first choice " +
                      "<span class='cl-pt-badge cl-pt-best'>best</span> fastest passing plan";
   bar.append(filter, exp, count, legend);
-  const wrap = document.createElement("div"); wrap.className = "cl-pt-wrap";
-  const table = document.createElement("table"); table.className = "cl-plan-table cl-pt-table";
+  const wrap = document.createElement("div"); wrap.className = "cl-pt-wrap cl-table-wrap";
+  const table = document.createElement("table"); table.className = "cl-plan-table cl-plan-table-full cl-pt-table";
   const thead = document.createElement("thead"), tbody = document.createElement("tbody");
   table.append(thead, tbody); wrap.append(table); el.append(bar, wrap);
 
