@@ -147,6 +147,7 @@ class Lab:
             f"Saved: {file_link(path)} (one HTML file that opens offline)."))))
         self.source.observe(lambda ch: guard(self._show_source), names="value")
         self.tabs.observe(lambda ch: guard(self._on_tab), names="selected_index")
+        self.results.visible = self.view  # a plan pick redraws only the view on screen
         self._read_datasets()
         self.gpu = self._gpu
         self.busy_flag.subscribe(self._set_buttons)
@@ -551,6 +552,7 @@ class Lab:
         self.recorded_box.layout.display = "none" if live else "flex"
 
     def _on_tab(self) -> None:
+        self.results.show_view(self.view)
         if self.view == "What-if":
             self.whatif_view.show()
         elif self.view == "Sweep":

@@ -49,6 +49,11 @@ def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], 
     }
 
 
+#: The view each figure of :func:`_figure_makers` is shown in (a plan pick redraws only the view on screen).
+FIGURE_VIEWS = {"latency": "Latency", "heuristics": "Heuristics", "errors": "Numerics", "histogram": "Numerics",
+                "roofline": "Roofline"}
+
+
 def _all_columns_html(result: Any) -> str:
     """Every column of the plan frame under a ``<details>`` (the Plans table above has the compact columns)."""
     if result is None or not len(result.plans):
@@ -69,6 +74,10 @@ class ResultView:
         self.selected: str | None = None
         self.source_text = ""
         self.origin: Any = None
+        #: The view on screen (set by the Lab; None: draw every view at once, as a standalone ResultView does), and
+        #: the views whose figures wait for a redraw until they are shown.
+        self.visible: str | None = None
+        self.stale: set[str] = set()
         self.info = W.HTML("").add_class("cl-result-info")
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
@@ -112,13 +121,14 @@ class ResultView:
         finally:
             self._silent = False
         self.selected = None
-        self.select(pick_name(result))
+        self.select(pick_name(result), every_view=True)
         self.label(spec)
         for note in getattr(result, "warnings", []) or []:
             self._log.note(str(note))
 
-    def select(self, plan: str | None) -> None:
-        """Highlight ``plan`` in the table and every figure (None: no highlight)."""
+    def select(self, plan: str | None, *, every_view: bool = False) -> None:
+        """Highlight ``plan`` in the table and every figure (None: no highlight): at once in the view on screen
+        (``every_view``: in all of them), in the others when they are shown."""
         if plan is not None:
             known = [] if self.result is None else list(self.result.plans["plan"])
             if plan not in known:
@@ -132,7 +142,14 @@ class ResultView:
         finally:
             self._silent = False
         self.plans_html.value = _all_columns_html(self.result)
-        self.draw()
+        self.draw(only_visible=not every_view)
+
+    def show_view(self, name: str | None) -> None:
+        """The Lab's tab changed to ``name``: draw that view's figures if a plan pick left them waiting."""
+        self.visible = name
+        if name in self.stale:
+            self.stale.discard(name)
+            self._draw_views({name})
 
     def label(self, spec: Spec) -> None:
         """The banner over every view: RECORDED or MEASURED HERE with GPU, driver, cuDNN and date; and a note when
@@ -146,19 +163,34 @@ class ResultView:
                      "the controls have changed since (Run, or Load its recording, to see theirs).</div>")
         self.info.value = text
 
-    def draw(self) -> None:
-        """Draw every figure again from the result and the selected plan."""
+    def draw(self, *, only_visible: bool = False) -> None:
+        """Draw every figure again from the result and the selected plan; ``only_visible`` (a plan pick in the Lab):
+        only the view on screen, the others when they are next shown."""
+        views = set(FIGURE_VIEWS.values()) | {"Anatomy"}
+        if only_visible and self.visible is not None and self.result is not None:
+            self.stale |= views - {self.visible}
+            self._draw_views(views & {self.visible})
+            return
+        self.stale.clear()
         if self.result is None:
             self.heuristics_html.value = ""
             self.engines_html.value = self.kernels_html.value = ""
             for key in RESULT_FIGURES + ANATOMY_FIGURES:
                 self._figures.show_text(key, _EMPTY)
             return
+        self._draw_views(views)
+
+    def _draw_views(self, views: set[str]) -> None:
+        """Draw the figures of ``views`` (view titles) from the result and the selected plan."""
+        if self.result is None or not views:
+            return
         self.heuristics_html.value = f"<p class='cl-label'>{heuristic_summary(self.result)}</p>"
         from ..plots.run import classic_call
 
         classic = classic_call(self.result) is not None
         for key, make in _figure_makers(self.result, self.selected).items():
+            if FIGURE_VIEWS[key] not in views:
+                continue
             if classic and key == "heuristics":  # a classic call has none: the sentence says so, no empty box
                 self._figures.clear(key)
                 continue
@@ -167,7 +199,8 @@ class ResultView:
             except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
                 self._log.report(e)
                 self._figures.show_text(key, f"could not draw this figure: {type(e).__name__}")
-        self.draw_anatomy()
+        if "Anatomy" in views:
+            self.draw_anatomy()
 
     def draw_anatomy(self) -> None:
         """The Anatomy view: the engine-space figures with the exploration's answer, or one sentence saying why the

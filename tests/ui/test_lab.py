@@ -358,3 +358,15 @@ def test_each_button_answers_beside_itself(lab: Lab, tmp_path: Path) -> None:
     assert "cl-answer-error" in panel.answer.value and lab.recorded == CONV_RECORDING
     panel.link_button.click()
     assert "code" in panel.answer.value and panel.code.value
+
+
+def test_a_plan_pick_draws_only_the_view_on_screen(lab: Lab) -> None:
+    """Issue 24: picking a plan redraws the figures of the view shown; the others when they are next shown."""
+    lab.load_recorded(CONV_RECORDING)
+    lab.view = "Plans"
+    before = lab.figure_host.shown("latency")
+    other = plan_names(lab.result)[-1]
+    lab.select(other)
+    assert lab.figure_host.shown("latency") == before and "Latency" in lab.results.stale
+    lab.view = "Latency"
+    assert lab.figure_host.shown("latency") != before and "Latency" not in lab.results.stale
