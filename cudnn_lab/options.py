@@ -32,15 +32,18 @@ HEURISTIC_HELP = {"A": "the fast heuristic (a decision tree)",
                   "FALLBACK": "engines that always support the graph, rarely the fastest"}
 
 
-def _int(name: str, value: Any, lo: int, hi: int) -> int:
+def _int(name: str, value: Any, lo: int, hi: int, allowed: str = "") -> int:
+    """A whole number (not a bool, not a float) in [lo, hi]; OptionError naming ``name`` and ``allowed`` (default:
+    the range) otherwise."""
+    kind = allowed or f"an integer from {lo} to {hi}"
     if isinstance(value, bool):
-        raise OptionError(name, value, f"must be an integer from {lo} to {hi}, not a bool")
+        raise OptionError(name, value, f"must be {kind}, not a bool")
     try:
         v = operator.index(value)
     except TypeError:
-        raise OptionError(name, value, f"must be an integer from {lo} to {hi}") from None
+        raise OptionError(name, value, f"must be {kind}") from None
     if not lo <= v <= hi:
-        raise OptionError(name, value, f"must be from {lo} to {hi}")
+        raise OptionError(name, value, f"must be {allowed or f'from {lo} to {hi}'}")
     return v
 
 
@@ -99,15 +102,7 @@ SM_COUNT_ALLOWED = "a whole number of SMs from 1 up to the GPU's SM count, or No
 
 def check_sm_count(value: Any, name: str = "sm_count") -> int:
     """An SM carve-out: a whole number >= 1 (not a bool, not a float); OptionError naming ``name`` otherwise."""
-    if isinstance(value, bool):
-        raise OptionError(name, value, f"must be {SM_COUNT_ALLOWED}, not a bool")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise OptionError(name, value, f"must be {SM_COUNT_ALLOWED}") from None
-    if not 1 <= v <= MAX_SM_COUNT:
-        raise OptionError(name, value, f"must be {SM_COUNT_ALLOWED}")
-    return v
+    return _int(name, value, 1, MAX_SM_COUNT, SM_COUNT_ALLOWED)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -286,16 +286,9 @@ def _frame(rows: Any, columns: tuple[str, ...], source: Any, field: str, counts:
 def _typed(frame: Any) -> Any:
     """The kit's dtypes: whole numbers as Int64 (<NA> for the whole GPU's sm_count), times as float64, flags as
     boolean, text as object."""
-    for col in frame.columns:
-        if col in _INT:
-            frame[col] = frame[col].astype("Int64")
-        elif col in _FLOAT:
-            frame[col] = frame[col].astype("float64")
-        elif col in _BOOL:
-            frame[col] = frame[col].astype("boolean")
-        else:
-            frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
-    return frame.reset_index(drop=True)
+    from .results.run import typed_columns
+
+    return typed_columns(frame, _INT, _FLOAT, _BOOL).reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------------------------- measuring

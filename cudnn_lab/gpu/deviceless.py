@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import OptionError, UnsupportedGraphError
 from ..graph import build_graph
 from ..specs import Spec
-from .frontend import plan_facts
+from .frontend import add_ranked
 
 __all__ = ["Proposal", "Answer", "ask", "device_description", "HEURISTIC_MODES"]
 
@@ -124,14 +124,8 @@ def ask(spec: Spec, *, description: dict[str, Any] | None = None, sm_count: int 
             continue
         if count == 0:
             declined[mode] = "the heuristics returned no plans"
-        for i in range(count):
-            name = g.get_plan_name_at_index(i)
-            if name in found:
-                found[name].ranks[mode] = i
-                continue
-            engine_id, knobs, notes = plan_facts(g, i, name)
-            found[name] = Proposal(plan=name, engine_id=engine_id, knobs=knobs, behavior_notes=notes,
-                                   ranks={mode: i})
+        add_ranked(g, count, mode, found, lambda name, engine_id, knobs, notes, i, mode=mode: Proposal(
+            plan=name, engine_id=engine_id, knobs=knobs, behavior_notes=notes, ranks={mode: i}))
     answer = Answer(proposals=tuple(found.values()), declined=declined, cudnn_version=int(cudnn.backend_version()),
                     seconds=time.perf_counter() - t0)
     if not found:

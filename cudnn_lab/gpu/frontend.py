@@ -93,6 +93,18 @@ def plan_facts(g: Any, i: int, name: str) -> tuple[int, dict[str, int], tuple[st
     return int(engine_id), knobs_of(name, knobs), notes
 
 
+def add_ranked(g: Any, count: int, mode: str, found: dict[str, Any], make: Any) -> None:
+    """Add the ``count`` plans heuristic ``mode`` proposed to ``found`` by name: a plan several modes propose is
+    listed once, with its rank in each (``make(name, engine_id, knobs, notes, index)`` makes a new entry)."""
+    for i in range(count):
+        name = g.get_plan_name_at_index(i)
+        if name in found:
+            found[name].ranks[mode] = i
+            continue
+        engine_id, knobs, notes = plan_facts(g, i, name)
+        found[name] = make(name, engine_id, knobs, notes, i)
+
+
 @PLAN_SOURCES.register(Spec)
 def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cudnn_version: str, *,
                 graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
@@ -124,14 +136,8 @@ def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cud
             g.check_support()
         except Exception as e:  # noqa: BLE001 - aggregate answer; plans are still tried one by one
             messages.append(f"check_support ({mode}): {str(e).strip()}")
-        for i in range(count):
-            name = g.get_plan_name_at_index(i)
-            if name in plans:
-                plans[name].ranks[mode] = i
-                continue
-            engine_id, knobs, notes = plan_facts(g, i, name)
-            plans[name] = PlanEntry(name=name, engine_id=engine_id, knobs=knobs, graph=lab, index=i,
-                                    ranks={mode: i}, behavior_notes=notes)
+        add_ranked(g, count, mode, plans, lambda name, engine_id, knobs, notes, i, lab=lab, mode=mode: PlanEntry(
+            name=name, engine_id=engine_id, knobs=knobs, graph=lab, index=i, ranks={mode: i}, behavior_notes=notes))
     if not plans:
         detail = "\n".join(messages) or "the heuristics returned no plans"
         raise unsupported(detail, spec, where, cudnn_version, sm_count)

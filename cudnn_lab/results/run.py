@@ -80,14 +80,21 @@ def plans_frame(rows: list[dict[str, Any]]) -> Any:
     frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     # One dtype per column whatever the rows hold, so a column that no row filled (a key left out, or None in every
     # row, as after a JSON round trip) has the same dtype either way.
-    for col in INT_COLUMNS:
-        frame[col] = frame[col].astype("Int64")
-    for col in FLOAT_COLUMNS:
-        frame[col] = frame[col].astype("float64")
-    for col in BOOL_COLUMNS:
-        frame[col] = frame[col].astype("boolean")
-    for col in TEXT_COLUMNS:
-        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+    return typed_columns(frame, INT_COLUMNS, FLOAT_COLUMNS, BOOL_COLUMNS)
+
+
+def typed_columns(frame: Any, ints: Any, floats: Any, bools: Any) -> Any:
+    """``frame`` with the kit's dtypes: whole numbers Int64, numbers float64, flags boolean, any other column text
+    (object, missing as None). Used for plan frames and the SM-scaling frames."""
+    for col in frame.columns:
+        if col in ints:
+            frame[col] = frame[col].astype("Int64")
+        elif col in floats:
+            frame[col] = frame[col].astype("float64")
+        elif col in bools:
+            frame[col] = frame[col].astype("boolean")
+        else:
+            frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
     return frame
 
 
