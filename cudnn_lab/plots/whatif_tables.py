@@ -80,7 +80,7 @@ def compare_table_html(frame: Any) -> str:
             classes[c] = "cl-measured"
     return ("<div class='cl-table-wrap cl-whatif-wrap'>"
             + frame_table_html(table, titles, formats={c: us_text for c in measured}, groups=groups,
-                               column_classes=classes, classes="cl-whatif-table")
+                               column_classes=classes, classes="cl-plan-table-full cl-whatif-table")
             + f"</div><p class='cl-whatif-hint'>{_COMPARE_CAPTION}</p>")
 
 
@@ -112,7 +112,8 @@ def reasons_html(answer: Any) -> str:
     cols = [c for c in REASON_COLUMNS if c in reasons.columns]
     return (f"<p class='cl-whatif-note'>{html.escape(summarize(answer.detail))}</p>"
             "<div class='cl-table-wrap cl-whatif-wrap'>"
-            + frame_table_html(reasons[cols], REASON_COLUMNS, classes="cl-whatif-table cl-why-not-table")
+            + frame_table_html(reasons[cols], REASON_COLUMNS,
+                               classes="cl-plan-table-full cl-whatif-table cl-why-not-table")
             + "</div>")
 
 
@@ -147,7 +148,8 @@ def drift_html(drift: Any, *, table: bool = True) -> str:
               ("rank in mode A", len(ranks), "the plan's place in heuristic mode A's list (0: cuDNN's first choice)",
                "")]
     return (summary + "<div class='cl-table-wrap cl-whatif-wrap cl-drift-wrap'>"
-            + frame_table_html(frame, titles, groups=groups, classes="cl-whatif-table cl-drift-table") + "</div>")
+            + frame_table_html(frame, titles, groups=groups,
+                               classes="cl-plan-table-full cl-whatif-table cl-drift-table") + "</div>")
 
 
 def run_drift_html(drift: Any, *, rows: int = 20) -> str:
@@ -171,5 +173,6 @@ def run_drift_html(drift: Any, *, rows: int = 20) -> str:
     more = (f"<p class='cl-hint'>{len(frame) - rows} more plans ran under both (slower); "
             "<code>whatif.recorded_run_drifts(spec)[0].frame()</code> has them all.</p>") if len(frame) > rows else ""
     return (summary + "<div class='cl-table-wrap cl-whatif-wrap cl-drift-wrap cl-run-drift-wrap'>"
-            + frame_table_html(shown, titles, formats=formats, classes="cl-whatif-table cl-drift-table "
-                               "cl-run-drift-table") + "</div>" + more)
+            + frame_table_html(shown, titles, formats=formats,
+                               classes="cl-plan-table-full cl-whatif-table cl-drift-table cl-run-drift-table")
+            + "</div>" + more)
