@@ -153,7 +153,8 @@ class ScalingResult:
     def per_count(self) -> Any:
         """One row per count, in the order asked: the best plan and its time, the ideal time (the whole GPU's best
         x full/n) and the best over the ideal, the best plan's tile (from its kernel's name), the output tiles
-        it makes of the GEMM view (conv fprop, matmul) and their waves at one tile per SM at a time (an assumption), how many plans were listed, ran and were refused, and the error where none ran."""
+        it makes of the GEMM view (conv fprop, matmul) and their waves at one tile per SM at a time (an assumption),
+        how many plans were listed, ran and were refused, and the error where none ran."""
         import pandas as pd
 
         base = self.whole_gpu_best_ms

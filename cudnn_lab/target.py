@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError, OptionError, shorten
+from .provenance import cudnn_version_text
 from .results.loading import parse_json, read_text
 from .results.paths import check_output_path, write_text
 
@@ -137,7 +138,7 @@ class Target:
         if self.origin == "synthetic":
             return f"synthetic: {self.base} with compute capability {self.compute_capability}"
         where = "recorded" if self.origin == "recorded" else "from a file"
-        return (f"{self.description['deviceName']} ({where}, cuDNN {_version_text(self.cudnn_version)}, "
+        return (f"{self.description['deviceName']} ({where}, cuDNN {cudnn_version_text(self.cudnn_version)}, "
                 f"compute capability {self.compute_capability}, {self.sm_count} SMs)")
 
     def to_dict(self) -> dict[str, Any]:
@@ -172,10 +173,6 @@ class Target:
         return write_text(path, json.dumps(self.to_dict(), indent=1), what="target JSON")
 
 
-def _version_text(v: int) -> str:
-    return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
-
-
 def load_target(path: Any) -> Target:
     """A target file (``cudnn-lab profile -o``), read with the kit's reading discipline and checked field by field."""
     path, text = read_text(path, "target JSON", limit=MAX_TARGET_BYTES)
@@ -187,7 +184,6 @@ def synthetic(cc: Any, base: Target | None = None) -> Target:
     """``base`` (default: the newest recorded target) with only the compute capability changed to ``cc``."""
     base = base or _recorded()[0]
     ver = _device_ver(cc)
-    cc_text = _cc_text(ver)
     desc = {**base.description, "deviceVer": ver}
     return Target(name=f"sm{ver // 10}", description=desc, origin="synthetic", cudnn_version=base.cudnn_version,
                   base=str(base.description["deviceName"]), created=base.created)

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import DataError, NoGPUError, OptionError, shorten
+from .options import check_sm_count
+from .provenance import cudnn_version_text
 from .specs import Spec, spec_from_dict
 from .target import Target, as_target
 from .why_not import reasons_frame, summarize
 
-__all__ = ["WhatIf", "plans_for", "profile", "run_under", "run_drift", "RunDrift", "compare", "drift", "Drift", "recorded_whatifs", "ANSWER_LABEL", "WHATIF_DIR"]
+__all__ = ["WhatIf", "plans_for", "profile", "run_under", "run_drift", "RunDrift", "compare", "drift", "Drift",
+           "recorded_whatifs", "recorded_run_drifts", "ANSWER_LABEL", "WHATIF_DIR"]
 
 WHATIF_DIR = Path(__file__).resolve().parent / "data" / "whatif"
 ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
@@ -81,7 +84,7 @@ class WhatIf:
 
     def summary(self) -> str:
         """One or two sentences: what cuDNN answered, where, and that it is not a measurement."""
-        where = f"{self.target_label}, cuDNN {_v(self.cudnn_version)}"
+        where = f"{self.target_label}, cuDNN {cudnn_version_text(self.cudnn_version)}"
         if self.sm_count:
             where += f", {self.sm_count} SMs"
         if self.ok:
@@ -125,10 +128,6 @@ def _proposal(p: Any, source: Any) -> dict[str, Any]:
             "ranks": {str(k): int(v) for k, v in dict(p.get("ranks", {})).items()}}
 
 
-def _v(version: int) -> str:
-    return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
-
-
 # ------------------------------------------------------------------------------------------------ recordings
 
 _RECORDED: dict[str, list[WhatIf]] | None = None
@@ -152,33 +151,40 @@ def recorded_whatifs() -> list[WhatIf]:
     return [w for answers in _RECORDED.values() for w in answers]
 
 
+def _recorded_for(spec: Spec, name: str, sm_count: int | None) -> list[WhatIf]:
+    """The recorded answers for ``spec`` on the target called ``name`` at ``sm_count`` SMs (None: the whole GPU)."""
+    return [w for w in recorded_whatifs() if w.spec == spec and w.target == name and w.sm_count == sm_count]
+
+
 def _recorded_answer(spec: Spec, tgt: Target | None, sm_count: int | None) -> WhatIf | None:
     """The recorded answer for this spec and target: the same description (label) first, else the same name; for
     a recorded GPU only its cuDNN version's."""
-    name = tgt.name if tgt else "this GPU"
-    fits = [w for w in recorded_whatifs() if w.spec == spec and w.target == name and w.sm_count == sm_count
-            and (tgt is None or tgt.origin != "recorded" or w.cudnn_version == tgt.cudnn_version)]
+    fits = [w for w in _recorded_for(spec, tgt.name if tgt else "this GPU", sm_count)
+            if tgt is None or tgt.origin != "recorded" or w.cudnn_version == tgt.cudnn_version]
     exact = [w for w in fits if tgt is not None and w.target_label == tgt.label]
     return max(exact or fits, key=lambda w: w.cudnn_version) if fits else None
 
 
 # ------------------------------------------------------------------------------------------------ asking
 
-def _asker(cudnn_lib: Any) -> Any:
+def _within_gpu(sm_count: int | None, target: Target | None, card: dict[str, Any] | None) -> int | None:
+    """``sm_count`` (checked by :func:`~cudnn_lab.options.check_sm_count`) if the GPU asked about has that many."""
+    total = target.sm_count if target else (card or {}).get("multiProcessorCount")
+    if sm_count is not None and total and sm_count > total:
+        raise OptionError("sm_count", sm_count, f"1-{total} (the GPU's SM count)")
+    return sm_count
+
+
+def _started(cudnn_lib: Any) -> Any:
+    """The warm worker for ``cudnn_lib``, started; NoGPUError where that cuDNN cannot be loaded."""
     from .gpu.asker import asker
 
-    return asker(cudnn_lib)
-
-
-def _check_sm_count(sm_count: Any, target: Target | None, card: dict[str, Any] | None) -> int | None:
-    if sm_count is None:
-        return None
-    if isinstance(sm_count, bool) or not isinstance(sm_count, int):
-        raise OptionError("sm_count", sm_count, "a whole number of SMs, 1 up to the GPU's count, or None")
-    total = target.sm_count if target else (card or {}).get("multiProcessorCount")
-    if sm_count < 1 or (total and sm_count > total):
-        raise OptionError("sm_count", sm_count, f"1-{total} (the GPU's SM count)" if total else "at least 1")
-    return sm_count
+    worker = asker(cudnn_lib)
+    try:
+        worker.ensure_started()
+    except OptionError as e:
+        raise NoGPUError(f"cuDNN cannot be loaded on this machine ({e})") from None
+    return worker
 
 
 def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count: int | None = None,
@@ -195,13 +201,13 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise OptionError("modes", modes, "one or more of " + ", ".join(MODES))
+    if sm_count is not None:
+        sm_count = check_sm_count(sm_count)
     tgt = as_target(target)
     name = tgt.name if tgt else "this GPU"
     if recorded is not True:
         try:
-            asker = _asker(cudnn_lib)
-            answer = _ask(asker, spec, tgt, sm_count, modes)
-            return answer
+            return _ask(cudnn_lib, spec, tgt, sm_count, modes)
         except NoGPUError:
             if recorded is False:
                 raise
@@ -216,19 +222,16 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
     return found
 
 
-def _ask(asker: Any, spec: Spec, tgt: Target | None, sm_count: Any, modes: tuple[str, ...]) -> WhatIf:
+def _ask(cudnn_lib: Any, spec: Spec, tgt: Target | None, sm_count: int | None, modes: tuple[str, ...]) -> WhatIf:
     from .gpu.asker import Refusal
     from .target import check_description
 
-    try:
-        asker.ensure_started()
-    except OptionError as e:
-        raise NoGPUError(f"cuDNN cannot be loaded on this machine ({e})") from None
+    asker = _started(cudnn_lib)
     if tgt is None and asker.card is None:
         raise NoGPUError("no GPU is visible to ask about; name a target (cl.targets())")
     if tgt is not None:
         check_description(tgt.description, f"target {tgt.name}", cudnn_version=asker.cudnn_version)
-    sm = _check_sm_count(sm_count, tgt, asker.card)
+    sm = _within_gpu(sm_count, tgt, asker.card)
     reply = asker.ask(spec, description=None if tgt is None else tgt.description, sm_count=sm, modes=modes)
     card_name = (asker.card or {}).get("deviceName", "this GPU")
     common = dict(spec=spec, target=tgt.name if tgt else "this GPU",
@@ -249,11 +252,7 @@ def profile(path: Any = None) -> Target:
         from .results.paths import check_output_path
 
         check_output_path(path, what="target JSON", suffixes=(".json",))
-    asker = _asker(None)
-    try:
-        asker.ensure_started()
-    except OptionError as e:
-        raise NoGPUError(f"cuDNN cannot be loaded on this machine ({e})") from None
+    asker = _started(None)
     if asker.card is None:
         raise NoGPUError("no GPU is visible to describe")
     name = str(asker.card.get("deviceName", "gpu"))
@@ -272,7 +271,8 @@ def compare(spec: Spec, targets: Iterable[Any] = ("h100", "h200", "sm80", "sm89"
             measured: Any = None, **kwargs: Any) -> Any:
     """Several targets side by side, one row per engine: per target how many of the engine's plans were proposed
     (``<target> plans``) and their best rank in any mode (``<target> rank``); blank where the engine does not appear.
-    ``attrs`` hold each target's label, the refusals' summaries and the answers. ``measured`` (a RunResult of this spec) adds the best measured time of each engine on that GPU."""
+    ``attrs`` hold each target's label, the refusals' summaries and the answers. ``measured`` (a RunResult of this
+    spec) adds the best measured time of each engine on that GPU."""
     import pandas as pd
 
     answers = [plans_for(spec, t, **kwargs) for t in targets]
@@ -321,13 +321,13 @@ class Drift:
 
         a = {p["plan"]: p for p in self.old.proposals}
         b = {p["plan"]: p for p in self.new.proposals}
+        va, vb = cudnn_version_text(self.old.cudnn_version), cudnn_version_text(self.new.cudnn_version)
         rows = []
         for plan in list(dict.fromkeys([*a, *b])):
             ra, rb = (a.get(plan, {}).get("ranks", {}).get("A"), b.get(plan, {}).get("ranks", {}).get("A"))
-            state = "both" if plan in a and plan in b else f"only {_v(self.old.cudnn_version)}" if plan in a \
-                else f"only {_v(self.new.cudnn_version)}"
+            state = "both" if plan in a and plan in b else f"only {va}" if plan in a else f"only {vb}"
             rows.append({"plan": plan, "engine_id": (a.get(plan) or b.get(plan))["engine_id"], "in": state,
-                         f"rank A ({_v(self.old.cudnn_version)})": ra, f"rank A ({_v(self.new.cudnn_version)})": rb})
+                         f"rank A ({va})": ra, f"rank A ({vb})": rb})
         return pd.DataFrame(rows)
 
     @property
@@ -342,8 +342,9 @@ class Drift:
         if f.empty:
             return "Neither version proposed a plan."
         both = int((f["in"] == "both").sum())
-        return (f"cuDNN {_v(self.old.cudnn_version)}: {len(self.old.proposals)} plans, cuDNN "
-                f"{_v(self.new.cudnn_version)}: {len(self.new.proposals)} plans, {both} in both; the heuristics' "
+        va, vb = cudnn_version_text(self.old.cudnn_version), cudnn_version_text(self.new.cudnn_version)
+        return (f"cuDNN {va}: {len(self.old.proposals)} plans, cuDNN {vb}: {len(self.new.proposals)} plans, "
+                f"{both} in both; the heuristics' "
                 f"first choice {'changed' if self.first_choice_changed else 'is the same'} ({ANSWER_LABEL}).")
 
 
@@ -362,28 +363,29 @@ def drift(spec: Spec, other: Any, target: Any = None, **kwargs: Any) -> Drift:
 def _recorded_drift(spec: Spec, target: Any, version: int | None, exclude: int | None = None) -> WhatIf:
     tgt = as_target(target)
     name = tgt.name if tgt else "this GPU"
-    fits = [w for w in recorded_whatifs() if w.spec == spec and w.target == name and w.sm_count is None
-            and (version is None or w.cudnn_version == version) and w.cudnn_version != exclude]
+    fits = [w for w in _recorded_for(spec, name, None)
+            if (version is None or w.cudnn_version == version) and w.cudnn_version != exclude]
     if not fits:
-        raise NoGPUError(f"no recorded answer of cuDNN {_v(version) if version else 'in use'} for {name} and this "
+        which = cudnn_version_text(version) if version else "in use"
+        raise NoGPUError(f"no recorded answer of cuDNN {which} for {name} and this "
                          "spec; on a GPU host pass a cuDNN library folder instead")
     return max(fits, key=lambda w: w.cudnn_version)
 
 
-# ------------------------------------------------------------------------------------------------ run under another cuDNN
+# ------------------------------------------------------------------------------------- run under another cuDNN
 
 def run_under(spec: Spec, cudnn_lib: Any, options: Any = None, *, timeout_s: float = 900.0) -> Any:
     """Run ``spec`` with the kit's run under the cuDNN in ``cudnn_lib`` (a folder holding libcudnn*.so.9), in a
     process of its own (:mod:`cudnn_lab.gpu.version_worker`); returns its RunResult, without PyTorch baselines."""
     import json
-    import os
     import subprocess
     import sys
     import tempfile
 
-    from .gpu.asker import check_cudnn_folder
+    from .gpu.asker import check_cudnn_folder, worker_env
     from .options import RunOptions
     from .results import RunResult
+    from .results.loading import read_json
 
     if not isinstance(spec, Spec):
         raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))")
@@ -394,25 +396,21 @@ def run_under(spec: Spec, cudnn_lib: Any, options: Any = None, *, timeout_s: flo
     require_gpu(opts.device)
     with tempfile.TemporaryDirectory(prefix="cudnn-lab-version-") as tmp:
         out = Path(tmp) / "result.json"
-        env = dict(os.environ)
-        env["LD_LIBRARY_PATH"] = os.pathsep.join([str(folder), env.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
-        root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         try:
             proc = subprocess.run([sys.executable, "-m", "cudnn_lab.gpu.version_worker", spec.to_json(),
-                                   json.dumps(opts.to_dict()), str(out)], env=env, capture_output=True, text=True,
-                                  timeout=timeout_s)
+                                   json.dumps(opts.to_dict()), str(out)], env=worker_env(folder),
+                                  capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             raise NoGPUError(f"the run under the cuDNN in {folder} gave no result within {timeout_s:.0f} s") from None
         if not out.exists():
             tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no message"]
             raise NoGPUError(f"the run under the cuDNN in {folder} ended without a result (exit code "
                              f"{proc.returncode}: {shorten(tail[0], 200)})")
-        data = json.loads(out.read_text())
-        if "error" in data:
+        data = read_json(out, "result JSON")  # read once: the worker's error, or its result
+        if isinstance(data, dict) and "error" in data:
             raise DataError(folder, f"the run under this cuDNN failed: {data['error']}: "
                                     f"{shorten(data['message'], 300)}")
-        return RunResult.load(out)
+        return RunResult.from_dict(data, source=out)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -434,9 +432,7 @@ class RunDrift:
         return int(result.settings.get("cudnn_lib_version") or result.device.get("cudnn_backend") or 0)
 
     def frame(self) -> Any:
-        import pandas as pd
-
-        va, vb = _v(self.version(self.old)), _v(self.version(self.new))
+        va, vb = cudnn_version_text(self.version(self.old)), cudnn_version_text(self.version(self.new))
         cols = ["plan", "engine_id", "median_ms", "rel_l2", "pass_cudnn"]
         pa, pb = self.plans(self.old), self.plans(self.new)
         a = pa[[c for c in cols if c in pa]].set_index("plan")
@@ -463,7 +459,7 @@ class RunDrift:
         return not (a == b or a in tied_b or b in tied_a)
 
     def summary(self) -> str:
-        va, vb = _v(self.version(self.old)), _v(self.version(self.new))
+        va, vb = cudnn_version_text(self.version(self.old)), cudnn_version_text(self.version(self.new))
         a, ta, _ = self.best(self.old)
         b, tb, _ = self.best(self.new)
         f = self.frame()

@@ -11,38 +11,27 @@ from __future__ import annotations
 
 import argparse
 import html
-import re
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-SMALL = re.compile(r"^(?P<lhs>[^#=\n]+=)\s*(?P<value>[^#\n]*?)\s*#\s*small:\s*(?P<small>.+?)\s*$", re.MULTILINE)
-
-
-def shrink(source: str) -> str:
-    """``X = big  # small: tiny`` -> ``X = tiny`` (the tests' rule: tests/notebooks/notebook_runs.py)."""
-    return SMALL.sub(lambda m: f"{m['lhs'].rstrip()} {m['small']}", source)
+sys.path.insert(0, str(ROOT / "tests" / "notebooks"))  # notebook_runs, as benchmarks/notebooks.py uses it
 
 
 def build(path: Path, out: Path, *, small: bool, timeout: int) -> tuple[Path, float, int]:
     """Execute ``path`` and write its HTML into ``out``; returns the file, the seconds taken and the errors."""
     import nbformat
-    from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
-    nb = nbformat.read(path, as_version=4)
-    if small:
-        for cell in nb.cells:
-            if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
-                cell.source = shrink(cell.source)
+    from notebook_runs import errors as cell_errors  # the tests' runner: the same shrink, kernel and folder
+    from notebook_runs import execute
+
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    nb = execute(path, small=small, timeout=timeout)
     seconds = time.perf_counter() - t0
-    errors = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                 if o.get("output_type") == "error")
+    errors = len(cell_errors(nb))
     note = ("Executed on a machine without a GPU, at the small sizes of its parameters cell: results shown are "
             "recordings, each labelled RECORDED." if small else "Executed at full size on a machine with a GPU.")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"> {note} Built {time.strftime('%Y-%m-%d')}."))

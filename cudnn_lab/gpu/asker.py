@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OptionError, PathError
+from ..provenance import cudnn_version_text
 from .deviceless import Answer
 
-__all__ = ["Refusal", "Asker", "asker", "check_cudnn_folder"]
+__all__ = ["Refusal", "Asker", "asker", "check_cudnn_folder", "worker_env"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +55,17 @@ def check_cudnn_folder(folder: Any) -> Path:
     return path
 
 
+def worker_env(cudnn_lib: Path | None) -> dict[str, str]:
+    """The environment of a kit worker process: this checkout importable, and the cuDNN in ``cudnn_lib`` (None: the
+    one this process would load) first on the loader's path."""
+    env = dict(os.environ)
+    if cudnn_lib is not None:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join([str(cudnn_lib), env.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
 class Asker:
     """One warm :mod:`ask_worker` process (started on first use) for the cuDNN in ``cudnn_lib`` (None: the one this
     process would load)."""
@@ -68,19 +80,10 @@ class Asker:
         self.card: dict[str, Any] | None = None
         self._failed: OptionError | None = None
 
-    def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        if self.cudnn_lib is not None:
-            env["LD_LIBRARY_PATH"] = os.pathsep.join([str(self.cudnn_lib), env.get("LD_LIBRARY_PATH", "")]).rstrip(
-                os.pathsep)
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        return env
-
     def _start(self) -> None:
         self._proc = subprocess.Popen([sys.executable, "-m", "cudnn_lab.gpu.ask_worker"], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=None, text=True, bufsize=1,
-                                      env=self._env(), start_new_session=True)
+                                      env=worker_env(self.cudnn_lib), start_new_session=True)
         first = self._read(self.timeout_s)
         if not first or not first.get("ready"):
             self.close()
@@ -142,8 +145,7 @@ class Asker:
                 if reply is None:
                     how = (f"signal {-code}, {signal.Signals(-code).name}" if code is not None and code < 0
                            else f"exit code {code}" if code is not None else "no answer")
-                    v = self.cudnn_version or 0
-                    return Refusal("crashed", f"cuDNN {v // 10000}.{v % 10000 // 100}.{v % 100} crashed answering "
+                    return Refusal("crashed", f"cuDNN {cudnn_version_text(self.cudnn_version)} crashed answering "
                                               f"this query ({how}); the kit's worker was restarted")
                 return Refusal("timeout", f"cuDNN gave no answer within {self.timeout_s:.0f} s")
             if "error" in reply:

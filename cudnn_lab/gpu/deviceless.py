@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from ..errors import OptionError, UnsupportedGraphError
+from ..provenance import cudnn_version_text
 from ..graph import build_graph
 from ..specs import Spec
 from .frontend import add_ranked
@@ -130,8 +131,7 @@ def ask(spec: Spec, *, description: dict[str, Any] | None = None, sm_count: int 
                     seconds=time.perf_counter() - t0)
     if not found:
         detail = "\n".join(f"heur_mode {m}: {msg}" for m, msg in declined.items())
-        v = answer.cudnn_version
         raise UnsupportedGraphError("cuDNN's heuristics proposed no plan for this graph on this target",
-                                    detail=detail, cudnn_version=f"{v // 10000}.{v % 10000 // 100}.{v % 100}",
+                                    detail=detail, cudnn_version=cudnn_version_text(answer.cudnn_version),
                                     hint="")
     return answer

@@ -39,8 +39,8 @@ def to_svg(dot: str | graphviz.Digraph | graphviz.Source, *, spec: Spec | None =
     """SVG text (from ``<svg`` on, no XML prologue) of a DOT source or a graphviz graph, drawn by the ``dot`` program.
 
     Raises :class:`MissingDependencyError` with the install hint when ``dot`` is not installed, :class:`OptionError`
-    (a ``ValueError``) for something that is not DOT text or a graph (or text ``dot`` rejects), and :class:`DrawingError` when
-    ``dot`` rejects it: one sentence naming ``spec`` (the drawing's spec, when known) and what to do.
+    (a ``ValueError``) for something that is not DOT text or a graph (or text ``dot`` rejects), and
+    :class:`DrawingError` when ``dot`` rejects the drawing of ``spec``: one sentence naming it and what to do.
     """
     if not shutil.which("dot"):
         raise MissingDependencyError("The graphviz 'dot' program", DOT_INSTALL_HINT)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..provenance import cudnn_version_text
 from .tables import frame_table_html, us_text
 
 __all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
-           "reasons_html", "refusals_html", "sources_text", "version_text"]
+           "reasons_html", "refusals_html", "sources_text"]
 
 #: The why-not table's columns (``WhatIf.reasons()``), headers in words.
 REASON_COLUMNS: dict[str, str] = {"engine_id": "engine", "status": "status", "reason": "reason",
@@ -23,18 +24,13 @@ _COMPARE_CAPTION = ("Per target: <b>plans</b>, how many of the engine's plans (k
                     "choice). Blank: not proposed for that target. Hover a target for its description.")
 
 
-def version_text(version: int) -> str:
-    """91900 -> '9.19.0'."""
-    return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
-
-
 def sources_text(answers: Any) -> str:
     """Where the answers come from, once each: 'recorded on NVIDIA H200, 2026-11-26 with cuDNN 9.19.0'."""
     seen: dict[str, list[str]] = {}
     for w in answers:
         versions = seen.setdefault(str(w.source), [])
-        if version_text(w.cudnn_version) not in versions:
-            versions.append(version_text(w.cudnn_version))
+        if cudnn_version_text(w.cudnn_version) not in versions:
+            versions.append(cudnn_version_text(w.cudnn_version))
     return "; ".join(f"{src} with cuDNN {' and '.join(v)}" for src, v in seen.items())
 
 

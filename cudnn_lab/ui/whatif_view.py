@@ -88,11 +88,11 @@ class WhatIfView:
                               layout=W.Layout(width="auto", min_width="58px")).add_class(f"cl-whatif-target-{n}")
             for n in names}
         versions = sorted({t.cudnn_version for t in known if t.origin == "recorded"}, reverse=True)
-        from ..plots.whatif_tables import version_text
+        from ..provenance import cudnn_version_text
 
-        self.version = W.ToggleButtons(options=[(version_text(v), v) for v in versions],
+        self.version = W.ToggleButtons(options=[(cudnn_version_text(v), v) for v in versions],
                                        value=min(versions) if versions else None, style={"button_width": "70px"},
-                                       tooltips=[f"cuDNN {version_text(v)}'s recorded answers against the other "
+                                       tooltips=[f"cuDNN {cudnn_version_text(v)}'s recorded answers against the other "
                                                  "recorded version's" for v in versions]).add_class("cl-whatif-version")
         self.version_note = W.HTML("").add_class("cl-whatif-version-note")
         self.why_target = W.Dropdown(options=[], layout=W.Layout(width="200px")).add_class("cl-whatif-why-target")
@@ -257,7 +257,8 @@ class WhatIfView:
     def draw_drift(self) -> None:
         """The drift part: the answers of the chosen cuDNN version against the other recorded one's."""
         from .. import whatif
-        from ..plots.whatif_tables import drift_html, version_text
+        from ..plots.whatif_tables import drift_html
+        from ..provenance import cudnn_version_text
 
         target, version = self.drift_target.value, self.version.value
         if self.frame is None or not target or version is None:
@@ -273,7 +274,8 @@ class WhatIfView:
             return
         self.drift = drift
         other = drift.new if drift.old.cudnn_version == version else drift.old
-        self.version_note.value = (f"<span class='cl-hint'>against cuDNN {version_text(other.cudnn_version)}, for "
+        other_version = cudnn_version_text(other.cudnn_version)
+        self.version_note.value = (f"<span class='cl-hint'>against cuDNN {other_version}, for "
                                    f"{html.escape(target)}</span>")
         self.drift_html.value = drift_html(drift)
 
