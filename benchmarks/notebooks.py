@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "notebooks"))
-from notebook_runs import COURSE, errors, execute  # noqa: E402
+from notebook_runs import COURSE, errors, execute
 
 BUDGET_S = 60.0
 

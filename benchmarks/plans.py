@@ -15,6 +15,12 @@ Then the targets of issue 13, each with met/missed, measured in fresh processes 
 - the same best plan on 10 repeated runs wherever the two best plans differ by more than 3%;
 - sweep speed-up on 2 (and 4) GPUs: from ``benchmarks/sweep_throughput.py --json`` (``--sweep FILE``).
 
+And those of issue 27 (``--issue27`` runs only these), in fresh processes with torch and CUDA up:
+- an FP8 e4m3 GEMM 8192^3, first all-plan run with a warm plan cache <= 4 s, a repeat of it <= 0.3 s (the
+  quantization figures are computed once per spec and seed, on the GPU);
+- a 6-shape GEMM sweep over n (bf16 + bias + GELU, plan cache off, each process in an empty cache folder) at least 2x
+  faster with cuDNN's kernel cache than without it.
+
 Fresh processes share a Python bytecode folder (``PYTHONPYCACHEPREFIX``) that a first process (the tiny conv,
 roofline off: it fills neither the conv's nor the GEMM's plan cache nor their ceilings) fills, as any normal install
 has its ``.pyc`` files; without it a read-only site-packages makes every process compile torch's Python again
@@ -53,6 +59,11 @@ SUITE = {
 }
 MODES = ("A", "B", "FALLBACK")
 REPEATS = 10
+#: Issue 27: an FP8 GEMM (its quantization figures computed once per spec and seed, on the GPU) and a sweep over one
+#: dimension of GEMMs whose shapes share runtime-compiled kernels (cuDNN's kernel cache builds them once).
+FP8_GEMM = cl.MatmulSpec(m=8192, n=8192, k=8192, dtype="fp8_e4m3", transpose_b=True)
+SWEEP_GEMM = cl.MatmulSpec(m=4096, n=1024, k=4096, dtype="bf16", epilogue=("bias", "gelu"))
+SWEEP_OVER = {"n": [1024, 1536, 2048, 2560, 3072, 3584]}
 
 # A fresh process: import the kit, time the first all-plan run and a repeat of it, print JSON on the last line.
 FRESH = """
@@ -88,6 +99,53 @@ def fresh_run(spec: cl.Spec, prelude: str = "", **options) -> dict:
     if out.returncode != 0:
         raise RuntimeError(f"fresh process failed: {out.stderr[-1500:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# A fresh process with torch and CUDA up: a one-dimension sweep with or without cuDNN's kernel cache, timed.
+FRESH_SWEEP = """
+import json, sys, time
+import torch
+torch.zeros(1, device="cuda")
+torch.cuda.synchronize()
+import cudnn_lab as cl
+spec = cl.spec_from_json(sys.argv[1])
+over = json.loads(sys.argv[2])
+kernel_cache = sys.argv[3] == "on"
+t0 = time.perf_counter()
+rows = cl.sweep(spec, over=over, kernel_cache=kernel_cache, plan_cache=False, baselines=False, roofline=False,
+                kernels=False, notes=False, progress=False)
+t1 = time.perf_counter()
+ok = rows[rows["status"] == "ok"] if "status" in rows else rows
+print(json.dumps({"sweep_s": t1 - t0, "points": int(rows["point_id"].nunique()), "plans_ok": len(ok),
+                  "build_ms": float(rows["build_ms"].fillna(0).sum()) if "build_ms" in rows else None,
+                  "gpu": torch.cuda.get_device_name()}))
+"""
+
+
+def fresh_sweep(kernel_cache: bool) -> dict:
+    """A one-dimension GEMM sweep (plans 'all', plan cache off) in a new process with torch and CUDA up, in an empty
+    cache folder of its own, with or without cuDNN's kernel cache."""
+    env = dict(os.environ, **{cache_dir.ENV_DIR: tempfile.mkdtemp(prefix="cudnn_lab_bench_kcache_")})
+    out = subprocess.run([sys.executable, "-c", FRESH_SWEEP, SWEEP_GEMM.to_json(), json.dumps(SWEEP_OVER),
+                          "on" if kernel_cache else "off"], capture_output=True, text=True, timeout=600, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"fresh sweep failed: {out.stderr[-1500:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def issue27(fresh: dict, part: str = "all") -> None:
+    """Fill ``fresh`` with the issue-27 runs: the FP8 GEMM in two fresh processes with torch and CUDA up (the first
+    fills the plan cache and ceilings; the second's first run and repeat are the targets), and the sweep with and
+    without the kernel cache (``part``: 'fp8', 'sweep' or 'all')."""
+    for state in ("fp8_cold", "fp8_warm") if part in ("all", "fp8") else ():
+        fresh[state] = r = fresh_run(FP8_GEMM, prelude="torch")
+        print(f"fresh process (torch up), FP8 8192^3 {state[4:]}: first all-plan run {r['run_s']:.2f} s, repeat "
+              f"{r['repeat_s']:.3f} s ({r['plans']} plans, {r['ran']} ran)\n    phase_s: {_phases(r)}", flush=True)
+    for state, on in (("sweep_plain", False), ("sweep_kcache", True)) if part in ("all", "sweep") else ():
+        fresh[state] = r = fresh_sweep(on)
+        print(f"fresh process (torch up), 6-shape GEMM sweep, kernel cache {'on' if on else 'off'}: "
+              f"{r['sweep_s']:.2f} s ({r['points']} points, {r['plans_ok']} plans ran, build {r['build_ms']:.0f} ms)",
+              flush=True)
 
 
 def cupti_ms(fn, stream, calls: int = 50) -> tuple[float, float]:
@@ -225,6 +283,23 @@ def targets(rows: list[dict], fresh: dict, sweep: dict | None) -> list[tuple[str
         out.append(("bert GEMM all-plan run, warm plan cache, torch and CUDA up (a notebook's kernel)", "<= 1 s",
                     f"{gemm_kernel['run_s']:.2f} s ({gemm_kernel['from_cache']} plans loaded; propose "
                     f"{_phase(gemm_kernel, 'propose')})", gemm_kernel["run_s"] <= 1.0))
+    fp8_cold, fp8_warm, plain, kcache = (fresh.get(k) for k in ("fp8_cold", "fp8_warm", "sweep_plain",
+                                                                  "sweep_kcache"))
+    if fp8_cold:
+        out.append(("FP8 8192^3 first all-plan run, torch up, cold caches", "(info)",
+                    f"{fp8_cold['run_s']:.2f} s (inputs {_phase(fp8_cold, 'inputs')}, build "
+                    f"{_phase(fp8_cold, 'build')}, records {_phase(fp8_cold, 'records')})", None))
+    if fp8_warm:
+        out.append(("FP8 8192^3 first all-plan run, torch up, warm plan cache", "<= 4 s",
+                    f"{fp8_warm['run_s']:.2f} s (inputs {_phase(fp8_warm, 'inputs')}, reference "
+                    f"{_phase(fp8_warm, 'reference')}, records {_phase(fp8_warm, 'records')})",
+                    fp8_warm["run_s"] <= 4.0))
+        out.append(("FP8 8192^3 repeat in the same process", "<= 0.3 s", f"{fp8_warm['repeat_s']:.3f} s",
+                    fp8_warm["repeat_s"] <= 0.3))
+    if plain and kcache:
+        speedup = plain["sweep_s"] / kcache["sweep_s"] if kcache["sweep_s"] > 0 else float("nan")
+        out.append(("6-shape GEMM sweep (n varied), kernel cache on vs off", ">= 2x",
+                    f"{speedup:.2f}x ({plain['sweep_s']:.2f} s -> {kcache['sweep_s']:.2f} s)", speedup >= 2.0))
     for r in rows:
         big = r["cupti_us"] >= 10.0
         tol = 0.03 if big else 0.10
@@ -267,6 +342,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="suite problems to run (default: all)")
     parser.add_argument("--sweep", help="JSON written by benchmarks/sweep_throughput.py --json, for the sweep target")
     parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
+    parser.add_argument("--issue27", nargs="?", const="all", choices=("all", "fp8", "sweep"),
+                        help="only the issue-27 rows: FP8 8192^3 first run and repeat ('fp8'), a 6-shape GEMM sweep "
+                        "with and without cuDNN's kernel cache ('sweep'); default both")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="fresh processes compile Python as they find it (no shared PYTHONPYCACHEPREFIX)")
     args = parser.parse_args()
@@ -275,6 +353,9 @@ def main() -> None:
     os.environ[cache_dir.ENV_DIR] = tempfile.mkdtemp(prefix="cudnn_lab_bench_cache_")
     os.environ.pop(cache_dir.ENV_OFF, None)
     fresh: dict = {}
+    if args.issue27:
+        issue27(fresh, args.issue27)
+        args.only, args.no_fresh = ["-"], True  # nothing else
     if not args.no_fresh:
         if not args.no_bytecode_cache:  # PYTHONDONTWRITEBYTECODE (set on some GPU hosts) would defeat the folder
             os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="cudnn_lab_bench_pyc_")
@@ -315,7 +396,7 @@ def main() -> None:
             sweep = json.load(f)
     table = targets(rows, fresh, sweep)
     device = rows[0]["device"] if rows else next((v["gpu"] for v in fresh.values()), "?")
-    print(f"\ntargets (issue 13) on {device}:")
+    print(f"\ntargets (issues 13, 27) on {device}:")
     width = max((len(t) for t, *_ in table), default=10)
     for target, limit, measured, met in table:
         print(f"  {target:<{width}}  {limit:>14}  {measured:<48}  {verdict(met)}")

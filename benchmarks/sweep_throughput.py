@@ -96,7 +96,7 @@ def with_dask(spec: cl.Spec, over: dict, gpus: list[int]) -> tuple[float, Timed,
     """The same through a Dask cluster with one worker per GPU in ``gpus``; also the cluster's kind."""
     import distributed
 
-    from cudnn_lab.gpu.workers import dask_cluster, warm_dask
+    from cudnn_lab.sweeps.executors import dask_cluster, warm_dask
 
     t0 = time.perf_counter()
     cluster = dask_cluster(gpus)

@@ -17,6 +17,8 @@ from .target import targets
 from .specs import ConvSpec, MatmulSpec, SdpaSpec, Spec, spec_from_dict, spec_from_json
 from .specs import NormSpec
 from .specs import PoolSpec
+from .specs import MoeSpec
+from .specs import ConvConcatSpec, ConvDgradReluSpec, ConvReductionSpec, ReductionSpec
 from .specs import ActivationSpec, ConvGenstatsSpec, ConvPrologueSpec, RnnSpec, SoftmaxSpec, TransformSpec
 
 __version__ = "0.1.0"
@@ -36,17 +38,21 @@ _LAZY = {
     "Lab": "cudnn_lab.ui",
     "sweep": "cudnn_lab.sweeps",
     "chain": "cudnn_lab.specs",
-    "GPUExecutor": "cudnn_lab.gpu.workers",
+    "GPUExecutor": "cudnn_lab.sweeps.executors",
     "run": "cudnn_lab.runs",
     "measure_ceilings": "cudnn_lab.gpu.ceilings",
     "pin_plan": "cudnn_lab.gpu.pin",
     "plans_for": "cudnn_lab.whatif",
+    "block_format_whatif": "cudnn_lab.block_whatif",
+    "block_scale_plans": "cudnn_lab.block_whatif",
     "sm_scaling": "cudnn_lab.sm_scaling",
 }
 
 __all__ = [
     "NormSpec",
     "PoolSpec",
+    "MoeSpec",
+    "ConvReductionSpec", "ConvConcatSpec", "ConvDgradReluSpec", "ReductionSpec",
     "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",

@@ -2,8 +2,9 @@
 
 The root is ``$CUDNN_LAB_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/cudnn_lab``, else ``~/.cache/cudnn_lab``.
 ``CUDNN_LAB_NO_CACHE=1`` turns every cache off (nothing is read or written). Each cache keeps its files in its own
-folder below the root (``plans/``, ``ceilings/``, ``heuristics/``). A cache that cannot be written (full disk,
-read-only folder) is switched off for the rest of the process with one warning; the run itself goes on without it.
+folder below the root (``plans/``, ``ceilings/``, ``heuristics/``, ``kernels/``). A cache that cannot be written
+(full disk, read-only folder) is switched off for the rest of the process with one warning; the run itself goes on
+without it.
 
 Every entry is read through :func:`read_entry` (the loading layer's ``read_regular``: regular files only, never
 blocking on a FIFO, the kit's header checked on the first bytes, a size bound per cache). An entry that is corrupt,
@@ -34,7 +35,7 @@ __all__ = ["ENV_DIR", "ENV_OFF", "cache_root", "cache_enabled", "disable", "disa
 ENV_DIR = "CUDNN_LAB_CACHE_DIR"
 ENV_OFF = "CUDNN_LAB_NO_CACHE"
 #: The cache folders this kit writes below the root (``clear`` looks only in these).
-FOLDERS: tuple[str, ...] = ("plans", "ceilings", "heuristics")
+FOLDERS: tuple[str, ...] = ("plans", "ceilings", "heuristics", "kernels")
 #: A recognizer: why the path (its parts below the cache folder; a folder when the flag is set) is not the kit's,
 #: or None when the cache wrote it (a folder: one the cache makes, looked into).
 Recognizer = Callable[[Path, tuple[str, ...], bool], "str | None"]
@@ -270,7 +271,8 @@ class Cleared:
 def _recognizers() -> dict[str, Recognizer]:
     from .gpu import cache, ceilings
 
-    return {"plans": cache.foreign, "heuristics": cache.foreign, "ceilings": ceilings.foreign}
+    return {"plans": cache.foreign, "heuristics": cache.foreign, "ceilings": ceilings.foreign,
+            "kernels": cache.foreign}
 
 
 def clear() -> Cleared:

@@ -18,7 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .options import (HEURISTIC_MODES, PLAN_POLICIES, PLAN_POLICY_HELP, TIMING_HELP, TIMING_MODES, RunOptions)
+from .options import RunOptions, option_info
+from .results import RunResult, load_results
+from .runs import run
+from .sweeps import sweep
 
 __all__ = ["main", "EXIT_CODES", "EXIT_UNSAVED", "EXIT_INTERRUPTED", "exit_code", "say_error"]
 
@@ -42,7 +45,6 @@ _EPILOG = ("exit codes: 0 success; " + "; ".join(f"{code} {meaning}" for _, code
            + f"; {EXIT_UNSAVED} the work ran but its output could not be written (saved to a temporary file, named)"
            + f"; {EXIT_INTERRUPTED} interrupted. Results are saved before anything is printed: a closed stdout (e.g. "
            "`| head`, a closed terminal) only cuts the printing, with the same exit code (0 when the work succeeded)")
-_DEFAULTS = RunOptions()
 
 
 def _version() -> str:
@@ -54,49 +56,58 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+#: A RunOptions field's type (as annotated) -> how its flag's value is read (None: a flag without a value).
+_FLAG_TYPES: dict[str, Any] = {"bool": None, "int": int, "float": float, "str": str, "tuple[str, ...]": str}
+
+
+def _field_type(name: str) -> str:
+    """The annotated type of a RunOptions field without ``| None`` ('int', 'tuple[str, ...]', ...)."""
+    return RunOptions.__dataclass_fields__[name].type.split("|")[0].strip()
+
+
+def _default_text(info: dict[str, Any]) -> str:
+    default = info["default"]
+    if info["default_text"]:
+        return info["default_text"]
+    if isinstance(default, bool):
+        return "on" if default else "off"
+    if isinstance(default, tuple):
+        return ",".join(default)
+    return f"{default:g}" if isinstance(default, float) else str(default)
+
+
+def run_option_flag(name: str) -> tuple[str, dict[str, Any]]:
+    """The CLI flag of a RunOptions field and argparse's arguments for it, from the field's metadata
+    (:func:`~cudnn_lab.options.option_info`). Each defaults to None (not given), so RunOptions' own default applies."""
+    info = option_info(name)
+    flag, kind = info["flag"], _FLAG_TYPES[_field_type(name)]
+    if kind is None:  # --no-X turns a True default off; --X turns an option on
+        off = flag.startswith("--no-")
+        text = f"do not {info['help']}" if off else f"{info['help']} (default: {_default_text(info)})"
+        return flag, {"action": "store_const", "const": not off, "dest": name, "help": text}
+    unit = f"unit: {info['unit']}; " if info["unit"] else ""
+    kwargs: dict[str, Any] = {"type": kind, "dest": name,
+                              "help": f"{info['help']} ({unit}default: {_default_text(info)})"}
+    if info["choices"] and _field_type(name) == "str":
+        kwargs["choices"] = info["choices"]
+    return flag, kwargs
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    """Flags for RunOptions' fields; each defaults to None (not given), so RunOptions' own default applies."""
-    d = _DEFAULTS
-    p.add_argument("--plans", choices=PLAN_POLICIES, help="; ".join(f"{k}: {v}" for k, v in PLAN_POLICY_HELP.items())
-                   + f" (default: {d.plans})")
-    p.add_argument("--heuristics", help=f"heuristic modes, comma separated, from {', '.join(HEURISTIC_MODES)} "
-                   f"(default: {','.join(d.heuristics)})")
-    p.add_argument("--timing", choices=TIMING_MODES, help="; ".join(f"{k}: {v}" for k, v in TIMING_HELP.items())
-                   + f" (default: {d.timing})")
-    p.add_argument("--cold-l2", action="store_const", const=True, dest="cold_l2",
-                   help="flush L2 before every timed call (events timing)")
-    p.add_argument("--time-cap-s", type=float, help=f"seconds of sampling per plan (default: {d.time_cap_s})")
-    p.add_argument("--max-plans", type=int, help="time at most this many proposed plans (default: all)")
-    p.add_argument("--seed", type=int, help=f"seed of the random inputs (default: {d.seed})")
-    p.add_argument("--device", type=int, help=f"CUDA device index (default: {d.device})")
-    for name, what in (("check", "the check against the float64 reference"),
-                       ("baselines", "PyTorch's own op as a baseline"),
-                       ("roofline", "the measured roofline ceilings"),
-                       ("plan_cache", "the plan cache on disk (build every plan)"),
-                       ("kernels", "recording each plan's kernels (CUPTI)"),
-                       ("notes", "each plan's numerical notes and the determinism check")):
-        p.add_argument(f"--no-{name.replace('_', '-')}", action="store_const", const=False, dest=name,
-                       help=f"skip {what}")
-    p.add_argument("--explore", type=int, help="engine configurations to sample beyond the heuristics' proposals, "
-                   f"each built, checked and timed (default: {d.explore})")
-    p.add_argument("--explore-time-s", type=float, dest="explore_time_s",
-                   help=f"seconds the exploration may take (default: {d.explore_time_s:g})")
-    p.add_argument("--remeasure-ceilings", action="store_const", const=True, dest="remeasure_ceilings",
-                   help="measure the roofline ceilings again instead of loading the ones kept for this GPU")
-    p.add_argument("--sm-count", type=int, dest="sm_count",
-                   help="run the graph on this many SMs (an SM carve-out: only the compute share shrinks, memory "
-                   "bandwidth and L2 stay the whole GPU's; default: the whole GPU)")
+    """A flag for every RunOptions field (:func:`run_option_flag`)."""
+    for name in RunOptions.names():
+        flag, kwargs = run_option_flag(name)
+        p.add_argument(flag, **kwargs)
 
 
 def _run_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The run options given on the command line (the rest keep RunOptions' defaults)."""
-    out = {name: getattr(args, name) for name in ("plans", "timing", "cold_l2", "time_cap_s", "max_plans", "seed",
-                                                  "device", "check", "baselines", "roofline", "plan_cache",
-                                                  "remeasure_ceilings", "kernels", "notes", "explore",
-                                                  "explore_time_s", "sm_count")
-           if getattr(args, name, None) is not None}
-    if getattr(args, "heuristics", None) is not None:
-        out["heuristics"] = tuple(m.strip() for m in args.heuristics.split(","))
+    """The run options given on the command line (the rest keep RunOptions' defaults); a list option (heuristics)
+    is given comma separated."""
+    out: dict[str, Any] = {}
+    for name in RunOptions.names():
+        value = getattr(args, name, None)
+        if value is not None:
+            out[name] = tuple(v.strip() for v in value.split(",")) if _field_type(name).startswith("tuple") else value
     return out
 
 
@@ -166,7 +177,6 @@ def _default_beside(path: Path, suffix: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import cudnn_lab as cl
     from cudnn_lab.results.loading import read_spec_file
     from cudnn_lab.results.paths import as_path, check_output_path
 
@@ -176,7 +186,8 @@ def _run(args: argparse.Namespace) -> int:
     out = check_output_path(args.output if args.output is not None else _default_beside(spec_path, ".result.json"),
                             what="result JSON")
     report = check_output_path(args.report, what="report") if args.report is not None else None
-    result = cl.run(spec, options)
+    # The first measured plan goes to stderr at once while the rest build; Ctrl-C after it keeps what was measured.
+    result = run(spec, options, progress=FirstPlan())
     # Save first, print last: a stdout closed under the table (`| head`) must not lose a finished run.
     codes = {out: _save(lambda p: result.save(p), out, "result JSON", ".result.json")}
     if report is not None:
@@ -186,7 +197,24 @@ def _run(args: argparse.Namespace) -> int:
     with _pandas_wide():
         table = plan_table(result).to_string(index=False)
     _say(table, result.summary(), *(f"saved {path}" for path, code in codes.items() if code == 0))
-    return max(codes.values())
+    return max(*codes.values(), EXIT_INTERRUPTED if result.partial else 0)
+
+
+class FirstPlan:
+    """The `run` command's progress: says the first plan measured (on stderr) while the others build."""
+
+    def __init__(self) -> None:
+        self.said = False
+
+    def row(self, row: dict[str, Any]) -> None:
+        """Say the first plan that ran (its time and check) once; later rows come with the table."""
+        if self.said or row.get("status") != "ok":
+            return
+        self.said = True
+        check = {True: ", passes cuDNN's band", False: ", FAILS cuDNN's band"}.get(row.get("pass_cudnn"), "")
+        _say(f"first measured plan: {row['plan']} (heuristic rank {row.get('heuristic_rank')}): "
+             f"{row['median_ms'] * 1e3:.1f} us{check}; the others follow (Ctrl-C keeps what was measured)",
+             err=True)
 
 
 #: Columns of the plan table `cudnn-lab run` prints (those the result has), knobs by name.
@@ -262,7 +290,6 @@ def _discard(stream: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    import cudnn_lab as cl
     from cudnn_lab.results.loading import read_sweep_file
     from cudnn_lab.results.paths import as_path
 
@@ -270,7 +297,7 @@ def _sweep(args: argparse.Namespace) -> int:
     data = read_sweep_file(path)
     options = RunOptions.coerce(data["options"], **_run_overrides(args))
     store = args.store if args.store is not None else _default_beside(path, ".parquet")
-    frame = cl.sweep(data["spec"], data["over"], store=store, options=options)
+    frame = sweep(data["spec"], data["over"], store=store, options=options)
     picks = frame[frame["is_pick"].fillna(False).astype(bool)] if "is_pick" in frame else frame
     with _pandas_wide():
         cols = [c for c in ("label", "plan", "median_ms", "tflops", "point_status") if c in picks]
@@ -280,14 +307,13 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    import cudnn_lab as cl
     from cudnn_lab.errors import OptionError
     from cudnn_lab.report import save_report
     from cudnn_lab.results.paths import check_output_path
 
     out = check_output_path(args.output, what="report")
-    result = cl.load_results(args.results)  # a RunResult, or a sweep frame: save_report makes either report
-    if not isinstance(result, cl.RunResult) and not hasattr(result, "columns"):
+    result = load_results(args.results)  # a RunResult, or a sweep frame: save_report makes either report
+    if not isinstance(result, RunResult) and not hasattr(result, "columns"):
         raise OptionError("results", args.results, "must be a run's result (JSON) or a sweep (Parquet or store)")
     code = _save(lambda p: save_report(result, p), out, "report", ".html")
     _say(*([f"saved {out}"] if code == 0 else []))

@@ -14,33 +14,38 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Verdict", "verdict", "check", "check_parts", "say", "kept_benchmark", "cudnn_version", "provenance", "recording_for", "plans_table",
-           "PLAN_TABLE_COLUMNS", "named_knobs", "ties", "band_shares", "inspect_diff", "best_per_point",
-           "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame", "main_tile"]
+__all__ = ["Verdict", "verdict", "check", "check_parts", "say", "kept_benchmark", "cudnn_version", "provenance",
+           "recording_for", "plans_table", "PLAN_TABLE_COLUMNS", "named_knobs", "ties", "band_shares", "inspect_diff",
+           "best_per_point", "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame", "main_tile"]
 
 from .exercises import (OPEN, RIGHT, UNMEASURED, WRONG, Verdict, _is_number, check, check_parts,  # noqa: F401
                         say, verdict)
+from . import knobs
+from .errors import CudnnLabError
+from .kernel_names import read as read_kernel_name
+from .provenance import Provenance, cudnn_version_text
+from .provenance import provenance as provenance_of
+from .results import recorded_datasets
+from .results.anatomy import kernels_table
+from .results.metrics import sweep_regret
+from .specs import spec_from_dict
 
 # ------------------------------------------------------------------------------------------------ provenance
 
 def cudnn_version(value: Any) -> str:
     """cuDNN's version number as people write it: 91900 -> '9.19.0' (:mod:`cudnn_lab.provenance`'s rule)."""
-    from .provenance import cudnn_version_text
-
     return cudnn_version_text(value)
 
 
 def _sweep_provenances(frame: Any, recorded: bool) -> list[Any]:
     """One Provenance per GPU of a sweep frame (its gpu, driver, cuda, cudnn and created columns)."""
-    from .provenance import Provenance
-
     out = []
     if "gpu" not in getattr(frame, "columns", ()):
         return out
     for gpu, group in frame.dropna(subset=["gpu"]).groupby("gpu", sort=True):
         first = group.iloc[0]
 
-        def text(col: str) -> str:
+        def text(col: str, first: Any = first) -> str:
             value = first.get(col)
             return "unknown" if value is None or value != value or value == "" else str(value)
 
@@ -58,11 +63,9 @@ def provenance(result: Any, *, measured_here: bool | None = None, name: str | No
     decides (a result loaded from a file is recorded). A sweep frame gives one line per GPU, joined by '; ' (None
     counts as recorded). ``name``: the recording's name, shown after the device.
     """
-    from .provenance import provenance as origin
-
     if hasattr(result, "device"):
         recorded = None if measured_here is None else not measured_here
-        return origin(result, recorded=recorded, name=name).text
+        return provenance_of(result, recorded=recorded, name=name).text
     lines = _sweep_provenances(result, recorded=not measured_here)
     return "; ".join(p.text for p in lines) if lines else "RECORDED on an unknown GPU"
 
@@ -74,17 +77,15 @@ def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, boo
 
     ``gpu`` keeps recordings whose GPU name contains it (e.g. "H200"). Closeness counts equal spec fields.
     """
-    import cudnn_lab as cl
-
-    datasets = cl.recorded_datasets(kind="run")
+    datasets = recorded_datasets(kind="run")
     if gpu:
         datasets = datasets[datasets["gpu"].fillna("").str.contains(gpu, case=False, regex=False)]
     want = spec.to_dict()
     scored = []
     for name, path, date in zip(datasets["name"], datasets["path"], datasets["date"]):
         try:
-            have = cl.spec_from_dict(json.loads(Path(path).read_text(encoding="utf-8"))["spec"])
-        except (OSError, ValueError, KeyError, cl.CudnnLabError):
+            have = spec_from_dict(json.loads(Path(path).read_text(encoding="utf-8"))["spec"])
+        except (OSError, ValueError, KeyError, CudnnLabError):
             continue
         if type(have) is not type(spec):
             continue
@@ -99,8 +100,6 @@ def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, boo
 def kept_benchmark(benchmark: str) -> tuple[Any, str] | None:
     """The newest benchmark output kept in a source checkout (``benchmarks/results/<gpu>_<date>_<benchmark>.json``,
     a script's ``--json``) and its provenance line; None when there is none (or the kit is installed without them)."""
-    from .provenance import Provenance
-
     found = sorted((Path(__file__).parents[1] / "benchmarks" / "results").glob(f"*_*_{benchmark}.json"),
                    key=lambda f: f.name.split("_")[1])
     if not found:
@@ -159,15 +158,11 @@ def named_knobs(plan: Any, version: Any = None) -> dict[str, int]:
     The numbers in a plan name are cuDNN *backend* knob types; :mod:`cudnn_lab.knobs` names them from the backend
     enum of the cuDNN ``version`` (a number unknown there keeps its ``k<number>`` key: never guessed).
     """
-    from . import knobs
-
     name = plan.get("plan") if hasattr(plan, "get") else plan
     return knobs.named(str(name or ""), version)
 
 
 def _knob_text(row: Any, version: Any = None) -> str:
-    from . import knobs
-
     return knobs.safe_label(str(row.get("plan") or ""), version) or "(none)"
 
 
@@ -303,8 +298,6 @@ def best_per_point(frame: Any) -> Any:
 def regret_per_point(frame: Any) -> Any:
     """One row per sweep point that ran: the heuristic's pick with ``regret`` (pick's median over the best's),
     ``best_plan`` and ``best_ms`` (the results layer's one definition of pick, best and regret)."""
-    from .results.metrics import sweep_regret
-
     return sweep_regret(frame)
 
 
@@ -334,9 +327,7 @@ def waves(tiles: int, sms: int, per_sm: int = 1) -> dict[str, float]:
 def tile_shape(kernel: str) -> tuple[int, ...] | None:
     """The tile a kernel's name announces (``..._tilesize128x128x64_...``, ``..._128x128x32_...``), or None; the
     reading is :func:`cudnn_lab.kernel_names.read`'s."""
-    from .kernel_names import read
-
-    tile = read(kernel or "").tile
+    tile = read_kernel_name(kernel or "").tile
     if not tile:
         return None
     return tuple(int(t) for t in re.findall(r"\d+", tile))
@@ -346,8 +337,6 @@ def kernels_frame(result: Any) -> Any:
     """One row per (plan, kernel) of a result whose plan table carries kernels (measured with CUPTI), with the plain
     reading of each name and its tile as a tuple: the results layer's ``kernels_table``; empty for a result made
     without kernels."""
-    from .results.anatomy import kernels_table
-
     plans = result.plans if hasattr(result, "plans") else result
     table = kernels_table(plans).rename(columns={"engine_id": "engine"})
     table["tile"] = [tuple(int(t) for t in re.findall(r"\d+", tile)) or None if isinstance(tile, str) else None
@@ -389,10 +378,8 @@ def proposal_times() -> Any:
     cuDNN's classic API, no heuristics)."""
     import pandas as pd
 
-    import cudnn_lab as cl
-
     rows = []
-    runs = cl.recorded_datasets(kind="run")
+    runs = recorded_datasets(kind="run")
     for name, gpu, path in zip(runs["name"], runs["gpu"], runs["path"]):
         try:
             settings = json.loads(Path(path).read_text(encoding="utf-8")).get("settings") or {}

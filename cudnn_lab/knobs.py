@@ -388,11 +388,3 @@ def check_against_header(enum: Mapping[str, int], version: Any) -> list[str]:
     if "COUNTS" in enum and enum["COUNTS"] != known_count(v):
         problems.append(f"COUNTS is {enum['COUNTS']} in the header, {known_count(v)} in the table")
     return problems
-
-
-def table_rows(version: Any = None) -> list[dict[str, Any]]:
-    """The table as rows (number, name, since, deprecated, meaning, frontend 1.32 name) for docs and the Lab."""
-    v = parse_version(version)
-    return [{"number": k.number, "name": k.name, "since": k.since_text, "deprecated": k.deprecated,
-             "meaning": k.meaning, "frontend_1_32": k.name in FRONTEND_1_32_NAMES}
-            for k in KNOB_TYPES if v is None or k.since <= v]

@@ -105,58 +105,77 @@ def check_sm_count(value: Any, name: str = "sm_count") -> int:
     return _int(name, value, 1, MAX_SM_COUNT, SM_COUNT_ALLOWED)
 
 
+#: How an option enters a sweep point's id: always; only when not at its default (options added after sweeps were
+#: first stored, so a store written before them still resumes); never (it does not change a point's numbers).
+POINT_ID_RULES: tuple[str, ...] = ("always", "not_default", "never")
+
+
+def _option(default: Any, flag: str, help: str, *, unit: str = "", timing: bool = False, point_id: str = "always",
+            choices: tuple[str, ...] = (), default_text: str = "") -> Any:
+    """A RunOptions field and what the CLI (flag, help, unit, choices), the timer (``timing``: a sampling setting
+    passed to the GPU layer's timer as it is) and a sweep's point id (``point_id``: a :data:`POINT_ID_RULES`) read
+    of it: one place per option. A flag ``--no-X`` turns a True default off; ``--X`` of a bool turns it on."""
+    assert point_id in POINT_ID_RULES and flag.startswith("--"), (flag, point_id)
+    return dataclasses.field(default=default, metadata={
+        "flag": flag, "help": help, "unit": unit, "timing": timing, "point_id": point_id, "choices": choices,
+        "default_text": default_text})
+
+
 @dataclasses.dataclass(frozen=True)
 class RunOptions:
     """Everything about *how* a spec is run; the spec says *what*. Frozen and validated on creation."""
 
-    #: heuristic modes whose proposals are listed (A, B, FALLBACK)
-    heuristics: tuple[str, ...] = ("A", "FALLBACK")
-    #: 'all' plans, or only the 'heuristic' pick
-    plans: str = "all"
-    #: at most this many proposed plans (None: all)
-    max_plans: int | None = None
-    #: auto, cuda_graph, events or cupti
-    timing: str = "auto"
-    #: flush L2 before every timed call (events timing)
-    cold_l2: bool = False
-    #: seconds of sampling per plan before giving up on the spread target
-    time_cap_s: float = 0.5
-    warmup: int = 3
-    min_samples: int = 10
-    max_samples: int = 200
-    #: stop sampling once IQR/median falls below this
-    rel_iqr_target: float = 0.10
-    #: a plan whose warm-up is this many times slower than the best plan timed before it gets a few samples only
-    #: (column 'screened'); 0 samples every plan to the spread target
-    screen_ratio: float = 4.0
-    #: seed of the random inputs
-    seed: int = 0
-    #: CUDA device index
-    device: int = 0
-    #: check every plan against the float64 reference
-    check: bool = True
-    #: time PyTorch's own op for the same problem
-    baselines: bool = True
-    #: measure (or load) the roofline ceilings and give each plan its share
-    roofline: bool = True
-    #: keep slow-to-build plans on disk and load them in later processes (gpu/cache.py; CUDNN_LAB_NO_CACHE=1: off)
-    plan_cache: bool = True
-    #: measure the roofline ceilings again instead of loading the ones kept on disk for this GPU
-    remeasure_ceilings: bool = False
-    #: time every plan again on a repeated run in this process (else its earlier measurements are reused, marked)
-    resample: bool = False
-    #: record the kernels each plan launches (CUPTI: name, count, GPU time) and their summed time
-    kernels: bool = True
-    #: find each plan's numerical notes (tensor cores, TF32, FFT, ...) and check it runs deterministically
-    notes: bool = True
-    #: engine configurations to sample beyond the heuristics' proposals (0: none), each built, checked and timed
-    explore: int = 0
-    #: seconds the exploration may take; configurations not reached by then are listed as not tried
-    explore_time_s: float = 60.0
-    #: run the graph on this many SMs (``cudnn.pygraph(sm_count=N)``, an SM carve-out); None: the whole GPU. Only
-    #: the compute share shrinks (memory bandwidth and L2 stay the whole GPU's); refused above the GPU's SM count
-    #: and for families that run through a classic cuDNN call (those run on the whole GPU)
-    sm_count: int | None = None
+    heuristics: tuple[str, ...] = _option(
+        ("A", "FALLBACK"), "--heuristics", "heuristic modes whose proposals are listed, comma separated: "
+        + "; ".join(f"{k}: {v}" for k, v in HEURISTIC_HELP.items()), choices=HEURISTIC_MODES)
+    plans: str = _option("all", "--plans", "; ".join(f"{k}: {v}" for k, v in PLAN_POLICY_HELP.items()),
+                         choices=PLAN_POLICIES)
+    max_plans: int | None = _option(None, "--max-plans", "time at most this many proposed plans", unit="plans",
+                                    default_text="all")
+    timing: str = _option("auto", "--timing", "; ".join(f"{k}: {v}" for k, v in TIMING_HELP.items()),
+                          choices=TIMING_MODES)
+    cold_l2: bool = _option(False, "--cold-l2", "flush L2 before every timed call (events timing)", timing=True)
+    time_cap_s: float = _option(0.5, "--time-cap-s", "seconds of sampling per plan before giving up on the spread "
+                                "target", unit="s", timing=True)
+    warmup: int = _option(3, "--warmup", "untimed calls of each plan before its samples", unit="calls", timing=True)
+    min_samples: int = _option(10, "--min-samples", "samples of each plan at least", unit="samples", timing=True)
+    max_samples: int = _option(200, "--max-samples", "samples of each plan at most", unit="samples", timing=True)
+    rel_iqr_target: float = _option(0.10, "--rel-iqr-target", "stop sampling once IQR/median falls below this",
+                                    unit="IQR/median", timing=True)
+    screen_ratio: float = _option(4.0, "--screen-ratio", "a plan whose warm-up is this many times slower than the "
+                                  "best plan timed before it gets a few samples only (column 'screened'); 0 samples "
+                                  "every plan to the spread target", unit="x the best so far", timing=True,
+                                  point_id="not_default")
+    seed: int = _option(0, "--seed", "seed of the random inputs")
+    device: int = _option(0, "--device", "CUDA device index", point_id="never")
+    check: bool = _option(True, "--no-check", "check every plan against the float64 reference")
+    baselines: bool = _option(True, "--no-baselines", "time PyTorch's own op for the same problem as a baseline")
+    roofline: bool = _option(True, "--no-roofline", "measure (or load) the roofline ceilings and give each plan its "
+                             "share")
+    plan_cache: bool = _option(True, "--no-plan-cache", "keep slow-to-build plans on disk and load them in later "
+                               "processes (gpu/cache.py; CUDNN_LAB_NO_CACHE=1: off)")
+    remeasure_ceilings: bool = _option(False, "--remeasure-ceilings", "measure the roofline ceilings again instead "
+                                       "of loading the ones kept on disk for this GPU")
+    resample: bool = _option(False, "--resample", "time every plan again on a repeated run in this process (else "
+                             "its earlier measurements are reused, marked)")
+    kernels: bool = _option(True, "--no-kernels", "record the kernels each plan launches (CUPTI: name, count, GPU "
+                            "time) and their summed time")
+    notes: bool = _option(True, "--no-notes", "find each plan's numerical notes (tensor cores, TF32, FFT, ...) and "
+                          "check it runs deterministically")
+    explore: int = _option(0, "--explore", "engine configurations to sample beyond the heuristics' proposals, each "
+                           "built, checked and timed (0: none)", unit="configurations")
+    explore_time_s: float = _option(60.0, "--explore-time-s", "seconds the exploration may take; configurations not "
+                                    "reached by then are listed as not tried", unit="s")
+    sm_count: int | None = _option(
+        None, "--sm-count", "run the graph on this many SMs (``cudnn.pygraph(sm_count=N)``, an SM carve-out). Only "
+        "the compute share shrinks (memory bandwidth and L2 stay the whole GPU's); refused above the GPU's SM count "
+        "and for families that run through a classic cuDNN call (those run on the whole GPU)", unit="SMs",
+        point_id="not_default", default_text="the whole GPU")
+    kernel_cache: bool | None = _option(
+        None, "--kernel-cache", "give the graphs cuDNN's kernel cache (``cudnn.create_kernel_cache()``), kept in the "
+        "process and on disk beside the plan cache: shapes sharing a runtime-compiled kernel build in milliseconds, "
+        "but the heuristics' pick may change (the run records the pick without it)", point_id="not_default",
+        default_text="on for sweeps over one dimension, off otherwise")
 
     #: Option names accepted by older keyword spellings.
     ALIASES: ClassVar[dict[str, str]] = {"torch_baseline": "baselines", "device_index": "device"}
@@ -191,6 +210,8 @@ class RunOptions:
             s(self, name, _bool(name, getattr(self, name)))
         s(self, "explore", _int("explore", self.explore, 0, 100_000))
         s(self, "explore_time_s", _float("explore_time_s", self.explore_time_s, 0.0, 86_400.0, lo_open=True))
+        if self.kernel_cache is not None:
+            s(self, "kernel_cache", _bool("kernel_cache", self.kernel_cache))
         if self.sm_count is not None:
             s(self, "sm_count", check_sm_count(self.sm_count))
             if self.explore:
@@ -264,3 +285,21 @@ class RunOptions:
     def timing_mode(self) -> str:
         """What the timer does: cold L2 needs events, whatever 'auto' would pick."""
         return "events" if self.cold_l2 and self.timing == "auto" else self.timing
+
+
+def option_info(name: str) -> dict[str, Any]:
+    """What the CLI, the timer and a sweep's point id read of one RunOptions field (see :func:`_option`), with its
+    name and default: the one table of the options' vocabulary."""
+    for f in dataclasses.fields(RunOptions):
+        if f.name == name:
+            return {"name": f.name, "default": f.default, **f.metadata}
+    raise OptionError(name, name, f"is not a run option; options are {', '.join(RunOptions.names())}")
+
+
+def options_where(key: str, value: Any) -> tuple[str, ...]:
+    """The RunOptions fields whose metadata ``key`` is ``value``, in field order (e.g. the timing settings)."""
+    return tuple(f.name for f in dataclasses.fields(RunOptions) if f.metadata[key] == value)
+
+
+#: The sampling settings a run passes to the GPU layer's timer as they are (its mode is :attr:`RunOptions.timing_mode`).
+TIMING_SETTINGS: tuple[str, ...] = options_where("timing", True)

@@ -26,6 +26,17 @@ from .errors import MissingDependencyError, OptionError
 from .provenance import Provenance, provenance
 from .results import RunResult, metrics
 from .results.paths import check_output_path, write_text
+from . import __version__, plots
+from .errors import CudnnLabError, NoGPUError, UnsupportedGraphError
+from .plots.axes import default_axes
+from .plots.tables import _bytes, frame_table_html, plan_table_html, sig3, us_text
+from .plots.whatif_tables import answer_label_html, compare_table_html, refusals_html
+from .provenance import cudnn_version_text
+from .results import anatomy
+from .results.loading import check_result, check_sweep_frame
+from .results.metrics import cell_text, point_key, row_gbps, row_tflops
+from .target import targets
+from .whatif import compare, drift, recorded_whatifs
 
 __all__ = ["TABLE_COLUMNS", "report_html", "save_report", "save_sweep_report", "sweep_report_html"]
 
@@ -147,9 +158,6 @@ def _counts_as_integers(frame: Any) -> Any:
 
 
 def _anatomy_body(result: RunResult) -> str:
-    from .plots.tables import frame_table_html, sig3
-    from .results import anatomy
-
     parts = []
     if result.exploration["explored"] or result.engine_space.get("engines"):
         engines = result.engine_space.get("engines", [])
@@ -162,12 +170,6 @@ def _anatomy_body(result: RunResult) -> str:
                                  classes="cl-kernels")
         parts.append(f"<div class='cl-table-wrap'>{table}</div>")
     return "".join(parts)
-
-
-def anatomy_html(result: RunResult) -> str:
-    """Kernels per plan (what each name tells) and the exploration's answer, where the result has them."""
-    body = _anatomy_body(result)
-    return "<h2>Plan anatomy</h2>" + body if body else ""
 
 
 _WHATIF_TITLE = "What-if: other GPUs and cuDNN versions"
@@ -183,11 +185,6 @@ def whatif_html(result: RunResult) -> str:
 
 
 def _whatif_body(result: RunResult) -> str:
-    from .errors import CudnnLabError, NoGPUError
-    from .plots.whatif_tables import answer_label_html, compare_table_html, refusals_html
-    from .target import targets
-    from .whatif import compare, drift, recorded_whatifs
-
     try:
         if not any(w.spec == result.spec for w in recorded_whatifs()):
             return ""
@@ -231,8 +228,6 @@ def graph_svg(result: RunResult) -> str:
 
 
 def _figures(result: RunResult) -> list[Any]:
-    from . import plots
-
     if metrics.timed(result.plans).empty:
         return []
     figs = [plots.latency_bar(result), plots.heuristic_vs_measured(result), plots.errors_per_plan(result),
@@ -355,8 +350,6 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
     """The whole report as one HTML string; plotly's library is embedded once, so it opens with no network.
     ``origin`` says where the numbers come from (default: :func:`cudnn_lab.provenance.provenance` of the result).
     A sweep frame gets :func:`sweep_report_html`."""
-    from . import __version__
-    from .errors import UnsupportedGraphError
     from .graph import build_graph
 
     if _is_sweep(result):
@@ -368,7 +361,6 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
         raise OptionError("title", title, "must be text or None", where="report")
     _check_run(result)
     title = title or f"cudnn_lab report: {result.spec.label()}"
-    from .plots.tables import plan_table_html
 
     figs = _figures(result)
     fig_html = _figures_html(figs) or "<p class='note'>No plan ran, so there is nothing to plot.</p>"
@@ -409,8 +401,6 @@ cuDNN {html.escape(str(result.device.get('cudnn_backend')))}, frontend
 def _device_rows(result: RunResult) -> str:
     """The device, its ceilings and torch's settings, one row each, numbers by the kit's formatters: a time in ms
     as µs (its name says so), bytes in B/KiB/MiB/GiB, other fractions to 3 significant digits."""
-    from .plots.tables import _bytes, sig3, us_text
-
     rows = []
     for key, value in {**result.device, **{f"ceiling {k}": v for k, v in result.ceilings.items()},
                        **{f"torch {k}": v for k, v in result.torch.items()}}.items():
@@ -449,16 +439,12 @@ def save_sweep_report(frame: Any, path: str | Path, *, title: str | None = None)
 def _check_run(result: RunResult) -> None:
     """A result made or changed in memory is checked as a loaded one is (``loading.check_result``), so a bad value
     is a DataError naming the plan and the field, not a crash half way through the report."""
-    from .results.loading import check_result
-
     check_result(result.to_dict(), result.loaded_from or f"the result of {result.spec.label()}")
 
 
 def _check_sweep(frame: Any) -> None:
     """A sweep frame with point ids is checked as a loaded one is (``loading.check_sweep_frame``): a duplicated
     point or an impossible value is a DataError naming the row and the field, not a crash or a wrong table."""
-    from .results.loading import check_sweep_frame
-
     if "point_id" in frame.columns and not frame.empty:
         check_sweep_frame(frame, "the sweep frame")
 
@@ -475,10 +461,6 @@ def _require_sweep(frame: Any) -> Any:
 
 
 def _sweep_figures(frame: Any) -> list[Any]:
-    from . import plots
-    from .plots.axes import default_axes
-    from .results.metrics import cell_text
-
     ran = metrics.sweep_ran(frame)
     if ran.empty:
         return []
@@ -497,9 +479,6 @@ def _sweep_figures(frame: Any) -> list[Any]:
 
 def _points_table(frame: Any) -> str:
     """One row per point that ran: problem, pick and best plan with their times, regret, best TFLOP/s and GB/s."""
-    from .plots.tables import sig3, us_text
-    from .results.metrics import cell_text, row_gbps, row_tflops
-
     rows = metrics.sweep_regret(frame)
     if rows.empty:
         return "<p class='note'>No point of this sweep ran.</p>"
@@ -519,9 +498,6 @@ def _points_table(frame: Any) -> str:
 
 
 def _sweep_origin(frame: Any, devices: list[str], recorded: bool) -> Provenance:
-    from .provenance import cudnn_version_text
-    from .results.metrics import cell_text
-
     def first(col: str) -> str:
         values = [cell_text(v) for v in frame[col]] if col in frame.columns else []
         return next((v for v in values if v), "unknown")
@@ -537,9 +513,6 @@ def sweep_report_html(frame: Any, *, title: str | None = None, recorded: bool = 
     roofline, each operation's best-plan latency along its size field, the errors per dtype, and one row per point
     (with the heuristic's regret). ``recorded``: the banner says RECORDED (a file) or MEASURED HERE (a live
     sweep)."""
-    from . import __version__
-    from .results.metrics import cell_text, point_key
-
     frame = _require_sweep(frame)
     if title is not None and not isinstance(title, str):
         raise OptionError("title", title, "must be text or None", where="report")

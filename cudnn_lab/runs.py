@@ -10,16 +10,25 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import OptionError
 from .options import RunOptions
 from .specs import Spec
+from .results import RunResult
 
-__all__ = ["run", "check_progress", "check_spec"]
+__all__ = ["run", "check_progress", "check_spec", "check_stop", "Progress", "RowProgress"]
 
 #: ``progress(done, total, message)`` of one run.
 Progress = Callable[[int, int, str], None]
+
+
+class RowProgress(Protocol):
+    """A progress object that also hears each plan's row: ``row(row_dict)`` is called as soon as a plan is built,
+    checked and timed (the heuristics' pick first; the row holds the plan table's columns measured so far). It may
+    also be callable as ``(done, total, message)``; a plain :data:`Progress` function still works."""
+
+    def row(self, row: dict[str, Any]) -> None: ...
 
 
 def check_spec(spec: Any, *, where: str = "run") -> Spec:
@@ -31,13 +40,27 @@ def check_spec(spec: Any, *, where: str = "run") -> Spec:
 
 
 def check_progress(progress: Any, *, where: str = "run") -> Any:
-    """``progress`` if it is None or a callable; False means None. Anything else (``True`` too) is refused."""
+    """``progress`` if it is None, a callable or an object with a callable ``row`` (:class:`RowProgress`); False
+    means None. Anything else (``True`` too) is refused."""
     if progress is None or progress is False:
         return None
-    if not callable(progress):
-        raise OptionError("progress", progress, "must be a function called with the progress, None or False",
-                          where=where)
+    if not callable(progress) and not callable(getattr(progress, "row", None)):
+        raise OptionError("progress", progress, "must be a function called with the progress (or an object with a "
+                          "row(row) method), None or False", where=where)
     return progress
+
+
+def check_stop(stop: Any, *, where: str = "run") -> Callable[[], bool] | None:
+    """``stop`` as a function answering whether to stop: None, a callable, or a ``threading.Event`` (its
+    ``is_set``). Anything else is refused."""
+    if stop is None:
+        return None
+    if isinstance(stop, threading.Event):
+        return stop.is_set
+    if not callable(stop):
+        raise OptionError("stop", stop, "must be a function answering True to stop the run, a threading.Event or "
+                          "None", where=where)
+    return stop
 
 
 def check_runnable(options: RunOptions) -> RunOptions:
@@ -61,14 +84,18 @@ def check_carve_out(spec: Spec, options: RunOptions) -> RunOptions:
     return options
 
 
-def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progress: Progress | None = None,
-        **overrides: Any) -> Any:
+def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progress: Any = None,
+        stop: Any = None, **overrides: Any) -> Any:
     """Run ``spec`` on the GPU: every plan the heuristics propose (``plans='all'``) or only their pick.
 
     ``options`` is a :class:`~cudnn_lab.options.RunOptions`, a dict of its fields or None (the defaults); keyword
     overrides on top (``cl.run(spec, plans="heuristic", time_cap_s=0.1)``) are validated the same way. Each plan
     that runs is checked against a float64 PyTorch reference (outputs NaN-poisoned first) and timed (CUDA-graph
-    replay by default where capture works). ``progress(done, total, message)`` hears of each step.
+    replay by default where capture works). ``progress(done, total, message)`` hears of each step; a progress
+    object with a ``row(row_dict)`` method (:class:`RowProgress`) also gets each plan's row as soon as it is measured,
+    the heuristics' pick first. ``stop`` (a function answering True, or a ``threading.Event``) is asked after each
+    plan and step: the run then ends with what it measured, marked partial (``result.partial``); so does a
+    KeyboardInterrupt once a plan has been measured.
     ``sm_count=N`` runs the graph on N SMs (an SM carve-out; ``cudnn_lab.sm_scaling`` compares several counts).
 
     Raises OptionError for a bad option (before the GPU is touched), NoGPUError without a GPU.
@@ -77,10 +104,11 @@ def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progr
     opts = check_runnable(RunOptions.coerce(options, **overrides))
     check_carve_out(spec, opts)
     progress = check_progress(progress)
+    halt = check_stop(stop)
     _preload("pandas")
     from .gpu import run_records
 
-    return _result(spec, run_records(spec, opts, progress))
+    return _result(spec, run_records(spec, opts, progress, halt))
 
 
 def _preload(module: str) -> None:
@@ -100,6 +128,4 @@ def _quiet_import(module: str) -> None:
 
 def _result(spec: Spec, records: dict[str, Any]) -> Any:
     """The results layer's RunResult of a run's records."""
-    from .results import RunResult
-
     return RunResult.from_records(spec, records)

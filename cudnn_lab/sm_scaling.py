@@ -34,6 +34,14 @@ from typing import Any
 from .errors import DataError, NoGPUError, OptionError, UnsupportedGraphError, shorten
 from .options import RunOptions, check_sm_count
 from .specs import Spec
+from .capabilities import gpu_visible
+from .course import main_tile, waves
+from .results import metrics
+from .results.loading import parse_json, read_text, spec_from_data
+from .results.run import json_ready, typed_columns
+from .runs import check_carve_out, check_progress, check_runnable, check_spec, run
+from .specs import ConvSpec, MatmulSpec
+from .why_not import category_of, read_reasons
 
 __all__ = ["LABEL", "DEFAULT_SM_COUNTS", "FRAME_COLUMNS", "REFUSED_COLUMNS", "PER_COUNT_COLUMNS", "ScalingResult",
            "sm_scaling", "check_sm_counts"]
@@ -205,8 +213,6 @@ class ScalingResult:
     # ------------------------------------------------------------------ records
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and <NA> as None), read back by :meth:`from_dict`."""
-        from .results.run import json_ready
-
         def records(frame: Any) -> list[dict[str, Any]]:
             return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
@@ -219,8 +225,6 @@ class ScalingResult:
     @classmethod
     def from_dict(cls, data: Any, *, source: Any = "sm-scaling dict") -> ScalingResult:
         """Inverse of :meth:`to_dict`; DataError naming ``source`` and the field for anything not of its shape."""
-        from .results.loading import spec_from_data
-
         if not isinstance(data, dict):
             raise DataError(source, f"an SM-scaling record must be an object, not {type(data).__name__}")
         if data.get("format") != FORMAT or data.get("version") != VERSION:
@@ -287,8 +291,6 @@ def _frame(rows: Any, columns: tuple[str, ...], source: Any, field: str, counts:
 def _typed(frame: Any) -> Any:
     """The kit's dtypes: whole numbers as Int64 (<NA> for the whole GPU's sm_count), times as float64, flags as
     boolean, text as object."""
-    from .results.run import typed_columns
-
     return typed_columns(frame, _INT, _FLOAT, _BOOL).reset_index(drop=True)
 
 
@@ -297,8 +299,6 @@ def _typed(frame: Any) -> Any:
 
 def _gemm_mn(spec: Spec) -> tuple[int, int] | None:
     """The (M, N) of the GEMM a conv fprop (output pixels x output channels) or a matmul computes, else None."""
-    from .specs import ConvSpec, MatmulSpec
-
     if isinstance(spec, ConvSpec) and spec.direction == "fprop":
         p, q = spec.out_hw
         return spec.n * p * q, spec.k
@@ -310,8 +310,6 @@ def _gemm_mn(spec: Spec) -> tuple[int, int] | None:
 def _waves(spec: Spec, tile: Any, sms: int) -> dict[str, Any]:
     """Output tiles of the best plan's kernel tile over the GEMM view of ``spec``, and the waves they make on
     ``sms`` SMs at one tile per SM at a time (an assumption: occupancy is not recorded); NaN where unknown."""
-    from .course import waves
-
     mn = _gemm_mn(spec)
     dims = [int(d) for d in str(tile).split("x")[:2]] if isinstance(tile, str) and "x" in tile else []
     if mn is None or len(dims) < 2 or min(dims) <= 0:
@@ -321,16 +319,12 @@ def _waves(spec: Spec, tile: Any, sms: int) -> dict[str, Any]:
 
 
 def _tile(kernels: Any) -> str | None:
-    from .course import main_tile
-
     tile = main_tile(kernels)
     return "x".join(str(t) for t in tile) if tile else None
 
 
 def _rows_of(result: Any, sm_count: int | None, sms: int) -> list[dict[str, Any]]:
     """The frame's rows of one run: every plan it listed (explored configurations aside), the best one marked."""
-    from .results import metrics
-
     plans = result.plans
     best = metrics.best(plans)
     best_name = None if best is None else best["plan"]
@@ -345,8 +339,6 @@ def _rows_of(result: Any, sm_count: int | None, sms: int) -> list[dict[str, Any]
 def _refusals(sm_count: int, sms: int, result: Any, whole: Any, max_plans: int | None) -> list[dict[str, Any]]:
     """A carve-out's refusals from its run: plans that failed there with cuDNN's error, and plans the whole GPU's
     heuristics listed that this carve-out's did not (only when every proposal was listed: no max_plans)."""
-    from .why_not import category_of
-
     out = []
     plans = result.plans
     for _, p in plans[plans["status"].isin(("build_failed", "run_failed"))].iterrows():
@@ -365,8 +357,6 @@ def _refusals(sm_count: int, sms: int, result: Any, whole: Any, max_plans: int |
 def _no_plan(sm_count: int, sms: int, error: UnsupportedGraphError) -> list[dict[str, Any]]:
     """The refusals of a carve-out under which nothing ran: each engine configuration cuDNN's message names, or
     each plan's error the run recorded, or the message itself."""
-    from .why_not import category_of, read_reasons
-
     detail = error.detail or ""
     reasons = read_reasons(detail)
     if reasons:
@@ -396,8 +386,6 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
     options (``sm_count`` is set per count; ``explore`` takes no carve-out), and for a family that runs through a
     classic cuDNN call (on the whole GPU); NoGPUError without a GPU, checked before torch is imported.
     """
-    from .runs import check_carve_out, check_progress, check_runnable, check_spec, run
-
     spec = check_spec(spec, where="sm_scaling")
     counts = check_sm_counts(sm_counts)
     opts = check_runnable(RunOptions.coerce(options))
@@ -414,8 +402,6 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
             check_carve_out(spec, opts.replace(sm_count=carved))
         except OptionError as e:
             raise OptionError("sm_counts", sm_counts, e.allowed, where="sm_scaling") from None
-
-    from .capabilities import gpu_visible
 
     if not gpu_visible():  # before torch is imported
         raise NoGPUError("no NVIDIA GPU is visible to the driver (or PyTorch is not installed), so there is no SM "
@@ -472,8 +458,6 @@ MAX_FILE_BYTES = 16 * 2**20
 
 def load_scaling(path: Any) -> ScalingResult:
     """A ScalingResult saved as JSON (``to_dict``), read with the kit's reading discipline."""
-    from .results.loading import parse_json, read_text
-
     path, text = read_text(path, "SM-scaling JSON", limit=MAX_FILE_BYTES)
     return ScalingResult.from_dict(parse_json(text, path, "SM-scaling JSON"), source=path)
 

@@ -10,8 +10,9 @@ by engine; ``drift`` diffs two cuDNN versions. On a GPU host the questions go to
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import DataError, NoGPUError, OptionError, shorten
 from .options import check_sm_count
@@ -19,6 +20,12 @@ from .provenance import cudnn_version_text
 from .specs import Spec, spec_from_dict
 from .target import Target, as_target
 from .why_not import reasons_frame, summarize
+from .options import RunOptions
+from .results import recorded_datasets, RunResult
+from .results.datasets import dataset_prefix
+from .results.loading import read_json
+from .runs import run
+from .target import check_description, today
 
 __all__ = ["WhatIf", "plans_for", "profile", "run_under", "run_drift", "RunDrift", "compare", "drift", "Drift",
            "recorded_whatifs", "recorded_run_drifts", "ANSWER_LABEL", "WHATIF_DIR"]
@@ -224,7 +231,6 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
 
 def _ask(cudnn_lib: Any, spec: Spec, tgt: Target | None, sm_count: int | None, modes: tuple[str, ...]) -> WhatIf:
     from .gpu.asker import Refusal
-    from .target import check_description
 
     asker = _started(cudnn_lib)
     if tgt is None and asker.card is None:
@@ -246,8 +252,6 @@ def _ask(cudnn_lib: Any, spec: Spec, tgt: Target | None, sm_count: int | None, m
 def profile(path: Any = None) -> Target:
     """This GPU as a target: its description as cuDNN serializes it, saved to ``path`` when given (send the file to
     a colleague: ``cl.plans_for(spec, target="mygpu.json")``). NoGPUError without a GPU."""
-    from .target import today
-
     if path is not None:
         from .results.paths import check_output_path
 
@@ -256,7 +260,6 @@ def profile(path: Any = None) -> Target:
     if asker.card is None:
         raise NoGPUError("no GPU is visible to describe")
     name = str(asker.card.get("deviceName", "gpu"))
-    from .results.datasets import dataset_prefix
 
     tgt = Target(name=dataset_prefix(name), description=dict(asker.card), origin="file",
                  cudnn_version=int(asker.cudnn_version), created=today())
@@ -383,9 +386,6 @@ def run_under(spec: Spec, cudnn_lib: Any, options: Any = None, *, timeout_s: flo
     import tempfile
 
     from .gpu.asker import check_cudnn_folder, worker_env
-    from .options import RunOptions
-    from .results import RunResult
-    from .results.loading import read_json
 
     if not isinstance(spec, Spec):
         raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))")
@@ -476,8 +476,6 @@ class RunDrift:
 
 def run_drift(spec: Spec, cudnn_lib: Any, options: Any = None) -> RunDrift:
     """Run ``spec`` here (the cuDNN in use) and under the cuDNN in ``cudnn_lib``; the two results side by side."""
-    from .runs import run
-
     other = run_under(spec, cudnn_lib, options)
     here = run(spec, options)
     return (RunDrift(other, here) if RunDrift.version(other) <= RunDrift.version(here) else RunDrift(here, other))
@@ -489,8 +487,6 @@ RUNS_DIR = WHATIF_DIR / "runs"
 def recorded_run_drifts(spec: Spec | None = None) -> list[RunDrift]:
     """Runs recorded under another cuDNN (``data/whatif/runs``), each beside the shipped recording of the same spec
     on the same GPU under the cuDNN in use then: what changed between versions, measured."""
-    from .results import RunResult, recorded_datasets
-
     runs = [RunResult.load(p) for p in sorted(RUNS_DIR.glob("*.json"))]
     pairs = []
     table = recorded_datasets("run")

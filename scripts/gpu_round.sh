@@ -7,9 +7,9 @@
 #   OUT=/tmp/out ROUND_S=560 scripts/gpu_round.sh 0:record,fp8sweep,fp8bench 1:tests
 #
 # Steps: record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
-# fp8bench, fusion, anatomy, plans (benchmarks/*.py), throughput (benchmarks/sweep_throughput.py: every GPU; run it
+# fp8bench, fusion, anatomy, plans, paged, moe, issue27 (benchmarks/*.py: plans.py --issue27 for the last), throughput (benchmarks/sweep_throughput.py: every GPU; run it
 # alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
-# throughput takes $POINTS points (12 unless set).
+# throughput takes $POINTS points (12 unless set); record takes only the problems in $RECORD_ONLY when set.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 : "${OUT:?set OUT to the folder that comes back}"
@@ -23,7 +23,7 @@ DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
 declare -A BUDGET=([record]=300 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
-                   [throughput]=300 [tests]=100000 [tests1]=100000 [notebooks]=400)
+                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
@@ -43,7 +43,7 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
     export CUDA_VISIBLE_DEVICES=$gpu
     case $name in
         record) timeout -k 10 "$secs" $PY scripts/record.py --out "$WORK/recorded" --deadline-s $((secs - 40)) \
-                    --problem-timeout-s 100 --time-cap-s 0.25 ;;
+                    --problem-timeout-s 100 --time-cap-s 0.25 ${RECORD_ONLY:+--only $RECORD_ONLY} ;;
         sweep) timeout -k 10 "$secs" $PY scripts/record_sweeps.py --out "$WORK/sweeps" --store "$WORK/store_$gpu" ;;
         fp8sweep) timeout -k 10 "$secs" $PY scripts/record_sweeps.py --set fp8_gemm --out "$WORK/sweeps" \
                     --store "$WORK/store_fp8_$gpu" ;;
@@ -51,6 +51,11 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         fusion) timeout -k 10 "$secs" $PY benchmarks/fusion.py --json "$WORK/bench/${slug}_${DAY}_fusion.json" ;;
         anatomy) timeout -k 10 "$secs" $PY benchmarks/anatomy.py --json "$WORK/bench/${slug}_${DAY}_anatomy.json" ;;
         plans) timeout -k 10 "$secs" $PY benchmarks/plans.py --json "$WORK/bench/${slug}_${DAY}_plans.json" ;;
+        issue27) timeout -k 10 "$secs" $PY benchmarks/plans.py --issue27 all \
+                    --json "$WORK/bench/${slug}_${DAY}_issue27.json" ;;
+        paged) timeout -k 10 "$secs" $PY benchmarks/paged_decode.py --quick \
+                    --json "$WORK/bench/${slug}_${DAY}_paged_decode.json" ;;
+        moe) timeout -k 10 "$secs" $PY benchmarks/moe.py --quick --json "$WORK/bench/${slug}_${DAY}_moe.json" ;;
         throughput) unset CUDA_VISIBLE_DEVICES
             timeout -k 10 "$secs" $PY benchmarks/sweep_throughput.py --points "${POINTS:-12}" \
                 --json "$WORK/bench/${slug}_${DAY}_sweep_throughput.json" ;;

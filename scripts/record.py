@@ -57,6 +57,13 @@ PROBLEMS = {
     "conv_genstats_fp16": cl.ConvGenstatsSpec(n=16, c=64, h=56, w=56, k=128, dtype="fp16"),
     "conv_prologue_genstats_fp16": cl.ConvPrologueSpec(n=16, c=64, h=56, w=56, k=128, dtype="fp16",
                                                        param_dtype="fp16", genstats=True),
+    # More fusions 9.19 runs on Hopper, and standalone reductions (issue 28).
+    "conv_reduction_fp16_per_channel": cl.ConvReductionSpec(n=16, c=64, h=56, w=56, k=128, dtype="fp16",
+                                                            axes="nhw"),
+    "conv_concat_fp16": cl.ConvConcatSpec(n=16, c=64, h=56, w=56, k=128, k0=128, dtype="fp16"),
+    "conv_dgrad_relu_fp16": cl.ConvDgradReluSpec(n=16, c=64, h=56, w=56, k=128, dtype="fp16"),
+    "reduction_add_per_channel_fp16": cl.ReductionSpec(n=32, c=256, h=56, w=56, mode="add", axes="nhw",
+                                                       dtype="fp16"),
     # FP8 (issue 15): the same GEMM in e4m3 and bf16 (both TN), an FP8 conv, FP8 attention forward and backward.
     "matmul_fp8_e4m3_4096": cl.MatmulSpec(m=4096, n=4096, k=4096, dtype="fp8_e4m3", transpose_b=True,
                                           out_dtype="bf16", amax=True),
@@ -84,6 +91,13 @@ PROBLEMS = {
                                      dtype="bf16", direction="fwd_training", dropout=0.1),
     "sdpa_decode_bf16": cl.SdpaSpec(batch=8, heads=32, kv_heads=8, seq_q=1, seq_kv=8192, head_dim=128,
                                     causal=True, diagonal_alignment="bottom_right", dtype="bf16"),
+    # Paged K/V cache and sink tokens (issue 28): Llama-3-70B decode over 8k-32k tokens in 64-token pages, a sink
+    # prefill (gpt-oss style, GQA).
+    "sdpa_paged_decode_bf16": cl.SdpaSpec(batch=4, heads=64, kv_heads=8, seq_q=1, seq_kv=32768, head_dim=128,
+                                          causal=True, diagonal_alignment="bottom_right", dtype="bf16", page_size=64,
+                                          seq_lens_kv=(32768, 24576, 12000, 8192)),
+    "sdpa_sink_bf16": cl.SdpaSpec(batch=2, heads=64, kv_heads=8, seq_q=2048, seq_kv=2048, head_dim=64, causal=True,
+                                  dtype="bf16", sink=True),
     # The Lab's default problem of every family, so each operation has a recording to show without a GPU.
     "sdpa_bf16_causal": cl.SdpaSpec(batch=4, heads=16, seq_q=1024, seq_kv=1024, head_dim=128, causal=True,
                                     dtype="bf16"),
@@ -94,6 +108,10 @@ PROBLEMS = {
     "batchnorm_fp16_training": cl.NormSpec(kind="batchnorm", phase="training", n=32, c=64, h=56, w=56,
                                            layout="NHWC", dtype="fp16"),
     "pool_max_fp16": cl.PoolSpec(n=16, c=64, h=56, w=56, mode="max", window=3, stride=2, padding=1, dtype="fp16"),
+    # MoE grouped GEMM (issue 28): 8 experts x 2048 tokens balanced, and the same tokens Zipf-skewed.
+    "moe_bf16_8x2048": cl.MoeSpec(experts=8, tokens=8 * 2048, hidden_in=2048, hidden_out=2048, dtype="bf16"),
+    "moe_bf16_8x2048_zipf": cl.MoeSpec(experts=8, tokens=8 * 2048, hidden_in=2048, hidden_out=2048, dtype="bf16",
+                                       distribution="zipf", skew=1.2),
 }
 #: Problems whose run also samples the engine space beyond the heuristics' proposals (plan anatomy).
 EXPLORE = {"conv_nhwc_fp16": 200}

@@ -2,8 +2,8 @@
 
 The set follows real models, in the spirit of DeepBench's lists: ResNet-50's convolutions (NCHW and NHWC, fp16),
 a few DeepBench-style training convolutions, BERT-base and GPT-style GEMMs (bf16 and fp16, and fp32 for TF32),
-a GEMM size sweep (bf16, fp32, and FP8 e4m3 beside bf16 TN), and attention and normalization shapes of today's models where this version of the kit has
-them. Every plan of heuristic modes A and FALLBACK is built, checked and timed.
+a GEMM size sweep (bf16, fp32, and FP8 e4m3 beside bf16 TN), and attention and normalization shapes of today's
+models where this version of the kit has them. Every plan of heuristic modes A and FALLBACK is built, checked and timed.
 
 Run on a GPU machine:  python scripts/record_sweeps.py   (writes cudnn_lab/data/sweeps/<gpu>_standard.parquet)
 Without a GPU it says so once, in the kit's words, and exits 3 (the `cudnn-lab` exit codes).

@@ -7,6 +7,7 @@ system's 9.14 on the kit's GPU machines). Writes this card's description to cudn
 cudnn_lab/data/whatif/<gpu>_<date>.json (or --out). Every answer is labelled "cuDNN's heuristics' answer".
 
     python scripts/record_whatif.py [--out DIR] [--other-cudnn /usr/lib/x86_64-linux-gnu] [--only NAME ...]
+    python scripts/record_whatif.py --block-scale [--out DIR]   # MXFP8/NVFP4 graphs only (cudnn_lab.block_whatif)
 """
 
 from __future__ import annotations
@@ -39,8 +40,15 @@ def main() -> int:
     ap.add_argument("--sm-scaling", action="store_true", help="also time the ResNet-50 3x3 conv at 132/114/78/66 SMs")
     ap.add_argument("--run-drift", nargs="*", default=[], help="also run these problems under --other-cudnn (the "
                     "times and errors of the other version; the cuDNN in use is the shipped recording's)")
+    ap.add_argument("--block-scale", action="store_true", help="record only cuDNN's answers for block-scaled "
+                    "(MXFP8, NVFP4) graphs, to <out>/whatif/block_scale/")
     args = ap.parse_args()
     try:
+        if args.block_scale:
+            from cudnn_lab.block_whatif import record_block_scale
+
+            print(f"wrote {record_block_scale(Path(args.out) / 'whatif' / 'block_scale')}")
+            return 0
         return record(args)
     except CudnnLabError as e:
         return say_error("record_whatif.py", e)

@@ -36,8 +36,8 @@ def requirement_lines() -> list[str]:
 
 
 def requirements() -> dict[str, Requirement]:
-    return {canonicalize_name(r.name): r for r in map(Requirement, (l for l in requirement_lines()
-                                                                    if not l.startswith("-")))}
+    return {canonicalize_name(r.name): r for r in map(Requirement, (line for line in requirement_lines()
+                                                                    if not line.startswith("-")))}
 
 
 def pyproject_dependencies() -> dict[str, Requirement]:
@@ -78,11 +78,12 @@ def test_postbuild_installs_the_frontend_and_the_package_without_dependencies() 
     assert script.startswith("#!"), "postBuild needs a shebang"
     assert not re.search(r"\b(sudo|apt-get|apt)\b", script), "postBuild runs without root: packages go in apt.txt"
     lines = pip_lines(script)
-    frontend = [l for l in lines if FRONTEND in l]
-    assert frontend and all("--no-deps" in l for l in frontend)
+    frontend = [line for line in lines if FRONTEND in line]
+    assert frontend and all("--no-deps" in line for line in frontend)
     wanted = str(pyproject_dependencies()[FRONTEND].specifier)
-    assert any(wanted in l for l in frontend), f"postBuild should ask for {FRONTEND}{wanted} as pyproject.toml does"
-    assert any(re.search(r"--no-deps\s+\.(\s|$)", l) for l in lines), "postBuild must install the package itself"
+    assert any(wanted in line for line in frontend), \
+        f"postBuild should ask for {FRONTEND}{wanted} as pyproject.toml does"
+    assert any(re.search(r"--no-deps\s+\.(\s|$)", line) for line in lines), "postBuild must install the package itself"
 
 
 def test_apt_and_runtime() -> None:
@@ -127,7 +128,9 @@ RUN_NOTEBOOK = textwrap.dedent("""
     t0 = time.perf_counter()
     NotebookClient(nb, timeout=120, kernel_name=kernel, resources={"metadata": {"path": sys.argv[3]}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
-    print(json.dumps({"seconds": time.perf_counter() - t0, "errors": len(errors),
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    print(json.dumps({"seconds": time.perf_counter() - t0, "errors": len(errors), "code_cells": len(code),
+                      "cells_run": sum(c.get("execution_count") is not None for c in code),
                       "kernel_python": nb.cells[0].outputs[0]["text"].strip()}))
 """)
 
@@ -157,8 +160,8 @@ def test_binder_environment_builds_graphs_and_runs_the_quickstart(tmp_path: Path
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])  # no --system-site-packages: only what Binder would install
     py, bindir = venv / "bin" / "python", venv / "bin"
-    reqs = [f"torch=={torch_version}" if canonicalize_name(Requirement(l).name) == "torch" else l
-            for l in requirement_lines() if not l.startswith("-")]  # CI's torch; the CPU index is not reachable here
+    reqs = [f"torch=={torch_version}" if canonicalize_name(Requirement(line).name) == "torch" else line
+            for line in requirement_lines() if not line.startswith("-")]  # CI's torch (the CPU index is unreachable)
     (tmp_path / "requirements.txt").write_text("\n".join(reqs) + "\n")
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
     env.pop("PYTHONPATH", None)
@@ -179,4 +182,4 @@ def test_binder_environment_builds_graphs_and_runs_the_quickstart(tmp_path: Path
     print("quickstart in the Binder venv:", ran)
     assert ran["errors"] == 0
     assert Path(ran["kernel_python"]).parent == bindir
-    assert ran["seconds"] < 60
+    assert ran["cells_run"] == ran["code_cells"] > 1  # every cell ran to its end (seconds: printed, not judged)

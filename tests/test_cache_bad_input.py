@@ -137,7 +137,7 @@ class CeilingsCache:
 
     def bomb(self) -> bytes:
         deep = "[" * 30_000 + "]" * 30_000  # under the 64 KiB bound: refused for its nesting, not its size
-        return ('{"format": 1, "identity": %s, "record": {"x": %s}}' % (json.dumps(CEIL_IDENT), deep)).encode()
+        return f'{{"format": 1, "identity": {json.dumps(CEIL_IDENT)}, "record": {{"x": {deep}}}}}'.encode()
 
     def head(self) -> bytes:
         return b'{"format": 1, "identity": {}, "record": {'

@@ -177,7 +177,7 @@ def test_cuda_init_warning_becomes_the_reason(monkeypatch: pytest.MonkeyPatch) -
     torch = fake_cuda_build(monkeypatch)
 
     def unavailable() -> bool:
-        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old", UserWarning)
+        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old", UserWarning, stacklevel=2)
         return False
 
     monkeypatch.setattr(torch.cuda, "is_available", unavailable)

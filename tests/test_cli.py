@@ -10,6 +10,7 @@ import pytest
 
 from cudnn_lab import cli
 from cudnn_lab.capabilities import probe
+from cudnn_lab.options import RunOptions
 
 
 class Execd(Exception):
@@ -109,8 +110,6 @@ def test_run_without_gpu_exits_3_and_points_to_recordings(tmp_path, capsys) -> N
 
 
 def test_report_of_a_recording_writes_offline_html(tmp_path) -> None:
-    import cudnn_lab as cl
-
     name = "h100_conv_nhwc_fp16_bias_relu"  # a frontend graph (a classic call has no script to show)
     out = tmp_path / "r.html"
     assert cli.main(["report", name, "-o", str(out)]) == 0
@@ -146,3 +145,40 @@ def test_lab_as_root_starts_jupyter_with_allow_root(execv: dict[str, object], mo
     with pytest.raises(Execd):
         cli.main(["lab", "--no-browser"])
     assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "--allow-root", "pyproject.toml", "--no-browser"]
+
+
+def _other_value(name: str) -> tuple[list[str], object]:
+    """Arguments after an option's flag that set it to a valid value other than its default, and that value."""
+    info = RunOptions.__dataclass_fields__[name]
+    default, kind = info.default, info.type.split("|")[0].strip()
+    if kind == "bool":
+        return [], not default if default is not None else True
+    if kind == "tuple[str, ...]":
+        other = tuple(m for m in info.metadata["choices"] if m not in default)[:1]
+        return [",".join(other)], other
+    if kind == "str":
+        other = next(c for c in info.metadata["choices"] if c != default)
+        return [other], other
+    if kind == "int":
+        other = 2 if default is None else default + 1
+        return [str(other)], other
+    other = default / 2 if default < 1 else default - 1  # a float inside its range (screen_ratio: 1 or more)
+    return [repr(other)], other
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize("name", RunOptions.names())
+def test_every_run_option_has_a_cli_flag_that_sets_it(name: str, command: str) -> None:
+    flag, _ = cli.run_option_flag(name)
+    args, value = _other_value(name)
+    parsed = cli._parser().parse_args([command, "x.json", flag, *args])
+    given = cli._run_overrides(parsed)
+    assert given == {name: value}
+    assert getattr(RunOptions.coerce(None, **given), name) == value != getattr(RunOptions(), name)
+
+
+def test_run_option_flags_are_distinct_and_named_after_their_option() -> None:
+    flags = [cli.run_option_flag(name)[0] for name in RunOptions.names()]
+    assert len(set(flags)) == len(flags)
+    for name, flag in zip(RunOptions.names(), flags):
+        assert flag.removeprefix("--").removeprefix("no-") == name.replace("_", "-")

@@ -86,8 +86,8 @@ def test_missing_dependency_error_caught_by_import_error_clause() -> None:
 
 
 def test_every_lab_error_caught_by_one_clause() -> None:
-    made = [SpecError("f", 1, "x"), OptionError("o", 1, "x"), DataError("p", "x"), PathError("p", "x"), NoGPUError(), UnsupportedGraphError("s"), PlanError("p"), ResourceError(2, 1),
-            MissingDependencyError("w", "h")]
+    made = [SpecError("f", 1, "x"), OptionError("o", 1, "x"), DataError("p", "x"), PathError("p", "x"), NoGPUError(),
+            UnsupportedGraphError("s"), PlanError("p"), ResourceError(2, 1), MissingDependencyError("w", "h")]
     for err in made:
         with pytest.raises(CudnnLabError):
             raise err
@@ -100,7 +100,8 @@ def test_option_error_names_the_option_and_where() -> None:
 
 
 def test_path_and_data_errors_name_the_file_and_the_problem() -> None:
-    assert str(PathError("/x/r.json", "is a directory", hint="give a file")) == "'/x/r.json': is a directory. give a file"
+    said = str(PathError("/x/r.json", "is a directory", hint="give a file"))
+    assert said == "'/x/r.json': is a directory. give a file"
     err = DataError("r.json", "field plans: must be a list")
     assert "r.json" in str(err) and "field plans" in str(err) and err.path == "r.json"
 

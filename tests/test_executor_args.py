@@ -12,7 +12,7 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.errors import OptionError
-from cudnn_lab.gpu.workers import MAX_GPUS, GPUExecutor, check_gpus, dask_cluster
+from cudnn_lab.sweeps.executors import MAX_GPUS, GPUExecutor, check_gpus, dask_cluster
 
 BASE = cl.ConvSpec(n=1, c=8, h=8, w=8, k=8)
 

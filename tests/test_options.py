@@ -172,3 +172,27 @@ def test_sm_count_at_its_default_keeps_old_sweep_point_ids() -> None:
     assert point_id(spec, id_settings(now), "H200") == point_id(spec, id_settings(before), "H200")
     carved = RunOptions(sm_count=66).to_dict()
     assert point_id(spec, id_settings(carved), "H200") != point_id(spec, id_settings(now), "H200")
+
+
+def test_each_timing_setting_reaches_the_timer_with_its_default() -> None:
+    import dataclasses
+
+    from cudnn_lab.gpu.timing import TimingOptions
+    from cudnn_lab.options import TIMING_SETTINGS, option_info
+
+    assert "time_cap_s" in TIMING_SETTINGS and "seed" not in TIMING_SETTINGS
+    timer_fields = {f.name: f.default for f in dataclasses.fields(TimingOptions)}
+    for name in TIMING_SETTINGS:
+        assert timer_fields[name] == option_info(name)["default"], name
+    changed = RunOptions(warmup=7, min_samples=4, max_samples=9)
+    assert (TimingOptions.from_options(changed).warmup, TimingOptions.from_options(changed).max_samples) == (7, 9)
+
+
+def test_every_option_says_how_it_enters_a_point_id_and_what_it_means() -> None:
+    from cudnn_lab.options import POINT_ID_RULES, option_info
+
+    for name in RunOptions.names():
+        info = option_info(name)
+        assert info["point_id"] in POINT_ID_RULES and info["help"] and info["flag"].startswith("--"), name
+    with pytest.raises(OptionError, match="not a run option"):
+        option_info("bogus")

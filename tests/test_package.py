@@ -82,8 +82,8 @@ def test_version_is_a_dotted_string() -> None:
 
 
 def test_provenance_is_the_function_even_after_its_module_is_imported() -> None:
-    import cudnn_lab.provenance  # noqa: F401
-    import cudnn_lab.report  # noqa: F401  (imports the module too)
+    import cudnn_lab.provenance
+    import cudnn_lab.report  # noqa: F401 - imports the module too
     from cudnn_lab.provenance import provenance
 
     assert cl.provenance is provenance and inspect.isfunction(cl.provenance)

@@ -45,7 +45,7 @@ def test_the_kits_gpu_cluster_runs_its_workers_without_the_profiler() -> None:
 
     import dask
 
-    from cudnn_lab.gpu.workers import dask_cluster
+    from cudnn_lab.sweeps.executors import dask_cluster
 
     cluster = dask_cluster([0])
     try:

@@ -37,7 +37,8 @@ from .. import cache_dir
 from ..errors import CudnnLabError, DataError
 
 __all__ = ["FORMAT", "MAGIC", "MAX_BYTES", "SERIALIZE_MIN_BUILD_MS", "PlanStore", "plan_store", "identity",
-           "identity_on", "graph_key", "plan_graph_key", "RunCache", "MAX_ENTRY_BYTES", "foreign"]
+           "identity_on", "graph_key", "plan_graph_key", "RunCache", "MAX_ENTRY_BYTES", "foreign", "KernelCacheFile",
+           "KernelCache", "kernel_cache_for", "kernel_identity", "MAX_KERNEL_CACHE_BYTES"]
 
 MAGIC = b"CUDNN_LAB_PLAN\x00\x01"
 FORMAT = 1
@@ -54,7 +55,8 @@ _ENTRY_NAME = re.compile(r"([0-9a-f]{64})\.plan")
 _TEMP_NAME = re.compile(r"\.([0-9a-f]{64})\.plan\.[A-Za-z0-9_]+\.tmp")
 
 
-def graph_key(spec_dict: dict[str, Any], described: Any, sm_count: int | None = None) -> str:
+def graph_key(spec_dict: dict[str, Any], described: Any, sm_count: int | None = None,
+              kernel_cache: bool = False) -> str:
     """SHA-256 of the spec and the frontend's description of its graph (``inspect()``): what the plan runs.
 
     ``sm_count``: the SM carve-out the graph was made for (``cudnn.pygraph(sm_count=N)``), part of the key only when
@@ -63,14 +65,16 @@ def graph_key(spec_dict: dict[str, Any], described: Any, sm_count: int | None = 
     body: dict[str, Any] = {"spec": spec_dict, "graph": described}
     if sm_count is not None:
         body["sm_count"] = int(sm_count)
+    if kernel_cache:  # plans built with cuDNN's kernel cache are kept apart from those built without it
+        body["kernel_cache"] = True
     text = json.dumps(body, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def plan_graph_key(spec: Any, lab: Any, sm_count: int | None = None) -> str:
+def plan_graph_key(spec: Any, lab: Any, sm_count: int | None = None, kernel_cache: bool = False) -> str:
     """:func:`graph_key` of ``spec`` and one of its built graphs (a LabGraph that proposed plans), made for
-    ``sm_count`` SMs (None: the whole GPU)."""
-    return graph_key(spec.to_dict(), lab.inspect(), sm_count)
+    ``sm_count`` SMs (None: the whole GPU), with cuDNN's kernel cache or not."""
+    return graph_key(spec.to_dict(), lab.inspect(), sm_count, kernel_cache)
 
 
 def identity_on(graph: str, plan: str, info: dict[str, Any]) -> dict[str, str]:
@@ -277,10 +281,13 @@ class RunCache:
     """
 
     def __init__(self, spec: Any, info: dict[str, Any], handle: Any, enabled: bool = True,
-                 ask: Callable[[], None] | None = None, sm_count: int | None = None) -> None:
+                 ask: Callable[[], None] | None = None, sm_count: int | None = None,
+                 kernel_cache: bool = False) -> None:
         self.spec, self.info, self.handle = spec, info, handle
         #: the SM carve-out the session's graphs were made for (None: the whole GPU), part of every plan's key
         self.sm_count = sm_count
+        #: the session's graphs were made with cuDNN's kernel cache (part of every plan's key)
+        self.kernel_cache = kernel_cache
         self.enabled = enabled and cache_dir.cache_enabled()
         self.store = plan_store()
         #: called before building a recalled plan the cache could not load: gives it the heuristics' graph
@@ -296,7 +303,7 @@ class RunCache:
             gid = id(lab)
             if gid not in self._graph_keys:
                 try:
-                    self._graph_keys[gid] = plan_graph_key(self.spec, lab, self.sm_count)
+                    self._graph_keys[gid] = plan_graph_key(self.spec, lab, self.sm_count, self.kernel_cache)
                 except Exception:  # noqa: BLE001 - a graph that cannot describe itself is not cached
                     return None
             key = self._graph_keys[gid]
@@ -366,3 +373,177 @@ class RunCache:
         """For the run's settings: whether the cache was used and what happened in this process so far."""
         return {"enabled": self.enabled, "dir": str(self.store.folder), **self.store.counts,
                 **({} if self.enabled else {"why_off": cache_dir.disabled_reason() or "plan_cache=False"})}
+
+
+# ------------------------------------------------------------------------------------------------ kernel cache
+#: A serialized kernel cache larger than this is neither read nor written (it holds compiled kernels: MBs).
+MAX_KERNEL_CACHE_BYTES = 256 << 20
+
+
+def kernel_identity(info: dict[str, Any]) -> dict[str, str]:
+    """What a kept kernel cache depends on: the kit's format, the GPU (name, compute capability) and the cuDNN
+    backend and frontend versions, as a plan's :func:`identity` (one kernel cache per GPU kind and cuDNN)."""
+    return identity_on("kernel_cache", "kernel_cache", info)
+
+
+class KernelCacheFile:
+    """cuDNN's serialized kernel cache on disk beside the plans (``<root>/kernels/<k[:2]>/<k>.plan``), one per
+    :func:`kernel_identity`, in the plan cache's entry format (magic, header with identity, length and SHA-256).
+
+    :meth:`read` answers the text or None; an entry that is corrupt, foreign (another identity), too big or not a
+    regular file is set aside and warned about once per process (RuntimeWarning, like the other caches'): the run goes
+    on with an empty kernel cache. A write that fails switches the caches off with one warning
+    (``cache_dir.atomic_write``)."""
+
+    _warned: set[tuple[str, str]] = set()
+
+    def __init__(self, folder: str | Path | None = None, max_bytes: int = MAX_KERNEL_CACHE_BYTES) -> None:
+        self.store = PlanStore(cache_dir.cache_root() / "kernels" if folder is None else folder,
+                               max_bytes=max_bytes * 2, max_entry_bytes=max_bytes)
+        #: ignored: entries set aside (corrupt, foreign, refused by cuDNN); read, written
+        self.counts = {"read": 0, "written": 0, "ignored": 0}
+
+    def path(self, ident: dict[str, str]) -> Path:
+        return self.store.path(ident)
+
+    def warn(self, path: Path, problem: str) -> None:
+        """Say once per process and folder that a kernel cache file was not used, and why."""
+        key = (str(self.store.folder), "ignored")
+        if key in KernelCacheFile._warned:
+            return
+        KernelCacheFile._warned.add(key)
+        import warnings
+
+        warnings.warn(f"cudnn_lab: the kernel cache file {path} was not used ({problem}); runs go on with a new "
+                      f"kernel cache, written over it (nothing measured is lost).", RuntimeWarning, stacklevel=3)
+
+    def read(self, ident: dict[str, str]) -> str | None:
+        """The serialized kernel cache kept for ``ident``, or None (none kept, caches off, or a bad entry: set
+        aside, warned once)."""
+        if not cache_dir.cache_enabled():
+            return None
+        path = self.path(ident)
+        try:
+            data = cache_dir.read_entry(path, "kernel cache file", limit=self.store.max_entry_bytes, magic=MAGIC)
+            if data is None:
+                return None
+            blob, _ = self.store.check(data, ident, path)
+            text = blob.decode()
+        except (CudnnLabError, UnicodeDecodeError) as e:
+            self.discard(ident, getattr(e, "problem", None) or str(e) or "not UTF-8 text")
+            return None
+        self.counts["read"] += 1
+        return text
+
+    def discard(self, ident: dict[str, str], problem: str) -> None:
+        """Set a bad or refused entry aside, warning once."""
+        path = self.path(ident)
+        self.counts["ignored"] += 1
+        cache_dir.set_aside(path, "kernels", problem)
+        self.warn(path, problem)
+
+    def write(self, ident: dict[str, str], text: str, meta: dict[str, Any] | None = None) -> bool:
+        """Keep ``text`` (``kernel_cache.serialize()``) for ``ident``; False when the caches are off, it is too big
+        or the write failed (the caches are then off for the process, said once)."""
+        ok = self.store.put(ident, text.encode(), meta)
+        self.counts["written"] += int(ok)
+        return ok
+
+
+class KernelCache:
+    """cuDNN's kernel cache (``cudnn.create_kernel_cache()``) for one GPU kind and cuDNN in this process: given to
+    every graph of a run with ``kernel_cache=True`` so shapes that share a runtime-compiled kernel build it once,
+    loaded from its :class:`KernelCacheFile` when first made and written back when a run added to it."""
+
+    def __init__(self, info: dict[str, Any], file: KernelCacheFile | None = None) -> None:
+        import cudnn
+
+        self.ident = kernel_identity(info)
+        self.file = file or KernelCacheFile()
+        self.cache = cudnn.create_kernel_cache()
+        #: 'disk' when loaded from the file, else 'new'
+        self.source = "new"
+        #: None until a save was tried; False (with ``why_not_kept``) when the frontend could not serialize it
+        self.kept_on_disk: bool | None = None
+        self.why_not_kept: str | None = None
+        self._load()
+
+    def _load(self) -> None:
+        text = self.file.read(self.ident)
+        #: SHA-256 of the text last loaded or written: an unchanged cache is not written again (cuDNN before 9.27 has
+        #: no revision counter to tell)
+        self._digest: str | None = None
+        if text is not None:
+            try:
+                self.cache.deserialize(text)
+                self.source = "disk"
+                self._digest = hashlib.sha256(text.encode()).hexdigest()
+            except Exception as e:  # noqa: BLE001 - cuDNN refused it (another build's, damaged): start empty
+                self.file.discard(self.ident, f"cuDNN refused it: {' '.join(str(e).split())[:200]}")
+                import cudnn
+
+                self.cache = cudnn.create_kernel_cache()
+        self._saved = self.revision()
+
+    def revision(self) -> int | None:
+        """cuDNN's count of changes to the cache; None where cuDNN cannot tell (before 9.27: "only available
+        starting 9.27", seen on 9.19)."""
+        try:
+            return int(self.cache.revision())
+        except Exception:  # noqa: BLE001 - a cuDNN without the counter
+            return None
+
+    def size(self) -> int | None:
+        """Entries in the cache; None where cuDNN cannot tell (before 9.27, as :meth:`revision`)."""
+        try:
+            return int(self.cache.size())
+        except Exception:  # noqa: BLE001
+            return None
+
+    def save(self) -> bool:
+        """Write the cache to its file when it changed since it was loaded or last written; False when nothing was
+        written (unchanged, caches off, the frontend cannot serialize it: then it is kept in this process only)."""
+        rev = self.revision()
+        if rev is not None and rev == self._saved:
+            return False
+        if not cache_dir.cache_enabled():
+            self.why_not_kept = cache_dir.disabled_reason() or "the caches are off"
+            return False
+        try:
+            text = self.cache.serialize()
+        except Exception as e:  # noqa: BLE001 - kept in this process only, said in the run's settings (9.19 refuses
+            # to serialize a cache no graph has filled yet: "descriptor not initialized")
+            self.kept_on_disk = False
+            self.why_not_kept = f"the cuDNN frontend could not serialize it: {' '.join(str(e).split())[:200]}"
+            return False
+        if not isinstance(text, str) or not text:
+            self.kept_on_disk, self.why_not_kept = False, "the cuDNN frontend serialized it to nothing"
+            return False
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        if digest == self._digest:  # nothing new compiled since it was loaded or written
+            self.kept_on_disk = self.kept_on_disk if self.kept_on_disk is not None else self.source == "disk"
+            return False
+        ok = self.file.write(self.ident, text, {"entries": self.size()})
+        self.kept_on_disk = ok
+        self.why_not_kept = None if ok else (cache_dir.disabled_reason() or "it could not be written")
+        if ok:
+            self._saved, self._digest = rev, digest
+        return ok
+
+    def summary(self) -> dict[str, Any]:
+        """For a run's settings: where it came from, its entries, whether it is kept on disk (and why not)."""
+        return {"source": self.source, "entries": self.size(), "kept_on_disk": self.kept_on_disk,
+                "why_not_kept": self.why_not_kept, "file": str(self.file.path(self.ident)),
+                "ignored_files": self.file.counts["ignored"]}
+
+
+_KERNEL_CACHES: dict[tuple[str, str], KernelCache] = {}
+
+
+def kernel_cache_for(info: dict[str, Any]) -> KernelCache:
+    """The process's kernel cache for this GPU kind and cuDNN at the current cache root (made, and loaded from disk,
+    on first use)."""
+    key = (str(cache_dir.cache_root()), _key(kernel_identity(info)))
+    if key not in _KERNEL_CACHES:
+        _KERNEL_CACHES[key] = KernelCache(info)
+    return _KERNEL_CACHES[key]

@@ -25,6 +25,7 @@ from typing import Any
 from .. import cache_dir
 from ..errors import CudnnLabError, DataError, shorten
 from .timing import Timer, TimingOptions
+from ..results.loading import finite_number, parse_json, read_regular
 
 __all__ = ["Ceilings", "measure_ceilings", "gpu_identity", "load_or_measure", "FORMAT", "MAX_FILE_BYTES", "foreign"]
 
@@ -77,8 +78,6 @@ class Ceilings:
         """A record written by :meth:`to_dict`, checked by meaning: roofs finite and > 0, spreads (IQR) finite and
         >= 0 or null, sizes whole numbers > 0, samples a whole number >= 0 or null, ``measured`` an ISO time or
         empty. DataError naming ``source`` and the first field that is not; keys it does not know are ignored."""
-        from ..results.loading import finite_number
-
         if not isinstance(data, dict):
             raise DataError(source, f"a ceilings record must be an object, not {shorten(data, 40)}")
         for f in dataclasses.fields(cls):
@@ -130,8 +129,6 @@ def _path(ident: dict[str, Any]) -> Any:
 def _read_file(path: Path) -> dict[str, Any]:
     """A ceilings file's ``{"format", "identity", "record"}``, read and parsed with the loading layer's guards;
     FileNotFoundError when there is none, the kit's own error for anything else wrong with it."""
-    from ..results.loading import parse_json
-
     data = cache_dir.read_entry(path, "ceilings file", limit=MAX_FILE_BYTES)
     if data is None:
         raise FileNotFoundError(path)
@@ -177,8 +174,6 @@ def write_cached(ident: dict[str, Any], record: dict[str, Any]) -> bool:
 def foreign(path: Path, rel: tuple[str, ...], is_dir: bool) -> str | None:
     """Why ``path`` (``rel``: its parts below the ceilings folder) is not a ceilings file the kit wrote (its name,
     and an object with format, identity and record) nor a write's temporary file; None when it is one."""
-    from ..results.loading import read_regular
-
     if is_dir or len(rel) != 1:
         return "the ceilings cache makes no folders"
     if _TEMP_NAME.fullmatch(rel[0]):
@@ -220,12 +215,12 @@ def _measure_fp8(device: int, size: int, copy_mib: int) -> dict[str, Any]:
         results = {fast: timer.time(lambda f=fast: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
                                                                       out_dtype=torch.bfloat16, use_fast_accum=f))
                    for fast in (False, True)}
-        del a, b
+        a = b = None  # frees the operands before the copy is timed
         n = copy_mib << 20
         src = torch.empty(n, dtype=torch.uint8, device=dev).random_(0, 255)
         dst = torch.empty_like(src)
         cp = timer.time(lambda: dst.copy_(src))
-        del src, dst
+        src = dst = None  # frees the copy's buffers
     fast = min(results, key=lambda f: results[f].median_ms)
     mm = results[fast]
     flop = 2 * size**3 / 1e9  # FLOP per ms / 1e9 = TFLOP/s
@@ -264,12 +259,12 @@ def _measure(dtype: str, device: int, size: int, copy_mib: int) -> dict[str, Any
             mm = timer.time(lambda: torch.matmul(a, b, out=c))
         finally:
             torch.backends.cuda.matmul.allow_tf32 = saved
-        del a, b, c
+        a = b = c = None  # frees the operands before the copy is timed
         n = copy_mib << 20
         src = torch.empty(n, dtype=torch.uint8, device=f"cuda:{device}").random_(0, 255)
         dst = torch.empty_like(src)
         cp = timer.time(lambda: dst.copy_(src))
-        del src, dst
+        src = dst = None  # frees the copy's buffers
     tflops, tflops_iqr = _rate_spread(2 * size**3 / 1e9, mm)  # FLOP per ms / 1e9 = TFLOP/s
     gbps, gbps_iqr = _rate_spread(2 * n / 1e6, cp)  # bytes per ms / 1e6 = GB/s
     return Ceilings(dtype=dtype, tflops=tflops, gbps=gbps, matmul_size=size, copy_bytes=n, tflops_iqr=tflops_iqr,

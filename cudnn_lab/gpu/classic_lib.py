@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import PlanError, UnsupportedGraphError
 from . import classic
+from ..graph import drawing
 
 c_int, c_void_p, c_size_t = ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t
 #: Sub-libraries tried, in order, for a symbol the shim does not export.
@@ -134,8 +135,6 @@ class ClassicLab:
         return self._describe(self.spec) if self._describe else {}
 
     def to_dot(self) -> Any:
-        from ..graph import drawing
-
         return self._draw(self.spec) if self._draw else drawing(self.spec)
 
     def __repr__(self) -> str:

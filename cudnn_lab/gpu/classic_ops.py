@@ -24,6 +24,7 @@ from . import classic
 from .classic_lib import (ClassicLab, c_int, c_void_p, check, create, destroy, entry, one_plan, pointer,
                           tensor_descriptor)
 from .plans import PLAN_SOURCES, PlanEntry
+from .frontend import graph_plans
 
 ENGINE_ID = -1
 #: ``cudnnNanPropagation_t``: NaN in, NaN out, as PyTorch's activations do.
@@ -201,8 +202,6 @@ def transform_plans(spec: TransformSpec, handle: Any, modes: tuple[str, ...], wh
         entry("cudnnTransformTensor", (_V, _V, _V, _V, _V, _V, _V))
         return _one_row(spec, TransformCall(spec), transform_graph)
     import cudnn
-
-    from .frontend import graph_plans
 
     check_graph_kind(spec, int(cudnn.backend_version()), where, cudnn_version)
     return graph_plans(spec, handle, modes, where, cudnn_version, graph_options=graph_options)

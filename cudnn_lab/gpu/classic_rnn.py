@@ -27,6 +27,8 @@ from . import classic
 from .classic_lib import (ClassicLab, c_int, c_size_t, c_void_p, check, create, destroy, entry, one_plan, pointer,
                           tensor_descriptor, tensor_dims)
 from .plans import PLAN_SOURCES, PlanEntry
+from ..errors import PlanError
+from ..reference.common import torch_dtype
 
 ENGINE_ID = -1
 CUDNN_RNN_DOUBLE_BIAS = 2
@@ -241,16 +243,12 @@ class RnnPlan:
 
 
 def classic_error(slot: WeightSlot, got: tuple[int, ...], want: tuple[int, ...]) -> Exception:
-    from ..errors import PlanError
-
     return PlanError(f"cudnnGetRNNWeightParams(pseudo-layer {slot.pseudo_layer}, linLayerID {slot.lin_layer_id}) "
                      f"gave a {'bias' if len(want) == 1 else 'matrix'} of dims {list(got)}, not the "
                      f"{list(want)} of {slot.param} rows {slot.rows[0]}:{slot.rows[1]} (gate {slot.gate})")
 
 
 def _torch_dtype(name: str) -> Any:
-    from ..reference.common import torch_dtype
-
     return torch_dtype(name)
 
 

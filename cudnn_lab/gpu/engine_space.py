@@ -22,6 +22,7 @@ from typing import Any
 from .. import knobs as knob_table
 from ..errors import PlanError
 from .pin import KnobRange, engine_count, engine_knobs, plan_error, status_of
+from .pin import append_config, prepared_graph
 
 Progress = Callable[[int, int, str], None]
 
@@ -249,8 +250,6 @@ class Explorer:
     """One exploration graph of a spec: its engines, and sampled configurations appended to it."""
 
     def __init__(self, spec: Any, handle: Any = None) -> None:
-        from .pin import prepared_graph
-
         self.spec = spec
         self.lab = prepared_graph(spec, handle)
         self.engines = list_engines(self.lab.pygraph)
@@ -264,8 +263,6 @@ class Explorer:
         configuration); a refused one is recorded, a duplicate of a known plan name (a proposal, or an earlier
         sample) is marked and not built. Past ``deadline`` (a ``time.perf_counter()`` value) the rest are marked
         ``not_tried``. Precompiled ones come first."""
-        from .pin import append_config
-
         g = self.lab.pygraph
         seen = set(known)
         out = []

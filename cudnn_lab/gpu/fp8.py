@@ -10,7 +10,7 @@ from ..errors import UnsupportedGraphError
 from ..specs import Spec
 from ..specs.fp8 import is_fp8, unmet
 
-__all__ = ["unmet_requirements", "check_requirements", "ceiling_dtype"]
+__all__ = ["unmet_requirements", "check_requirements", "ceiling_dtype", "quantization_figures"]
 
 
 def _cc(info: dict[str, Any]) -> tuple[int, int]:
@@ -51,3 +51,19 @@ def ceiling_dtype(dtype: str) -> str:
         return "fp8_e4m3"
     return dtype if dtype in ("fp16", "bf16") else "fp32"
 
+
+
+def quantization_figures(spec: Spec, inputs: Any, seed: int) -> dict[str, Any] | None:
+    """The quantization report of an FP8 problem (``reference.quantization_report``; None for others), computed once
+    per (spec, seed) in this process and kept (``reference.fp8.kept_report``): a repeated run returns the same
+    figures without redoing the float64 work. ``inputs`` are the session's, made for ``seed``."""
+    from ..reference import quantization_report
+    from ..reference.fp8 import keep_report, kept_report
+
+    found = kept_report(spec, seed)
+    if found is not None:
+        return found
+    report = quantization_report(spec, inputs, seed=seed)
+    if report:
+        keep_report(spec, seed, report)
+    return report

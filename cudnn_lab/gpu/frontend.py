@@ -15,6 +15,7 @@ from ..graph import build_graph
 from ..specs import Spec
 from .explain import explain
 from .plans import PLAN_SOURCES, PlanEntry
+from ..why_not import CATEGORIES, category_of, summarize
 
 
 def _enum_name(value: Any) -> str:
@@ -62,8 +63,6 @@ def carve_out_sentence(detail: str, sm_count: int | None = None) -> str:
     """What cuDNN's refusal says, in one sentence (``why_not.summarize``: engines refused, by category); under a
     carve-out, when cuDNN's message names the SM count without per-engine blocks, the carve-out category's own
     words. Empty when the message holds neither."""
-    from ..why_not import CATEGORIES, category_of, summarize
-
     text = summarize(detail)
     if not text and sm_count is not None and category_of("", detail) == "carve-out":
         text = f"cuDNN refused the graph on {sm_count} SMs (carve-out: {CATEGORIES['carve-out']})."

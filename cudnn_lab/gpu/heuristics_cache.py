@@ -26,6 +26,8 @@ from typing import Any
 from .. import cache_dir
 from ..errors import DataError
 from .cache import PlanStore, graph_key, identity_on, plan_store
+from ..results.loading import parse_json
+from .notes import NotesResult
 
 __all__ = ["MIN_PROPOSE_S", "MAX_ENTRY_BYTES", "heuristics_store", "proposals_ident", "remember", "recall",
            "remember_notes", "recall_notes"]
@@ -69,8 +71,6 @@ def remember(ident: dict[str, str], entries: list[Any], plan_graph_keys: list[st
 def _read(ident: dict[str, str], valid: Callable[[Any], bool]) -> Any:
     """The JSON kept for ``ident`` when it parses (the loading layer's guards) and ``valid`` accepts it; None
     otherwise (a bad entry is removed)."""
-    from ..results.loading import parse_json
-
     store = heuristics_store()
     found = store.get(ident)
     if found is None:
@@ -131,8 +131,6 @@ def remember_notes(ident: dict[str, str], result: Any) -> bool:
 
 def recall_notes(ident: dict[str, str]) -> Any:
     """The NotesResult kept for ``ident``, or None."""
-    from .notes import NotesResult
-
     data = _read(ident, lambda d: isinstance(d, dict) and all(
         isinstance(d.get(k), dict) and all(_texts(v) for v in d[k].values()) for k in ("notes", "unknown")))
     if data is None:

@@ -249,11 +249,3 @@ def kernel_times(call: Callable[[], None], stream: Any, *, samples: int = 20) ->
     if segments is None:
         raise RuntimeError("could not attribute kernels to executions (marker kernels missing from the trace)")
     return [sum(end - start for start, end, _, _ in seg) / 1e6 for seg in segments]
-
-
-def timed_profile(calls: Mapping[str, Callable[[], None]], stream: Any,
-                  **kw: Any) -> tuple[dict[str, PlanKernels], float]:
-    """:func:`profile_plans` and the wall seconds it took (for the anatomy benchmark and the run's notes)."""
-    t0 = time.perf_counter()
-    out = profile_plans(calls, stream, **kw)
-    return out, time.perf_counter() - t0

@@ -15,24 +15,13 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
+from ..graph import build_graph
 
 #: The numerical notes asked about, in the order tables show them (frontend ``cudnn.numerical_note`` names).
 NOTES: tuple[str, ...] = ("TENSOR_CORE", "DOWN_CONVERT_INPUTS", "REDUCED_PRECISION_REDUCTION", "FFT", "WINOGRAD",
                           "NONDETERMINISTIC", "STRICT_NAN_PROP")
 #: Asked only when some plan is WINOGRAD.
 WINOGRAD_TILES: tuple[str, ...] = ("WINOGRAD_TILE_4x4", "WINOGRAD_TILE_6x6", "WINOGRAD_TILE_13x13")
-
-NOTE_TEXT = {
-    "TENSOR_CORE": "uses tensor cores",
-    "DOWN_CONVERT_INPUTS": "converts inputs to a lower precision first (TF32 for fp32 data)",
-    "REDUCED_PRECISION_REDUCTION": "accumulates in a lower precision than the compute type",
-    "FFT": "computes the convolution by FFT",
-    "WINOGRAD": "computes the convolution by Winograd transforms",
-    "NONDETERMINISTIC": "results may differ bit-for-bit between runs (e.g. atomic accumulation)",
-    "STRICT_NAN_PROP": "propagates NaN strictly",
-    "WINOGRAD_TILE_4x4": "Winograd with 4x4 tiles", "WINOGRAD_TILE_6x6": "Winograd with 6x6 tiles",
-    "WINOGRAD_TILE_13x13": "Winograd with 13x13 tiles",
-}
 
 _LINE = re.compile(r"Plan at index (\d+):\s*(.*?)(?=\s*Plan at index \d+:|$)", re.S)
 _LACKS = "Deselecting execution plan"
@@ -71,8 +60,6 @@ def _one(message: str) -> bool | None:
 def _note_graph(spec: Any, handle: Any, modes: Sequence[str], extra: Iterable[tuple[int, dict[Any, int]]]) -> Any:
     """A fresh graph with the heuristic modes' plans and the ``extra`` (engine id, frontend knobs) plans appended."""
     import cudnn
-
-    from ..graph import build_graph
 
     g = build_graph(spec, handle=handle).pygraph
     g.validate()

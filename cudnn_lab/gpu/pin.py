@@ -21,6 +21,8 @@ from typing import Any
 from .. import knobs as knob_table
 from ..errors import DataError, NoGPUError, OptionError, PlanError, shorten
 from .explain import first_line
+from ..capabilities import probe
+from ..specs import Spec, spec_from_dict
 
 
 def plan_error(message: str, *, engine_id: int | None = None, knob: str | None = None,
@@ -293,7 +295,6 @@ def check_request(engine_id: Any, knobs: Any, plan: Any) -> tuple[int, dict[int,
 def check_spec(spec: Any) -> Any:
     """A spec, or a dict made one (SpecError for a bad dict), or a LabGraph; OptionError for anything else."""
     from ..graph.labgraph import LabGraph
-    from ..specs import Spec, spec_from_dict
 
     if isinstance(spec, (Spec, LabGraph)):
         return spec
@@ -364,7 +365,6 @@ def pin_plan(spec: Any, engine_id: int | None = None, knobs: Any = None, *, plan
     eid, backend = check_request(engine_id, knobs, plan)
     _check_flag("build", build)
     _check_flag("check_ranges", check_ranges)
-    from ..capabilities import probe
 
     if not probe().gpu:
         raise NoGPUError("pin_plan builds the plan on a GPU and none is visible")

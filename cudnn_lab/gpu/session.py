@@ -17,7 +17,7 @@ from .plans import PlanEntry, propose
 MAX_SESSIONS = 8
 #: One run at a time per process: runs share the cached sessions (handles, streams, inputs, captured graphs), so
 #: threads that call ``run`` at once (e.g. a sweep on a ThreadPoolExecutor) take turns instead of racing on them.
-#: Several GPUs in parallel take one process each (``gpu.workers.GPUExecutor``).
+#: Several GPUs in parallel take one process each (``sweeps.executors.GPUExecutor``).
 RUN_LOCK = threading.RLock()
 
 
@@ -60,7 +60,7 @@ class Session:
     """Plans (built once), inputs, outputs, the float64 reference and a workspace of one spec on one GPU."""
 
     def __init__(self, spec: Spec, modes: tuple[str, ...], device: int, seed: int, check: bool,
-                 sm_count: int | None = None) -> None:
+                 sm_count: int | None = None, kernel_cache: Any = None) -> None:
         import cudnn
         import torch
 
@@ -72,6 +72,13 @@ class Session:
         #: GPU. Part of the session's key and of its plans' cache keys, so no plan crosses between the two.
         self.sm_count = sm_count
         self.graph_options: dict[str, Any] = {} if sm_count is None else {"sm_count": int(sm_count)}
+        #: cuDNN's kernel cache every frontend graph of this session is made with (``cudnn.pygraph(kernel_cache=)``;
+        #: gpu/cache.KernelCache); None: none. A family run through a classic call takes none.
+        self.kernel_cache = kernel_cache if kernel_cache is not None and _frontend_family(spec) else None
+        if self.kernel_cache is not None:
+            self.graph_options["kernel_cache"] = self.kernel_cache
+        #: plan names in the heuristics' order for the same graph made without the kernel cache (kernel cache on)
+        self.order_without_kernel_cache: list[str] | None = None
         #: seconds each part of making this session took (reported once, by the run that made it)
         self.phase_s: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -88,6 +95,8 @@ class Session:
             #: the plans were recalled from the heuristics cache, not asked (gpu/heuristics_cache.py)
             self.recalled = False
             self.entries = self._proposals()
+            if self.kernel_cache is not None:  # the pick the kernel cache may have changed: asked without it
+                self.order_without_kernel_cache = self._order_without_kernel_cache()
             t2 = time.perf_counter()
             with torch.cuda.stream(self.stream):
                 self.inputs = make_inputs(spec, device=f"cuda:{device}", seed=seed)
@@ -104,6 +113,11 @@ class Session:
         self.loaded: dict[str, tuple[Any, dict[str, int]]] = {}
         #: (what was measured, how) -> its record, reused by a repeated run unless it asks to resample
         self.memo: dict[Any, Any] = {}
+        #: plan name -> its anatomy columns (kernels, notes, determinism), measured once per plan (gpu/anatomy)
+        self.anatomy: dict[str, dict[str, Any]] = {}
+        #: the engine space's explorer (gpu/engine_space.Explorer), made by the first run that explores; its plans
+        #: back captured CUDA graphs, so it lasts as long as the session
+        self.explorer: Any = None
 
     def _proposals(self) -> list[PlanEntry]:
         """The plans in heuristic order: recalled from the heuristics cache where it holds them and every plan (see
@@ -116,8 +130,8 @@ class Session:
         from .plans import PLAN_SOURCES
 
         spec, info = self.spec, self.info
-        if PLAN_SOURCES.get(spec) is not graph_plans or not cache_dir.cache_enabled():
-            return self._ask()
+        if PLAN_SOURCES.get(spec) is not graph_plans or not cache_dir.cache_enabled() or self.kernel_cache is not None:
+            return self._ask()  # (the heuristics cache holds answers for graphs made without a kernel cache)
         try:
             # unplanned: the recalled plans load from the plan cache
             lab = build_graph(spec, handle=self.handle, graph_options=self.graph_options or None)
@@ -148,7 +162,7 @@ class Session:
 
     def _ask(self) -> list[PlanEntry]:
         where, version = self.info["gpu"], str(self.info["cudnn_backend"])
-        if self.sm_count is None:
+        if self.sm_count is None and self.kernel_cache is None:
             return propose(self.spec, self.handle, self.modes, where, version)
         from .frontend import check_carve_out
         from .plans import PLAN_SOURCES
@@ -156,6 +170,18 @@ class Session:
         check_carve_out(self.spec, self.sm_count)  # a classic call runs on the whole GPU: refused, never run so
         return PLAN_SOURCES[self.spec](self.spec, self.handle, self.modes, where, version,
                                        graph_options=self.graph_options)
+
+    def _order_without_kernel_cache(self) -> list[str] | None:
+        """The heuristics' plan order for this graph made without the kernel cache (None if they cannot say)."""
+        from .frontend import graph_plans
+
+        options = {k: v for k, v in self.graph_options.items() if k != "kernel_cache"}
+        try:
+            entries = graph_plans(self.spec, self.handle, self.modes, self.info["gpu"],
+                                  str(self.info["cudnn_backend"]), graph_options=options or None)
+        except Exception:  # noqa: BLE001 - the run goes on; the result says the order is unknown
+            return None
+        return [e.name for e in entries]
 
     def ask_heuristics(self) -> None:
         """Give recalled plans the heuristics' own graph (asking them now): for a run with the plan cache off, or a
@@ -210,8 +236,16 @@ class Session:
 _SESSIONS: dict[tuple[Any, ...], Session] = {}
 
 
+def _frontend_family(spec: Spec) -> bool:
+    """Whether ``spec``'s plans come from a frontend graph (one that can take cuDNN's kernel cache)."""
+    from .frontend import graph_plans
+    from .plans import PLAN_SOURCES
+
+    return PLAN_SOURCES.get(spec) is graph_plans
+
+
 def session(spec: Spec, modes: tuple[str, ...] = ("A", "FALLBACK"), *, device: int = 0, seed: int = 0,
-            check: bool = True, sm_count: int | None = None) -> Session:
+            check: bool = True, sm_count: int | None = None, kernel_cache: Any = None) -> Session:
     """The cached :class:`Session` for these arguments (made on first use; needs a GPU). A session made for an SM
     carve-out (``sm_count``) is another session: its plans, captured graphs and measurements are never those of
     the whole GPU's."""
@@ -219,8 +253,10 @@ def session(spec: Spec, modes: tuple[str, ...] = ("A", "FALLBACK"), *, device: i
     key: tuple[Any, ...] = (spec, tuple(modes), device, seed, check)
     if sm_count is not None:
         key += (("sm_count", int(sm_count)),)
+    if kernel_cache is not None:  # graphs made with cuDNN's kernel cache are another session's
+        key += (("kernel_cache", id(kernel_cache)),)
     if key not in _SESSIONS:
-        made = Session(spec, tuple(modes), device, seed, check, sm_count)
+        made = Session(spec, tuple(modes), device, seed, check, sm_count, kernel_cache)
         if len(_SESSIONS) >= MAX_SESSIONS:  # keep GPU memory bounded: drop the oldest session
             _SESSIONS.pop(next(iter(_SESSIONS)))
         _SESSIONS[key] = made

@@ -34,7 +34,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..options import RunOptions
+from ..options import TIMING_SETTINGS, RunOptions
+from .kernels import kernel_times
 
 #: The RunOptions timing modes this timer implements.
 SUPPORTED_MODES: tuple[str, ...] = ("auto", "cuda_graph", "events", "cupti")
@@ -59,6 +60,8 @@ class TimingResult:
     replay_ms: float | None = None
     #: timed by a few event samples only: far slower than the best plan so far (see the module's docstring)
     screened: bool = False
+    #: every sample (ms per call) the statistics above were taken from, in the order they were taken
+    sample_ms: tuple[float, ...] = ()
 
     @property
     def rel_iqr(self) -> float:
@@ -68,9 +71,9 @@ class TimingResult:
         return dataclasses.asdict(self)
 
 
-#: The TimingOptions fields a run takes from its RunOptions as they are (the mode is RunOptions.timing_mode).
-RUN_SETTINGS: tuple[str, ...] = ("cold_l2", "warmup", "min_samples", "max_samples", "rel_iqr_target", "time_cap_s",
-                                  "screen_ratio")
+#: The TimingOptions fields a run takes from its RunOptions as they are (the mode is RunOptions.timing_mode): the
+#: options whose metadata says ``timing``.
+RUN_SETTINGS: tuple[str, ...] = TIMING_SETTINGS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,7 +145,15 @@ def _summarize(samples: list[float], mode: str, calls: int, capped: bool, host_m
     q1, med, q3 = quartiles(samples)
     return TimingResult(median_ms=med, iqr_ms=q3 - q1, q1_ms=q1, q3_ms=q3, min_ms=min(samples),
                         samples=len(samples), mode=mode, calls_per_sample=calls, capped=capped, host_ms=host_ms,
-                        cold_l2=cold, screened=screened)
+                        cold_l2=cold, screened=screened, sample_ms=tuple(samples))
+
+
+def spread_met(samples: list[float], options: TimingOptions) -> bool:
+    """The one stop rule: at least ``min_samples`` samples whose IQR/median is below ``rel_iqr_target``."""
+    if len(samples) < options.min_samples:
+        return False
+    q1, med, q3 = quartiles(samples)
+    return med > 0 and (q3 - q1) / med < options.rel_iqr_target
 
 
 class Timer:
@@ -246,14 +257,10 @@ class Timer:
                 pairs = [one_sample() for _ in range(5)]
             self.stream.synchronize()
             samples += [a.elapsed_time(b) / scale for a, b in pairs]
-            if len(samples) >= opts.min_samples:
-                q1, med, q3 = quartiles(samples)
-                if med > 0 and (q3 - q1) / med < opts.rel_iqr_target:
-                    return samples, False
+            if spread_met(samples, opts):
+                return samples, False
             if len(samples) >= opts.max_samples or time.perf_counter() - start > opts.time_cap_s:
-                q1, med, q3 = quartiles(samples)
-                spread_ok = len(samples) >= opts.min_samples and med > 0 and (q3 - q1) / med < opts.rel_iqr_target
-                return samples, not spread_ok
+                return samples, True  # the spread target was not met (spread_met said so just above)
 
     def _event_pair(self) -> tuple[Any, Any]:
         ev = self.torch.cuda.Event
@@ -297,16 +304,12 @@ class Timer:
 
     def _time_cupti(self, fn: Callable[[], None], host: float) -> TimingResult:
         """Samples of kernel time per execution from CUPTI, in one profiler session (starting one costs most)."""
-        from .kernels import kernel_times
-
         opts = self.options
         n = max(opts.min_samples, min(opts.max_samples, 30))
         samples = kernel_times(fn, self.stream, samples=n)
         if not samples or not all(s > 0 for s in samples):
             raise RuntimeError("CUPTI recorded no GPU time for this call")
-        q1, med, q3 = quartiles(samples)
-        capped = (q3 - q1) / med >= opts.rel_iqr_target
-        return _summarize(samples, "cupti", 1, capped, host, False)
+        return _summarize(samples, "cupti", 1, not spread_met(samples, opts), host, False)
 
     def _capture(self, fn: Callable[[], None], estimate: float | None = None) -> tuple[Any, int]:
         """Capture ``calls`` executions of ``fn`` in one CUDA graph sized to take about target_replay_ms, from the

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..specs import Spec
 from .build import build_pygraph
 from .families import DRAWINGS, checked, recipe_for
 from .recipe import Recipe
 from .render import SafeDigraph, to_dot
+from .. import __version__
 
 
 class LabGraph:
@@ -35,7 +37,6 @@ class LabGraph:
 
     def to_script(self) -> str:
         """A standalone script (cudnn + torch only) that rebuilds, runs and checks this graph."""
-        from .. import __version__
         from .script import to_script
 
         return to_script(self.spec, self.recipe, __version__)

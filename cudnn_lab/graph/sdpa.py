@@ -6,7 +6,9 @@ Keywords as cuDNN frontend 1.32 names them (its pybind ``backend_graph.sdpa`` / 
 ``diagonal_band_left_bound`` for a sliding window (instead of the deprecated ``use_causal_mask`` /
 ``sliding_window_length``). Variants add the frontend's ``use_padding_mask`` with ``seq_len_q``/``seq_len_kv``,
 ragged offsets on packed tensors (``max_total_seq_len_*`` for the backward), ``bias`` or ``use_alibi_mask``, and
-``dropout`` as (mask, scale[, scale_inv]). FP8 uses ``sdpa_fp8`` / ``sdpa_fp8_backward``, whose masking keywords are
+``dropout`` as (mask, scale[, scale_inv]), a paged cache's block tables ``paged_attention_k_table`` /
+``paged_attention_v_table`` with ``paged_attention_max_seq_len_kv`` (K and V are then the page pools), and the
+``sink_token`` logits. FP8 uses ``sdpa_fp8`` / ``sdpa_fp8_backward``, whose masking keywords are
 ``left_bound`` / ``right_bound``, with their descale/scale scalars and amax outputs. Pure: no cudnn import here.
 """
 
@@ -38,13 +40,18 @@ def mask_params(spec: SdpaSpec) -> tuple[tuple[str, object], ...]:
 
 
 def variant_ports(spec: SdpaSpec) -> tuple[tuple[str, str], ...]:
-    """The tensor keywords of the variants: FP8 scalars, lengths, bias, dropout's (mask, scale[, scale_inv])."""
+    """The tensor keywords of the variants: FP8 scalars, lengths, block tables, sink logits, bias, dropout's
+    (mask, scale[, scale_inv])."""
     ins, _ = spec.io_names()
     # descale_Q -> descale_q, scale_S -> scale_s; gradients keep their case (descale_dO, scale_dQ), as cuDNN names them
     ports = [(f"{n.split('_')[0]}_{n.split('_')[1].lower() if len(n.split('_')[1]) == 1 else n.split('_')[1]}", n)
              for n in ins if n.startswith(("descale_", "scale_"))]
     if spec.padded:
         ports += [("seq_len_q", "seq_len_q"), ("seq_len_kv", "seq_len_kv")]
+    if spec.paged:
+        ports += [("paged_attention_k_table", "Page_table_K"), ("paged_attention_v_table", "Page_table_V")]
+    if spec.sink:
+        ports.append(("sink_token", "Sink"))
     if spec.bias == "tensor":
         ports.append(("bias", "Bias"))
     ports += [("dropout[]", n) for n in ins if n.startswith("Dropout_")]
@@ -52,10 +59,13 @@ def variant_ports(spec: SdpaSpec) -> tuple[tuple[str, str], ...]:
 
 
 def variant_params(spec: SdpaSpec) -> tuple[tuple[str, object], ...]:
-    """The scalar keywords of the variants: the padding mask, ALiBi, the packed totals of a ragged backward."""
+    """The scalar keywords of the variants: the padding mask, a paged cache's longest sequence, ALiBi, the packed
+    totals of a ragged backward."""
     params: list[tuple[str, object]] = []
     if spec.padded:
         params.append(("use_padding_mask", True))
+    if spec.paged:
+        params.append(("paged_attention_max_seq_len_kv", spec.seq_kv))
     if spec.bias == "alibi":
         params.append(("use_alibi_mask", True))
     if spec.ragged and spec.direction == "bwd":
@@ -106,6 +116,10 @@ def reference_code(spec: SdpaSpec) -> list[str]:
     if spec.fp8:
         lines.append("q, k, v = (t * inputs[f'descale_{n}'].double().reshape(-1)[0] for t, n in "
                      "zip((q, k, v), 'QKV'))  # the FP8 values times their descales")
+    if spec.paged:
+        lines.append(f"k, v = (c.double()[t.view({spec.batch}, -1).long()].permute(0, 2, 1, 3, 4).reshape("
+                     f"{spec.batch}, {spec.h_kv}, -1, {spec.head_dim}) for c, t in ((inputs['K'], "
+                     "inputs['Page_table_K']), (inputs['V'], inputs['Page_table_V'])))  # gather the pages")
     if spec.padded or spec.dropout:
         lines.append("# padding / ragged packing and dropout are not rebuilt here: see cudnn_lab.reference.masks")
     if spec.group > 1:
@@ -126,8 +140,12 @@ def reference_code(spec: SdpaSpec) -> list[str]:
         comment = ("causal, " + ("bottom-right" if spec.bottom_right else "top-left") + " aligned"
                    + (f"; last {spec.sliding_window} keys" if spec.sliding_window else ""))
         lines.append(f"s = s.masked_fill(~(({keep})), float('-inf'))  # {comment}")
+    if spec.sink:
+        lines.append("s = torch.cat([s, inputs['Sink'].double().expand(*s.shape[:-1], 1)], dim=-1)  # the sink: "
+                     "one more key with no value")
     if spec.direction != "bwd":
-        lines += ["y = torch.matmul(torch.softmax(s, dim=-1), v)", "return y"]
+        p = "torch.softmax(s, dim=-1)" + ("[..., :-1]" if spec.sink else "")
+        lines += [f"y = torch.matmul({p}, v)", "return y"]
         return lines
     lines += [
         "o, do, stats = inputs['O'].double(), inputs['dO'].double(), inputs['Stats'].double()",

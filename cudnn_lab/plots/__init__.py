@@ -1,4 +1,5 @@
-"""Plotly figures of results: one run (``plots.run``), its anatomy (``plots.anatomy``), sweeps (``plots.sweep``, ``plots.compare``), shared style.
+"""Plotly figures of results: one run (``plots.run``), its anatomy (``plots.anatomy``), sweeps (``plots.sweep``,
+``plots.compare``), shared style.
 
 Every function is pure: it reads a :class:`~cudnn_lab.results.RunResult` or a sweep frame and returns a new
 ``plotly.graph_objects.Figure`` (it never shows it); an input of the wrong kind gets an OptionError saying which

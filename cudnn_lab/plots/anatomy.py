@@ -131,11 +131,10 @@ def engine_space(result: RunResult, selected: str | None = None) -> go.Figure:
     """Latency (µs, log) of every configuration that ran, proposed or explored, by engine id: coloured by origin
     (proposed, neighbour of a proposal, random draw), proposals as large diamonds, the heuristics' pick and the best
     plan marked, the heuristics' best as a dashed line (``results.anatomy.answer_text`` says in words whether anything
-    outside the proposals beat it). OptionError for a result without an engine-space sample (recorded with ``explore=0``)."""
+    outside the proposals beat it). OptionError for a result without an engine-space sample (recorded with
+    ``explore=0``)."""
     result = require_run(result, "engine_space")
     selected = require_plan(selected, "engine_space")
-    import plotly.graph_objects as go
-
     ran = _sample(result, "engine_space")
     engines = sorted({int(e) for e in ran["engine_id"].dropna()})
     column = {e: i for i, e in enumerate(engines)}
@@ -172,8 +171,6 @@ def engine_knobs(result: RunResult, engine: int | None = None, knob: str | None 
         raise OptionError("engine", engine, "must be an engine id (int) or None", where="plots.engine_knobs")
     if knob is not None and not isinstance(knob, str):
         raise OptionError("knob", knob, "must be a knob name (e.g. 'TILE_SIZE') or None", where="plots.engine_knobs")
-    import plotly.graph_objects as go
-
     ran = _sample(result, "engine_knobs")
     counts = ran["engine_id"].dropna().astype(int).value_counts()
     if engine is None:

@@ -199,7 +199,7 @@ def layout_speedup_heatmap(frame: Any, x: str, y: str, *, which: str = "best") -
             lines = [f"<b>{field_name(xcol)}={xv}, {field_name(ycol)}={yv}</b>",
                      f"NCHW / NHWC = {ratio:.3f} ({'NHWC' if ratio > 1 else 'NCHW'} faster)"
                      + (f", geometric mean of {len(pairs)} pairs" if len(pairs) > 1 else "")]
-            for r, a, b in pairs[:4]:
+            for _r, a, b in pairs[:4]:
                 lines.append(f"{cell_text(a.get('label')) or 'NCHW'}: {float(a['median_ms']) * 1e3:.2f} µs "
                              f"({cell_text(a.get('plan')) or 'n/a'}) vs NHWC {float(b['median_ms']) * 1e3:.2f} µs "
                              f"({cell_text(b.get('plan')) or 'n/a'})")
@@ -277,7 +277,7 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
         expect = [metrics.roof(g, peak[1], bw[1]) / metrics.roof(g, peak[0], bw[0]) for g in grid]
         fig.add_trace(go.Scatter(x=grid, y=expect, mode="lines", name="roofline expectation",
                                  line={"color": "#6b7280", "width": 1.5}, hoverinfo="skip"))
-        for ridge_x, who in ((metrics.ridge(peak[0], bw[0]), "a"), (metrics.ridge(peak[1], bw[1]), "b")):
+        for ridge_x, _who in ((metrics.ridge(peak[0], bw[0]), "a"), (metrics.ridge(peak[1], bw[1]), "b")):
             if ridge_x and x_lo < ridge_x < x_hi:
                 fig.add_vline(x=ridge_x, line={"dash": "dot", "color": "#d1d5db", "width": 1})
     lo = min(min(speedups), *marks) * 0.9

@@ -143,20 +143,25 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
             hoverinfo="text", customdata=list(group["plan"])))
 
     top = float((ran["median_ms"] + ran["iqr_ms"].fillna(0) / 2).max() * 1e3)
-    labels = {"benchmark_off_ms": "PyTorch", "benchmark_on_ms": "cudnn.benchmark"}  # short: the legend wraps
-    for (key, label), dash in zip(labels.items(), ("dash", "dot")):
-        ms = (result.torch or {}).get(key)
-        if is_finite(ms):  # named in the legend (a label on the line would cover bars)
-            fig.add_hline(y=float(ms) * 1e3, line_dash=dash, line_color="#444", line_width=1.5, name=label)
-            legend_line(fig, f"{label} {float(ms) * 1e3:.3g} µs", {"dash": dash, "color": "#444", "width": 1.5})
-            top = max(top, float(ms) * 1e3)
+    dashes = ("dash", "dot", "dashdot", "longdash", "longdashdot")
+    for i, (_, label, ms) in enumerate(metrics.baseline_lines(result.torch)):
+        dash, color = dashes[i % len(dashes)], "#444" if i < 2 else "#8c564b"  # a family's extras in brown
+        # named in the legend (a label on the line would cover bars)
+        fig.add_hline(y=ms * 1e3, line_dash=dash, line_color=color, line_width=1.5, name=label)
+        legend_line(fig, f"{label} {ms * 1e3:.3g} µs", {"dash": dash, "color": color, "width": 1.5})
+        top = max(top, ms * 1e3)
 
     low = float(ran["median_ms"].min() * 1e3)
     log_y = low > 0 and top / low > 20  # slow fallback engines would flatten every other bar
     pick, best = _pick_and_best(result, ran)
     by_plan = ran.set_index("plan")
-    for name, text, ay in ((pick, "heuristic pick", -30), (best, "best", -55)):
-        if name is None:
+    kc = (getattr(result, "settings", None) or {}).get("kernel_cache_run") or {}
+    without = kc.get("pick_without") if kc.get("used") else None  # the kernel cache can change the pick
+    marks = [(pick, "heuristic pick" + (" (kernel cache)" if kc.get("used") else ""), -30), (best, "best", -55)]
+    if without is not None and without != pick:
+        marks.append((without, "pick without kernel cache", -80))
+    for name, text, ay in marks:
+        if name is None or name not in by_plan.index:
             continue
         row = by_plan.loc[name]
         y = float(row["median_ms"] + (row["iqr_ms"] if is_finite(row["iqr_ms"]) else 0.0) / 2) * 1e3
@@ -398,14 +403,12 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
                               f"{fmt(row['pct_of_ceiling'], '.1f', '% of roof')}")
                        for t, (_, row) in zip(tflops, group.iterrows())],
             hoverinfo="text", customdata=list(group["plan"])))
-    for key, label in (("benchmark_off_ms", "PyTorch"), ("benchmark_on_ms", "cudnn.benchmark")):
-        ms = (result.torch or {}).get(key)
-        if is_finite(ms) and float(ms) > 0:
-            t = metrics.tflops(spec.flops(), ms)
-            fig.add_trace(go.Scatter(x=[intensity], y=[t], mode="markers", name=label,
-                                     marker={"symbol": "diamond-open", "size": 12, "color": "#444"},
-                                     hovertext=[f"<b>{label}</b><br>{float(ms) * 1e3:.1f} us, {t:.3g} TFLOP/s"],
-                                     hoverinfo="text"))
+    for _, label, ms in metrics.baseline_lines(result.torch):
+        t = metrics.tflops(spec.flops(), ms)
+        fig.add_trace(go.Scatter(x=[intensity], y=[t], mode="markers", name=label,
+                                 marker={"symbol": "diamond-open", "size": 12, "color": "#444"},
+                                 hovertext=[f"<b>{label}</b><br>{ms * 1e3:.1f} us, {t:.3g} TFLOP/s"],
+                                 hoverinfo="text"))
 
     fig.update_xaxes(title_text="arithmetic intensity (FLOP/byte)", type="log",
                      range=[math.log10(x_lo), math.log10(x_hi)], **log_ticks(x_lo, x_hi))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import OptionError
 from ..results.metrics import is_finite
 from .style import LINE_COLOR, LINE_WIDTH, MARKER_SIZE, cudnn_version, empty, fitted, title_block, us
+from ..sm_scaling import ScalingResult
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -22,8 +23,6 @@ MAX_HOVER_REFUSALS = 6
 
 
 def _require(result: Any) -> Any:
-    from ..sm_scaling import ScalingResult
-
     if not isinstance(result, ScalingResult):
         raise OptionError("result", f"<{type(result).__name__}>", "must be a ScalingResult (from "
                           "cudnn_lab.sm_scaling.sm_scaling(spec) or ScalingResult.from_dict)",

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError
 from ..results.metrics import cell_text, is_finite, point_key, sweep_ran
+from ..provenance import cudnn_version_text
+from ..results.run import RunResult
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -51,8 +53,6 @@ class _Kind:
 def require_run(result: Any, figure: str) -> Any:
     """``result`` if it is one run's RunResult, else OptionError saying what the figure wants and what to use."""
     import pandas as pd
-
-    from ..results.run import RunResult
 
     if isinstance(result, RunResult):
         return result
@@ -111,8 +111,6 @@ def engine_colors(frame: Any) -> dict[int, str]:
 def cudnn_version(value: Any) -> str:
     """cuDNN's backend version number as text: 91900 -> '9.19.0 (91900)', 8907 -> '8.9.7 (8907)'
     (:func:`~cudnn_lab.provenance.cudnn_version_text`, with the number cuDNN reports)."""
-    from ..provenance import cudnn_version_text
-
     text = cudnn_version_text(value)
     try:
         v = int(value)

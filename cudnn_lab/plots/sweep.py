@@ -18,6 +18,7 @@ from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, MARKER_SIZE, PASS_COLOR,
                     annotation_x, column, empty, field_name, fitted, fmt, group_colors, group_name, group_palette,
                     log_span, log_ticks, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
                     short_gpu, sorted_values, split_groups, sweep_hover, sweep_title, verdict_of)
+from ..numerics import TOLERANCES
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -315,8 +316,6 @@ def error_by_dtype(frame: Any) -> go.Figure:
     an upward triangle; hover text gives the true value.
     """
     import plotly.graph_objects as go
-
-    from ..numerics import TOLERANCES
 
     frame = require_sweep(frame, "error_by_dtype")
     ran = sweep_ran(frame)

@@ -14,28 +14,18 @@ import json
 import math
 from typing import Any
 
+from ..results.anatomy import with_knob_names
+from ..results.schema import PLAN_SCHEMA
+
 __all__ = ["ALL_COLUMN_TITLES", "PLAN_TABLE_COLUMNS", "compact_knobs", "frame_table_html", "full_table_html",
            "plan_table", "plan_table_html", "sig3", "us_text"]
 
 #: The compact table's columns (headers in words), the numbers a reader compares first.
 PLAN_TABLE_COLUMNS: tuple[str, ...] = ("rank", "engine", "knobs", "median (µs)", "IQR (µs)", "error (rel. L2)",
                                        "passes", "workspace")
-#: Headers in words for every column of a plan frame (the full table); a column not named here keeps its name.
-ALL_COLUMN_TITLES: dict[str, str] = {
-    "heuristic_rank": "rank", "plan": "plan", "engine_id": "engine", "knobs": "knobs", "rank_A": "rank in A",
-    "rank_B": "rank in B", "rank_FALLBACK": "rank in FALLBACK", "behavior_notes": "behaviour notes",
-    "workspace_bytes": "workspace", "build_ms": "build (ms)", "status": "status", "error": "error message",
-    "timing_mode": "timing", "calls_per_sample": "calls per sample", "median_ms": "median (µs)",
-    "iqr_ms": "IQR (µs)", "min_ms": "min (µs)", "samples": "samples", "capped": "time-capped", "screened": "screened (few samples)",
-    "host_ms": "host enqueue (µs)", "tflops": "TFLOP/s", "gbps": "GB/s", "pct_of_ceiling": "% of roofline",
-    "rel_l2": "rel. L2 error", "max_abs": "max abs error", "max_rel": "max rel error", "nan_count": "NaNs",
-    "inf_count": "Infs", "within_torch": "within torch tol.", "within_cudnn": "within cuDNN tol.",
-    "pass_torch": "passes torch tol.", "pass_cudnn": "passes cuDNN tol.", "knob_names": "knobs by name",
-    "proposed": "proposed by heuristics", "origin": "origin", "kernels": "kernels", "kernel_count": "kernels per call",
-    "kernel_ms": "kernel time (µs)", "launch_gap_ms": "launch gap (µs)", "numeric_notes": "numerical notes",
-    "deterministic": "deterministic", "replay_over_kernel": "replay / kernel time", "reused": "reused",
-    "from_cache": "from plan cache",
-}
+#: Headers in words for every column of a plan frame (the full table), from the schema (results/schema.py); a
+#: column not named here keeps its name.
+ALL_COLUMN_TITLES: dict[str, str] = {c.name: c.title for c in PLAN_SCHEMA}
 _US_COLUMNS = frozenset({"median_ms", "iqr_ms", "min_ms", "host_ms", "kernel_ms", "launch_gap_ms"})
 _STATUS_TEXT = {"build_failed": "build failed", "run_failed": "run failed", "not_built": "not built"}
 
@@ -128,8 +118,6 @@ def _error(p: Any) -> str:
 
 def _ordered(result: Any) -> Any:
     """The plan frame in the heuristic's order, with ``knob_names`` filled (older recordings lack it)."""
-    from ..results.anatomy import with_knob_names
-
     plans = with_knob_names(result.plans, (result.device or {}).get("cudnn_backend"))
     return plans.sort_values("heuristic_rank", kind="stable", na_position="last")
 

@@ -14,7 +14,7 @@ from ..provenance import cudnn_version_text
 from .tables import frame_table_html, us_text
 
 __all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
-           "reasons_html", "refusals_html", "sources_text"]
+           "reasons_html", "refusals_html", "sources_text", "block_formats_html", "block_scale_answers_html"]
 
 #: The why-not table's columns (``WhatIf.reasons()``), headers in words.
 REASON_COLUMNS: dict[str, str] = {"engine_id": "engine", "status": "status", "reason": "reason",
@@ -172,3 +172,41 @@ def run_drift_html(drift: Any, *, rows: int = 20) -> str:
             + frame_table_html(shown, titles, formats=formats,
                                classes="cl-plan-table-full cl-whatif-table cl-drift-table cl-run-drift-table")
             + "</div>" + more)
+
+
+def _sci(v: Any) -> str:
+    return f"{float(v):.2e}"
+
+
+def block_formats_html(whatif: Any) -> str:
+    """A :class:`~cudnn_lab.block_whatif.BlockWhatIf` as a table (block format beside per-tensor FP8: output and
+    operand errors, what clipped or vanished), labelled emulated, with its one-sentence summary."""
+    import pandas as pd
+
+    frame = pd.DataFrame(whatif.rows())
+    rel = [c for c in frame.columns if "rel L2" in c]
+    return (f"<p class='cl-whatif-note cl-block-label'><b>{html.escape(whatif.label)}</b>. "
+            f"{html.escape(whatif.fmt.describe())}.</p>"
+            "<div class='cl-table-wrap cl-whatif-wrap'>"
+            + frame_table_html(frame, {c: c for c in frame.columns}, formats={c: _sci for c in rel},
+                               classes="cl-plan-table-full cl-whatif-table cl-block-table")
+            + f"</div><p class='cl-whatif-hint'>{html.escape(whatif.summary())}</p>")
+
+
+def block_scale_answers_html(answers: Any) -> str:
+    """cuDNN's answers for block-scaled graphs (:class:`~cudnn_lab.block_whatif.BlockScaleAnswer`), one row each,
+    labelled "cuDNN's heuristics' answer, not a measurement" with where and when they were asked."""
+    import pandas as pd
+
+    from ..block_whatif import ANSWER_LABEL
+
+    if not answers:
+        return "<p class='cl-whatif-note'>No answer of cuDNN for a block-scaled graph is recorded.</p>"
+    frame = pd.DataFrame([a.row() for a in answers])
+    where = "; ".join(dict.fromkeys(a.source for a in answers))
+    return (f"<p class='cl-whatif-note cl-block-answers-label'><b>{html.escape(ANSWER_LABEL)}</b> "
+            f"({html.escape(where)}).</p>"
+            "<div class='cl-table-wrap cl-whatif-wrap'>"
+            + frame_table_html(frame.drop(columns=["source"]), {c: c for c in frame.columns},
+                               classes="cl-plan-table-full cl-whatif-table cl-block-answers")
+            + "</div>")

@@ -7,19 +7,61 @@ Used by ``matmul.py`` and ``conv.py`` for specs whose ``fp8`` is True. torch is 
 
 from __future__ import annotations
 
+import copy
+import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SpecError
 from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, poisoned, uniform
 from .families import Reference
-from .quantize import dequantize, quantization_error, quantize
+from .quantize import CHUNK_ELEMENTS, Quantized, chunks, dequantize, quantization_error, quantize
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["fp8_family", "float_inputs", "quantization_report", "dispatch"]
+__all__ = ["fp8_family", "float_inputs", "quantization_report", "dispatch", "kept_report", "keep_report",
+           "forget_reports", "MAX_REPORTS", "output_rel_l2"]
+
+#: Quantization reports kept in this process (the oldest goes first): each is what one (spec, seed) costs to quantize,
+#: computed once (seconds for a large problem) and returned again by every later run of it.
+MAX_REPORTS = 16
+_REPORTS: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+_REPORTS_LOCK = threading.Lock()
+
+
+def _report_key(spec: Any, seed: int) -> tuple[str, int]:
+    """The spec as its dict says it, and the seed: what an FP8 problem's inputs (and so its report) depend on."""
+    return json.dumps(spec.to_dict(), sort_keys=True, default=str), int(seed)
+
+
+def kept_report(spec: Any, seed: int) -> dict[str, Any] | None:
+    """A copy of the report kept for ``spec`` and ``seed`` in this process, or None."""
+    key = _report_key(spec, seed)
+    with _REPORTS_LOCK:
+        found = _REPORTS.get(key)
+        if found is not None:
+            _REPORTS.move_to_end(key)
+    return copy.deepcopy(found) if found is not None else None
+
+
+def keep_report(spec: Any, seed: int, report: dict[str, Any]) -> None:
+    """Keep ``report`` for ``spec`` and ``seed`` (at most :data:`MAX_REPORTS`, the least recently used dropped)."""
+    key = _report_key(spec, seed)
+    with _REPORTS_LOCK:
+        _REPORTS[key] = copy.deepcopy(report)
+        _REPORTS.move_to_end(key)
+        while len(_REPORTS) > MAX_REPORTS:
+            _REPORTS.popitem(last=False)
+
+
+def forget_reports() -> None:
+    """Drop every kept report (tests; a process that wants them computed again)."""
+    with _REPORTS_LOCK:
+        _REPORTS.clear()
 
 
 def input_names(spec: Any) -> tuple[str, ...]:
@@ -39,16 +81,19 @@ def float_inputs(spec: Any, fan_in: int, *, seed: int = 0) -> dict[str, torch.Te
     return {n: uniform(n, shapes[n], strides[n], "fp32", seed, lo, hi) for n, (lo, hi) in ranges.items()}
 
 
-def make_inputs(spec: Any, fan_in: int, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
-    """The FP8 operands (quantized from :func:`float_inputs` with the spec's scales), their descales as
-    [1, ...] float32 tensors, and the output scale (1.0) when the graph has one."""
+def _quantized(spec: Any, floats: Mapping[str, torch.Tensor]) -> dict[str, Quantized]:
+    """Each float operand quantized with the spec's scale, on the float data's device."""
+    dtypes, scales = spec.tensor_dtypes(), spec.scales()
+    return {n: quantize(x, dtypes[n], scales[n]) for n, x in floats.items()}
+
+
+def _assemble(spec: Any, quantized: Mapping[str, Quantized], dev: Any) -> dict[str, torch.Tensor]:
+    """The FP8 operands, their descales as [1, ...] float32 tensors and the output scale (1.0) when there is one."""
     import torch
 
-    dev = torch.device(device)
-    shapes, dtypes = spec.tensor_shapes(), spec.tensor_dtypes()
+    shapes = spec.tensor_shapes()
     out: dict[str, torch.Tensor] = {}
-    for name, x in float_inputs(spec, fan_in, seed=seed).items():
-        q = quantize(x, dtypes[name], spec.scales()[name])
+    for name, q in quantized.items():
         out[name] = q.data.to(dev)
         out[f"descale_{name}"] = torch.full(shapes[f"descale_{name}"], q.descale, dtype=torch.float32, device=dev)
     for n in input_names(spec):
@@ -57,14 +102,30 @@ def make_inputs(spec: Any, fan_in: int, *, device: Any = "cpu", seed: int = 0) -
     return out
 
 
+def make_inputs(spec: Any, fan_in: int, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
+    """The FP8 operands (quantized from :func:`float_inputs` with the spec's scales), their descales as
+    [1, ...] float32 tensors, and the output scale (1.0) when the graph has one. The float data is drawn on the host
+    (the same values on every device) and quantized on ``device``: on a GPU the passes over it take milliseconds."""
+    import torch
+
+    dev = torch.device(device)
+    floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in, seed=seed).items()}
+    return _assemble(spec, _quantized(spec, floats), dev)
+
+
 def make_outputs(spec: Any, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
     """The output (and Amax) with the graph's strides and dtypes, NaN-filled."""
     return poisoned(spec, spec.output_names(), device)
 
 
+def _descale(inputs: Mapping[str, torch.Tensor], name: str) -> float:
+    """The descale fed with FP8 operand ``name``, as a number."""
+    return float(inputs[f"descale_{name}"].reshape(-1)[0])
+
+
 def _dequantized(spec: Any, inputs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     ins, _ = spec.io_names()
-    return {n: dequantize(inputs[n], float(inputs[f"descale_{n}"].reshape(-1)[0])) for n in ins}
+    return {n: dequantize(inputs[n], _descale(inputs, n)) for n in ins}
 
 
 def functions(compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor], size_field: str
@@ -118,37 +179,107 @@ def _no_scaled_mm(spec: Any) -> str:
     return ""
 
 
-def quantization_report(spec: Any, compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor], fan_in: int,
-                        inputs: Mapping[str, torch.Tensor], *, seed: int = 0) -> dict[str, Any]:
-    """What quantizing alone did: per FP8 input, its QuantError (scale, amax, rel L2, clipped, flushed); and
-    ``output_rel_l2``, the relative L2 distance between the float64 results from the FP8 values and from the
-    unquantized float data (the error a perfect FP8 kernel would still show against the float problem)."""
+def _budget(dev: Any) -> int:
+    """Float64 elements one piece of the output's error may hold: a quarter of a GPU's free memory, or
+    :data:`~.quantize.CHUNK_ELEMENTS` times 8 on the host (a CPU reference is small: one piece there)."""
     import torch
 
-    floats = float_inputs(spec, fan_in, seed=seed)
-    deq = _dequantized(spec, inputs)
+    if dev.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(dev)
+        return max(1 << 20, free // 4 // 8)
+    return CHUNK_ELEMENTS * 8
+
+
+def output_rel_l2(spec: Any, compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor],
+                  floats: Mapping[str, torch.Tensor], inputs: Mapping[str, torch.Tensor], split_dim: int,
+                  limit: int | None = None) -> float:
+    """Relative L2 distance between the float64 results from the FP8 values (``inputs`` times their descales) and
+    from the float data, on the
+    data's device; where the float64 work would not fit in ``limit`` elements (default: :func:`_budget`) it is done in
+    pieces of the first operand along ``split_dim`` (rows of A, images of X: each gives its own rows of the output).
+    One piece: the single-pass figure exactly."""
+    import torch
+
+    ins, _ = spec.io_names()
+    first = ins[0]
+    dev = floats[first].device
+    need = sum(t.numel() for t in floats.values()) * 2 + math.prod(spec.tensor_shapes()[spec.io_names()[1]]) * 3
+    limit = _budget(dev) if limit is None else int(limit)
+    if need <= limit:
+        exact = compute(spec, {n: x.to(torch.float64) for n, x in floats.items()})
+        from_fp8 = compute(spec, _dequantized(spec, inputs))
+        ref = float(torch.linalg.vector_norm(exact))
+        return float(torch.linalg.vector_norm(from_fp8 - exact)) / ref if ref > 0 else 0.0
+    rest = {n: x.to(torch.float64) for n, x in floats.items() if n != first}
+    rest_deq = {n: dequantize(inputs[n], _descale(inputs, n)) for n in ins if n != first}
+    pieces = -(-need // max(1, limit))
+    err_sq = ref_sq = torch.zeros((), dtype=torch.float64, device=dev)
+    for _, start, length in chunks(floats[first], max(1, floats[first].numel() // pieces), split_dim):
+        exact = compute(spec, {first: floats[first].narrow(split_dim, start, length).to(torch.float64), **rest})
+        piece = dequantize(inputs[first].narrow(split_dim, start, length), _descale(inputs, first))
+        from_fp8 = compute(spec, {first: piece, **rest_deq})
+        err_sq = err_sq + ((from_fp8 - exact) ** 2).sum()
+        ref_sq = ref_sq + (exact * exact).sum()
+        del exact, from_fp8
+    ref = float(torch.sqrt(ref_sq))
+    return float(torch.sqrt(err_sq)) / ref if ref > 0 else 0.0
+
+
+def quantization_report(spec: Any, compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor], fan_in: int,
+                        inputs: Mapping[str, torch.Tensor], *, seed: int = 0, split_dim: int = 0,
+                        limit: int | None = None, keep: bool = True) -> dict[str, Any]:
+    """What quantizing alone did: per FP8 input, its QuantError (scale, amax, rel L2, clipped, flushed); and
+    ``output_rel_l2``, the relative L2 distance between the float64 results from the FP8 values and from the
+    unquantized float data (the error a perfect FP8 kernel would still show against the float problem).
+
+    ``inputs`` are :func:`make_inputs`'s for ``seed``. The report is computed once per (spec, seed) in a process and
+    kept (:func:`kept_report`; ``keep=False`` computes it again), on the inputs' device (a GPU does in milliseconds
+    what takes seconds on the host), in float64 pieces where a whole float64 copy would not fit (``limit``)."""
+    if keep and (found := kept_report(spec, seed)) is not None:
+        return found
+    ins, _ = spec.io_names()
+    dev = inputs[ins[0]].device
+    floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in, seed=seed).items()}
+    report = _report(spec, compute, floats, _quantized(spec, floats), inputs, split_dim, limit)
+    if keep:
+        keep_report(spec, seed, report)
+    return report
+
+
+def _report(spec: Any, compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor],
+            floats: Mapping[str, torch.Tensor], quantized: Mapping[str, Quantized],
+            inputs: Mapping[str, torch.Tensor], split_dim: int, limit: int | None = None) -> dict[str, Any]:
+    """The report's figures from the float data, its quantized form and the FP8 inputs (all on one device)."""
     report: dict[str, Any] = {}
-    for n, x in floats.items():
-        q = quantize(x, spec.tensor_dtypes()[n], spec.scales()[n])
-        report[n] = quantization_error(x, q).to_dict()
-    dev = next(iter(deq.values())).device
-    exact = compute(spec, {n: x.to(device=dev, dtype=torch.float64) for n, x in floats.items()})
-    from_fp8 = compute(spec, deq)
-    ref = float(torch.linalg.vector_norm(exact))
-    report["output_rel_l2"] = float(torch.linalg.vector_norm(from_fp8 - exact)) / ref if ref > 0 else 0.0
+    for n, q in quantized.items():
+        report[n] = quantization_error(floats[n], q, **({} if limit is None else {"limit": limit})).to_dict()
+    report["output_rel_l2"] = output_rel_l2(spec, compute, floats, inputs, split_dim, limit)
     return report
 
 
 def fp8_family(compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor], fan_in: Callable[[Any], int],
-               size_field: str) -> Reference:
-    """The FP8 Reference of a GEMM-like family from its ``compute(spec, tensors)`` and ``fan_in(spec)``."""
+               size_field: str, split_dim: int = 0) -> Reference:
+    """The FP8 Reference of a GEMM-like family from its ``compute(spec, tensors)`` and ``fan_in(spec)``;
+    ``split_dim``: the first operand's dimension whose pieces give their own pieces of the output (for the report's
+    float64 work in pieces: m of a GEMM's A, n of a convolution's X)."""
     reference_outputs, torch_op = functions(compute, size_field)
 
     def make(spec: Any, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
-        return make_inputs(spec, fan_in(spec), device=device, seed=seed)
+        """:func:`make_inputs`; on a GPU also the quantization report, kept (:func:`keep_report`) while the float
+        data drawn for the inputs is at hand (drawing it again on the host would take seconds for a large problem)."""
+        import torch
+
+        dev = torch.device(device)
+        if dev.type == "cpu" or kept_report(spec, seed) is not None:
+            return make_inputs(spec, fan_in(spec), device=device, seed=seed)
+        floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in(spec), seed=seed).items()}
+        quantized = _quantized(spec, floats)
+        inputs = _assemble(spec, quantized, dev)
+        keep_report(spec, seed, _report(spec, compute, floats, quantized, inputs, split_dim))
+        return inputs
 
     def quantization(spec: Any, inputs: Mapping[str, torch.Tensor], *, seed: int = 0) -> dict[str, Any]:
-        return quantization_report(spec, compute, fan_in(spec), inputs, seed=seed)
+        return quantization_report(spec, compute, fan_in(spec), inputs, seed=seed, split_dim=split_dim)
 
     return Reference(input_names, make, make_outputs, reference_outputs, torch_op, quantization=quantization)
 

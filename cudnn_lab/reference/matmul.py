@@ -29,4 +29,5 @@ reference_outputs, torch_op = epilogue.functions(compute, "batch")
 
 _PLAIN = Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, reference_outputs, torch_op)
 # FP8 (spec.fp8): quantized operands and descales, the reference from the same FP8 values, torch._scaled_mm.
-REFERENCES.add(MatmulSpec, fp8.dispatch(_PLAIN, fp8.fp8_family(compute, lambda spec: spec.k, "batch")))
+REFERENCES.add(MatmulSpec, fp8.dispatch(_PLAIN, fp8.fp8_family(compute, lambda spec: spec.k, "batch",
+                                                                       split_dim=1)))

@@ -174,7 +174,6 @@ def torch_op(spec: NormSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit:
     (``native_layer_norm_backward``, ``native_batch_norm_backward``, CUDA's ``_fused_rms_norm_backward``), else
     autograd through the forward (which then counts the forward too).
     """
-    import torch
     import torch.nn.functional as F
 
     spec = _check_spec(spec)

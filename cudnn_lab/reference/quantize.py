@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 __all__ = ["Quantized", "QuantError", "torch_fp8_dtype", "amax", "auto_scale", "quantize", "dequantize",
-           "quantization_error"]
+           "quantization_error", "chunks", "CHUNK_ELEMENTS"]
 
 
 def torch_fp8_dtype(dtype: str) -> torch.dtype:
@@ -134,23 +134,55 @@ class QuantError:
         return "; ".join(parts)
 
 
-def quantization_error(x: torch.Tensor, q: Quantized) -> QuantError:
-    """Error of ``dequantize(q)`` against the float data ``x`` it was made from."""
+#: Elements of float64 work per chunk when the error of a large tensor is computed (256 MiB of float64 each).
+CHUNK_ELEMENTS = 1 << 25
+
+
+def chunks(x: torch.Tensor, limit: int = CHUNK_ELEMENTS, dim: int | None = None) -> list[tuple[int, int, int]]:
+    """(dim, start, length) pieces of ``x`` along ``dim`` (default: its longest) of at most about ``limit`` elements
+    each, so float64 work on a tensor too large for float64 at once runs piece by piece (one piece when it fits)."""
+    if x.numel() == 0 or x.dim() == 0:
+        return [(0, 0, 1 if x.dim() else 0)]
+    d = max(range(x.dim()), key=lambda i: x.shape[i]) if dim is None else dim
+    size = int(x.shape[d])
+    per = max(1, x.numel() // max(size, 1))
+    step = max(1, limit // per)
+    return [(d, s, min(step, size - s)) for s in range(0, size, step)] or [(d, 0, 0)]
+
+
+def quantization_error(x: torch.Tensor, q: Quantized, *, limit: int = CHUNK_ELEMENTS) -> QuantError:
+    """Error of ``dequantize(q)`` against the float data ``x`` it was made from, on ``x``'s device (a GPU's data stays
+    there), in float64 pieces of at most about ``limit`` elements (:func:`chunks`) so a large tensor never needs a
+    whole float64 copy; the sums are accumulated in float64 (one piece: exactly the single-pass figures)."""
     import torch
 
     if tuple(x.shape) != tuple(q.data.shape):
         raise SpecError("x", list(x.shape), f"must have the quantized tensor's shape {list(q.data.shape)}")
     fmt = fp8_format(q.dtype)
-    e = x.detach().to(torch.float64)
-    d = dequantize(q).to(e.device)
-    diff = (d - e).abs()
-    finite = torch.isfinite(e)
-    diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype, device=diff.device))
-    ref = torch.linalg.vector_norm(torch.where(finite, e, torch.zeros_like(e)))
-    err = torch.linalg.vector_norm(diff)
-    rel_l2 = float(err / ref) if float(ref) > 0 else (0.0 if float(err) == 0 else math.inf)
-    normal = finite & (e.abs() * q.scale >= fmt.min_normal)
-    max_rel = float((diff[normal] / e[normal].abs()).max()) if bool(normal.any()) else 0.0
-    return QuantError(dtype=q.dtype, scale=q.scale, amax=q.amax, rel_l2=rel_l2,
-                      max_abs=float(diff.max()) if diff.numel() else 0.0, max_rel_normal=max_rel,
-                      saturated=q.saturated, flushed=q.flushed, numel=e.numel())
+    data = q.data.to(x.device)
+    err_sq = ref_sq = torch.zeros((), dtype=torch.float64, device=x.device)
+    norms: tuple[float, float] | None = None
+    max_abs = max_rel = 0.0
+    pieces = chunks(x, limit)
+    for d, start, length in pieces:
+        xs = x.detach().narrow(d, start, length) if x.dim() else x.detach()
+        qs = data.narrow(d, start, length) if x.dim() else data
+        e = xs.to(torch.float64)
+        diff = (qs.to(torch.float64) * float(q.descale) - e).abs()
+        finite = torch.isfinite(e)
+        diff = torch.where(finite, diff, torch.zeros((), dtype=diff.dtype, device=diff.device))
+        ref = torch.where(finite, e, torch.zeros_like(e))
+        if len(pieces) == 1:  # the single-pass figures, bit for bit
+            norms = float(torch.linalg.vector_norm(diff)), float(torch.linalg.vector_norm(ref))
+        else:
+            err_sq = err_sq + (diff * diff).sum()
+            ref_sq = ref_sq + (ref * ref).sum()
+        if diff.numel():
+            max_abs = max(max_abs, float(diff.max()))
+        normal = finite & (e.abs() * q.scale >= fmt.min_normal)
+        if bool(normal.any()):
+            max_rel = max(max_rel, float((diff[normal] / e[normal].abs()).max()))
+    err, ref_norm = norms if norms is not None else (float(torch.sqrt(err_sq)), float(torch.sqrt(ref_sq)))
+    rel_l2 = err / ref_norm if ref_norm > 0 else (0.0 if err == 0 else math.inf)
+    return QuantError(dtype=q.dtype, scale=q.scale, amax=q.amax, rel_l2=rel_l2, max_abs=max_abs,
+                      max_rel_normal=max_rel, saturated=q.saturated, flushed=q.flushed, numel=x.numel())

@@ -1,5 +1,10 @@
 """The PyTorch side of attention variants and FP8 attention (:class:`~cudnn_lab.specs.SdpaSpec` with per-batch
-lengths, ragged packing, a bias or ALiBi, dropout, a bottom-right diagonal, or FP8 Q/K/V).
+lengths, ragged packing, a bias or ALiBi, dropout, a bottom-right diagonal, FP8 Q/K/V, a paged K/V cache or sink
+tokens).
+
+A paged K and V are random pools of pages into which the contiguous cache's real pages are written through block
+tables over random page permutations (:mod:`.sdpa_paged`); the reference and PyTorch's SDPA read the cache gathered
+back through the tables. Sink logits are folded into the float64 softmax; PyTorch's path for them is explicit math.
 
 Inputs are built from float data: FP8 tensors quantized with the spec's scales (the scalars cuDNN needs derived
 from them), ragged tensors packed token-major (THD). References are float64 on the logical [b, h, s, d] tensors the
@@ -21,6 +26,7 @@ from ..specs.sdpa import SdpaSpec
 from .common import check_cpu_work, torch_dtype, uniform
 from .masks import alibi_bias, attention, keep_mask, pack_ragged, ragged_offsets, unpack_ragged, valid_rows
 from .quantize import amax, dequantize, quantization_error, quantize
+from .sdpa_paged import block_table, fold_sink, gather_pages, sink_logits, write_pages
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -35,7 +41,7 @@ _GRADS = ("dQ", "dK", "dV")
 
 def is_plain(spec: SdpaSpec) -> bool:
     """True for attention with none of the variants (the family's plain path handles it)."""
-    return not (spec.fp8 or spec.padded or spec.bias != "none" or spec.dropout or spec.bottom_right)
+    return not (spec.fp8 or spec.padded or spec.bias != "none" or spec.dropout or spec.bottom_right or spec.sink)
 
 
 def _lens(spec: SdpaSpec, name: str) -> tuple[int, ...]:
@@ -52,9 +58,16 @@ def storage(spec: SdpaSpec, name: str) -> tuple[tuple[int, ...], tuple[int, ...]
     return dims, strides
 
 
+def _contiguous(spec: SdpaSpec) -> SdpaSpec:
+    """The same problem with a contiguous K/V cache (itself when not paged)."""
+    return spec.replace(page_size=0, num_pages=None) if spec.paged else spec
+
+
 def _float(spec: SdpaSpec, name: str, seed: int) -> torch.Tensor:
-    """Logical float32 data of a Q/K/V/dO-like tensor: uniform [-1, 1], seeded by name, in the layout's strides."""
-    return uniform(name, spec.tensor_shapes()[name], spec.tensor_strides()[name], "fp32", seed)
+    """Logical float32 data of a Q/K/V/dO-like tensor: uniform [-1, 1], seeded by name, in the layout's strides
+    (a paged K/V: its contiguous cache [b, kv_heads, seq_kv, d])."""
+    flat = _contiguous(spec)
+    return uniform(name, flat.tensor_shapes()[name], flat.tensor_strides()[name], "fp32", seed)
 
 
 def _store(spec: SdpaSpec, name: str, x: torch.Tensor, device: Any) -> torch.Tensor:
@@ -65,6 +78,8 @@ def _store(spec: SdpaSpec, name: str, x: torch.Tensor, device: Any) -> torch.Ten
 
     if name in spec.ragged_tensors():
         return pack_ragged(x, _lens(spec, name)).to(device)
+    if spec.paged and name in ("K", "V"):
+        raise SpecError(name, "paged", "is stored by _store_pages (a pool of pages), not as a contiguous buffer")
     dims, strides = storage(spec, name)
     return torch.empty_strided(dims, strides, dtype=x.dtype, device=device).copy_(x)
 
@@ -98,10 +113,16 @@ def make_inputs(spec: SdpaSpec, *, device: Any = "cpu", seed: int = 0) -> dict[s
             q = quantize(x, spec.dtype, spec.scales()[n])
             out[f"descale_{n}"] = _scalar(q.descale, dev)
             logical[n], out[n] = dequantize(q), _store(spec, n, q.data, dev)
+        elif spec.paged and n in ("K", "V"):
+            t = x.to(torch_dtype(spec.dtype))
+            logical[n], out[n] = t.double(), None  # written into its pool below, once the tables exist
         else:
             t = x.to(torch_dtype(spec.dtype))
             logical[n], out[n] = t.double(), _store(spec, n, t, dev)
-    out.update(_aux(spec, dev))
+    out.update(_aux(spec, dev, seed))
+    if spec.paged:
+        for n in ("K", "V"):
+            out[n] = _store_pages(spec, n, floats[n].to(torch_dtype(spec.dtype)), out[f"Page_table_{n}"], seed, dev)
     if spec.fp8:
         s_scale = recommended_scale(1.0 / (1.0 - spec.dropout), spec.dtype)  # softmax weights are at most 1
         out["scale_S"], out["descale_S"] = _scalar(s_scale, dev), _scalar(1.0 / s_scale, dev)
@@ -111,14 +132,32 @@ def make_inputs(spec: SdpaSpec, *, device: Any = "cpu", seed: int = 0) -> dict[s
     return {n: out[n] for n in spec.io_names()[0]}
 
 
-def _aux(spec: SdpaSpec, dev: Any) -> dict[str, torch.Tensor]:
-    """Lengths, ragged offsets, bias and dropout mask/scales."""
+def _store_pages(spec: SdpaSpec, name: str, x: torch.Tensor, table: torch.Tensor, seed: int, dev: Any
+                 ) -> torch.Tensor:
+    """A paged K or V: a pool of random pages (values uniform [-1, 1], never zeros) in the layout's in-page order,
+    with the contiguous cache ``x``'s real pages written where ``table`` says."""
+    import torch
+
+    dims, strides = spec.tensor_shapes()[name], spec.tensor_strides()[name]
+    pool = write_pages(uniform(f"{name}_pool", dims, strides, spec.dtype, seed), x, table.cpu(), spec.lens_kv)
+    return torch.empty_strided(dims, strides, dtype=pool.dtype, device=dev).copy_(pool)
+
+
+def _aux(spec: SdpaSpec, dev: Any, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Lengths, block tables (fresh page permutations from ``seed``), sink logits, ragged offsets, bias and dropout
+    mask/scales."""
     import torch
 
     out: dict[str, torch.Tensor] = {}
     if spec.padded:
         for side, lens in (("q", spec.lens_q), ("kv", spec.lens_kv)):
             out[f"seq_len_{side}"] = torch.tensor(lens, dtype=torch.int32, device=dev).view(-1, 1, 1, 1)
+    if spec.paged:
+        for n in ("Page_table_K", "Page_table_V"):
+            out[n] = block_table(spec.lens_kv, spec.page_size, spec.pages_per_seq, spec.cache_pages, seed=seed,
+                                 name=n).to(dev)
+    if spec.sink:
+        out["Sink"] = sink_logits(spec.heads, spec.seq_kv, seed=seed).to(dev)
     for n in spec.ragged_tensors():
         dims = spec.tensor_shapes()[n]
         out[f"{n}_offset"] = ragged_offsets(_lens(spec, n), dims[1] * dims[3], device=dev)
@@ -186,6 +225,8 @@ def logical(spec: SdpaSpec, inputs: Mapping[str, torch.Tensor], name: str) -> to
     t = inputs[name]
     if name in spec.ragged_tensors():
         t = unpack_ragged(t, _lens(spec, name), spec.tensor_shapes()[name][2])
+    if spec.paged and name in ("K", "V"):
+        t = gather_pages(t, inputs[f"Page_table_{name}"], spec.seq_kv)
     if spec.fp8 and f"descale_{name}" in inputs:
         return dequantize(t, _descale(inputs, f"descale_{name}"))
     return t.double()
@@ -215,14 +256,18 @@ def _chunk_args(spec: SdpaSpec, inputs: Mapping[str, torch.Tensor], b: int, hq: 
 
 def forward64(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               inputs: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(O, Stats) in float64 for logical q, k, v, chunk by chunk (Stats -inf and O 0 on rows with no key)."""
+    """(O, Stats) in float64 for logical q, k, v, chunk by chunk (Stats -inf and O 0 on rows with no key; with a
+    sink, its logit joins every row)."""
     import torch
 
     o = torch.zeros(spec.q_dims, dtype=torch.float64, device=q.device)
     stats = torch.empty(spec.stats_dims, dtype=torch.float64, device=q.device)
     for b, hq, hk in _chunks(spec):
         args = _chunk_args(spec, inputs, b, hq, q.device)
-        o[b:b + 1, hq], stats[b:b + 1, hq] = attention(q[b:b + 1, hq], k[b:b + 1, hk], v[b:b + 1, hk], **args)
+        o_c, s_c = attention(q[b:b + 1, hq], k[b:b + 1, hk], v[b:b + 1, hk], **args)
+        if spec.sink:
+            o_c, s_c = fold_sink(o_c, s_c, inputs["Sink"][:, hq].double())
+        o[b:b + 1, hq], stats[b:b + 1, hq] = o_c, s_c
     return o, stats
 
 
@@ -348,7 +393,9 @@ def quantization(spec: SdpaSpec, inputs: Mapping[str, torch.Tensor], *, seed: in
 def torch_op(spec: SdpaSpec, inputs: Mapping[str, torch.Tensor], sdpa: Callable[..., torch.Tensor]
              ) -> Callable[[], torch.Tensor]:
     """PyTorch's SDPA on the padded logical tensors with the same mask (boolean), bias/ALiBi (float mask) and
-    dropout probability (its own random mask: a timing baseline); FP8: none (PyTorch has no FP8 attention)."""
+    dropout probability (its own random mask: a timing baseline); a paged K/V gathered once into a contiguous cache
+    beforehand (the gather is not timed: benchmarks/paged_decode.py times it apart); with sink tokens, explicit
+    eager math; FP8: none (PyTorch has no FP8 attention)."""
     import torch
 
     if spec.fp8:
@@ -366,4 +413,20 @@ def torch_op(spec: SdpaSpec, inputs: Mapping[str, torch.Tensor], sdpa: Callable[
         bias = inputs["Bias"] if spec.bias == "tensor" else alibi_bias(spec.heads, spec.seq_q, spec.seq_kv,
                                                                         dtype=dt, device=dev)
         mask = bias.to(dt).masked_fill(~keep, float("-inf"))
+    if spec.sink:
+        return lambda: _sink_attention(spec, q, k, v, keep, inputs["Sink"])
     return sdpa(q, k, v, mask, spec.dropout)
+
+
+def _sink_attention(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor,
+                    sink: torch.Tensor) -> torch.Tensor:
+    """PyTorch eager attention with sink logits (its SDPA has no sink): scores, mask, the sink column, softmax,
+    the sink dropped, times V, in the inputs' dtype (as gpt-oss's reference does)."""
+    import torch
+
+    if spec.group > 1:
+        k, v = k.repeat_interleave(spec.group, dim=1), v.repeat_interleave(spec.group, dim=1)
+    s = torch.matmul(q, k.transpose(-2, -1)) * spec.scale
+    s = s.masked_fill(~keep, float("-inf"))
+    s = torch.cat([s, sink.to(s.dtype).expand(*s.shape[:-1], 1)], dim=-1)
+    return torch.matmul(torch.softmax(s, dim=-1)[..., :-1], v)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from ..errors import OptionError
 
-__all__ = ["is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput", "intensity", "ridge", "roof",
+__all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput", "intensity", "ridge", "roof",
            "pct_of_roof", "ran", "timed", "pick", "best", "tied_with_best", "TIE_REL", "regret", "point_key",
            "sweep_ran", "sweep_chosen",
            "sweep_regret", "row_tflops", "row_gbps", "row_intensity", "WHICH"]
@@ -30,6 +31,22 @@ WHICH: tuple[str, ...] = ("pick", "best", "all")
 
 
 # ------------------------------------------------------------------------------------------------------ cells
+
+#: The PyTorch baselines a result's ``torch`` dict may hold (``<name>_ms``), with the titles plots give them: the
+#: eager op with cudnn.benchmark off and on, and a family's extra baselines (gpu/baseline.py EXTRA_BASELINES).
+BASELINE_TITLES: dict[str, str] = {"benchmark_off": "PyTorch", "benchmark_on": "cudnn.benchmark",
+                                   "dense_gemm": "dense GEMM, same FLOPs", "grouped_mm": "torch._grouped_mm"}
+
+
+def baseline_lines(torch_info: Any) -> list[tuple[str, str, float]]:
+    """(name, title, median ms) of every PyTorch baseline measured in a result's ``torch`` dict, in
+    :data:`BASELINE_TITLES`' order, then any other ``<name>_ms`` under its own name."""
+    info = torch_info or {}
+    names = [k[:-3] for k in info if k.endswith("_ms") and not k.endswith("_iqr_ms")]
+    order = [n for n in BASELINE_TITLES if n in names] + sorted(n for n in names if n not in BASELINE_TITLES)
+    return [(n, BASELINE_TITLES.get(n, n.replace("_", " ")), float(info[f"{n}_ms"])) for n in order
+            if is_finite(info[f"{n}_ms"]) and float(info[f"{n}_ms"]) > 0]
+
 
 def is_finite(value: Any) -> bool:
     """Whether a cell holds a finite number (None, NA, text and bools count as not)."""
@@ -231,8 +248,6 @@ def sweep_chosen(frame: Any, which: str) -> Any:
     The frame's is_pick / is_best flags (written by the sweep with :func:`pick` and :func:`best`) decide; without
     them the same rules are applied here.
     """
-    from ..errors import OptionError
-
     if which not in WHICH:
         raise OptionError("which", which, "must be 'pick', 'best' or 'all'")
     rows = sweep_ran(frame)

@@ -1,42 +1,11 @@
 """Run results as tidy pandas frames with a fixed schema, saved and loaded as JSON (never pickle).
 
-``RunResult.plans`` has one row per engine configuration; its columns (``PLAN_COLUMNS``) are:
-
-| column | meaning |
-| --- | --- |
-| plan | the plan's name as cuDNN gives it (engine id and knobs, e.g. ``eng4_k24=27``) |
-| engine_id, knobs | the engine and its knob settings (JSON text); together they pin the plan across versions |
-| heuristic_rank | position in the order the chosen heuristic modes proposed plans (0 = the heuristic's pick) |
-| rank_A, rank_B, rank_FALLBACK | the plan's index in each mode's own list (missing where a mode did not propose it) |
-| behavior_notes | cuDNN's behavior notes (e.g. RUNTIME_COMPILATION), comma separated |
-| workspace_bytes | scratch memory the plan needs |
-| build_ms | time to build (finalize, compile) the plan, apart from run time |
-| status | ok, build_failed, run_failed, not_built (the heuristic policy builds only the pick); explored: refused, not_tried |
-| error | the reason a plan failed, one line |
-| timing_mode, calls_per_sample | cuda_graph (replay of captured calls) or events; calls per timed sample |
-| median_ms, iqr_ms, min_ms, samples, capped | latency per call; capped is True when the time cap stopped sampling |
-| screened | far slower than the best plan timed before it (``screen_ratio``): a few event samples only |
-| host_ms | host time to enqueue one call (launch overhead, apart from GPU time) |
-| tflops, gbps | throughput from the spec's FLOP count and minimal bytes at the median |
-| pct_of_ceiling | share of the measured roofline bound at this plan's arithmetic intensity |
-| rel_l2, max_abs, max_rel | error against the float64 PyTorch reference |
-| nan_count, inf_count | non-finite outputs (outputs are NaN-poisoned before the checked run) |
-| within_torch, within_cudnn | share of elements within torch.testing's and cuDNN's tolerance bands |
-| pass_torch, pass_cudnn | every element within the band and no NaN/Inf |
-| knob_names | the plan's knobs by name from the backend knob table (``TILE_SIZE=0, TILEK=1``; see ``cudnn_lab.knobs``) |
-| proposed, origin | False for configurations sampled beyond the heuristics' proposals (``explore``); origin says why |
-| kernels | JSON list of the kernels one execution launches (CUPTI): {name, kind, count, us, total_us} |
-| kernel_count, kernel_ms | launches per execution, and their summed GPU time (CUPTI kernel time) |
-| launch_gap_ms | median_ms minus kernel_ms: launch gaps and host-side time between a plan's kernels |
-| numeric_notes | cuDNN's numerical notes (TENSOR_CORE, DOWN_CONVERT_INPUTS, FFT, ...), found by note filters |
-| deterministic | repeated executions on the same inputs gave bitwise-equal outputs |
-| replay_over_kernel | median_ms over kernel_ms: the timer's launch-gap overhead (1.0 = none; cupti timing: 1.0) |
-| reused | this run reused the plan's check and time from an earlier run in the process (``resample=True``: not) |
-| from_cache | the plan was loaded from the plan cache on disk instead of built (build_ms is the load time) |
+``RunResult.plans`` has one row per engine configuration; its columns (``PLAN_COLUMNS``), each with its dtype,
+unit, title and meaning, are in :mod:`cudnn_lab.results.schema` (``schema.doc_table()`` prints them).
 
 Saved as JSON (``RunResult.save``): an object with ``schema`` (1), ``spec`` (``Spec.to_dict``), ``plans`` (one object
 per row, the columns above), ``device``, ``torch``, ``ceilings`` (objects of scalars), ``settings`` (``RunOptions``
-plus what the run recorded), and optionally ``warnings`` (texts), ``created`` (ISO time) and ``histograms`` (plan ->
+plus what the run recorded; ``partial`` is True for a run stopped before its end, ``stopped`` says why), and optionally ``warnings`` (texts), ``created`` (ISO time) and ``histograms`` (plan ->
 {"edges", "counts"}) and ``engine_space`` (the engines of the graph with their knob ranges, what was sampled, and
 whether a configuration outside the proposals beat the heuristics' best). The JSON is standard: a NaN or infinite
 number is written as null. ``loading.check_result`` checks every field on load, its type and its value (latencies
@@ -54,20 +23,15 @@ from typing import Any
 from ..errors import CudnnLabError, DataError, OptionError
 from ..specs import Spec
 from . import metrics
-from .loading import (BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, SCHEMA_VERSION, TEXT_COLUMNS, check_result,
-                      read_result_file, spec_from_data)
+from .loading import (BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, SCHEMA_VERSION, check_result, read_result_file,
+                      spec_from_data)
 from .paths import check_output_path, write_text
+from .schema import PLAN_COLUMNS
+from ..provenance import cudnn_version_text
+from .anatomy import beat_heuristics
 
 __all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "json_ready", "plans_frame"]
 
-PLAN_COLUMNS: tuple[str, ...] = (
-    "plan", "engine_id", "knobs", "heuristic_rank", "rank_A", "rank_B", "rank_FALLBACK", "behavior_notes",
-    "workspace_bytes", "build_ms", "status", "error", "timing_mode", "calls_per_sample", "median_ms", "iqr_ms",
-    "min_ms", "samples", "capped", "screened", "host_ms", "tflops", "gbps", "pct_of_ceiling", "rel_l2", "max_abs",
-    "max_rel", "nan_count", "inf_count", "within_torch", "within_cudnn", "pass_torch", "pass_cudnn",
-    "knob_names", "proposed", "origin", "kernels", "kernel_count", "kernel_ms", "launch_gap_ms", "numeric_notes",
-    "deterministic", "replay_over_kernel", "reused", "from_cache",
-)
 #: What the GPU layer hands :meth:`RunResult.from_records`: key -> type (plans: a list of row dicts).
 RECORD_KEYS: dict[str, type] = {"plans": list, "device": dict, "torch": dict, "ceilings": dict, "settings": dict,
                                 "warnings": list, "histograms": dict, "created": str, "engine_space": dict}
@@ -189,9 +153,13 @@ class RunResult:
     @property
     def exploration(self) -> dict[str, Any]:
         """Did a configuration sampled beyond the proposals beat the heuristics' best (``results.anatomy``)?"""
-        from .anatomy import beat_heuristics
-
         return beat_heuristics(self.plans)
+
+    @property
+    def partial(self) -> bool:
+        """True for a run that was stopped before its end (``settings['partial']``; ``settings['stopped']`` says
+        why): its plan table holds the plans it reached, and the steps after them did not run."""
+        return bool(self.settings.get("partial", False))
 
     @property
     def torch_ms(self) -> float | None:
@@ -200,17 +168,23 @@ class RunResult:
 
     def summary(self) -> str:
         """A few lines for a terminal or a log."""
-        from ..provenance import cudnn_version_text
-
         cudnn = cudnn_version_text(self.device.get("cudnn_backend", self.device.get("cudnn")))
         lines = [f"{self.spec.label()} on {self.device.get('gpu')} (cuDNN {cudnn})"]
         n_ok, n = len(self.ok), len(self.plans)
         lines.append(f"plans: {n} proposed, {n_ok} ran")
+        if self.partial:
+            lines.append(f"PARTIAL: {self.settings.get('stopped') or 'stopped'}; {n} of "
+                         f"{self.settings.get('proposed', n)} proposed plans reached")
         regret = metrics.regret(self.plans)
         if regret is not None:
             h, b = self.heuristic_pick, self.best
             lines.append(f"heuristic pick {h['plan']}: {h['median_ms'] * 1e3:.1f} us; best {b['plan']}: "
                          f"{b['median_ms'] * 1e3:.1f} us; regret {regret:.2f}x")
+            kc = self.settings.get("kernel_cache_run") or {}
+            if kc.get("used"):  # cuDNN's kernel cache can change the heuristics' pick: say what it would have been
+                without = kc.get("pick_without")
+                lines.append("  with cuDNN's kernel cache; without it the pick would have been "
+                             + (f"{without}" + (" too" if without == h["plan"] else "") if without else "unknown"))
             tied = metrics.tied_with_best(self.plans)
             if len(tied) > 1:
                 lines.append(f"tied: {', '.join(tied)} (within spread)")
@@ -226,6 +200,10 @@ class RunResult:
             on = self.torch.get("benchmark_on_ms")
             lines.append(f"PyTorch: {self.torch_ms * 1e3:.1f} us (cudnn.benchmark off), "
                          f"{(on if metrics.is_finite(on) else float('nan')) * 1e3:.1f} us (on)")
+        extras = [f"{title} {ms * 1e3:.1f} us" for name, title, ms in metrics.baseline_lines(self.torch)
+                  if name not in ("benchmark_off", "benchmark_on")]
+        if extras:
+            lines.append("beside it: " + ", ".join(extras))
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 

@@ -5,6 +5,12 @@
 - :class:`ConvPrologueSpec`: y = conv_fprop(relu(x * scale + bias), w), the BN-ReLU-conv of ResNet training with
   the batch norm folded into a per-channel scale and bias applied as x is loaded, optionally with ``genstats`` of y
   too (the frontend's "SBRCS" sample: scale-bias-relu-conv-genstats; fp16 data and fp16 scale/bias only on 9.19).
+- :class:`ConvReductionSpec`: r = reduce(conv_fprop(x, w)) with y never stored: a sum or max over the output
+  channels (r [n, 1, p, q]) or per output channel over n, p, q (r [1, k, 1, 1]), in float32.
+- :class:`ConvConcatSpec`: y1 = concatenate([conv_fprop(x, w), y0], channels) with y0 in place (the frontend's
+  sample "Convolution fprop concatenate", cuDNN 9.8.0+): the conv writes its channels of y1 directly, no copy of y0.
+- :class:`ConvDgradReluSpec`: dx = conv_dgrad(dy, w) * (x > 0), the backward of conv -> relu in one graph (the
+  legacy "DgradDrelu" sample).
 
 cuDNN runs these with its runtime-fusion engines, which take channels-last (NHWC) fp16/bf16 tensors whose channel
 counts are multiples of 8 (16-byte vectors). What 9.19 ran and refused (H100, 2026-11-22): docs/FINDINGS.md.
@@ -19,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, Spec, check_bool, check_choice
+from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_choice, check_int
 from .conv import ConvSpec
 from .layout import layout_strides
 
@@ -35,6 +41,12 @@ PARAM_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
 _NO_BF16_GENSTATS = ("cuDNN 9.19 has no engine for conv_fprop + genstats in bf16 (its runtime-fusion engine 2 takes "
                      "fp16 only; measured on an H100)")
 _CONV_FIELDS = ("n", "c", "h", "w", "k", "r", "s", "padding", "stride", "dilation")
+#: The reductions the kit fuses after a conv (cuDNN's ``reduction_mode`` ADD and MAX, lower-cased).
+CONV_REDUCTION_MODES: tuple[str, ...] = ("add", "max")
+#: What a fused reduction reduces: 'c' over the output channels (r [n, 1, p, q]), 'nhw' over n, p, q per output
+#: channel (r [1, k, 1, 1], the column reduction of batch statistics). Both modes on both ran on 9.19 (H200,
+#: 2026-11-26: 14 plans each, engines 2, 4, 7, every one inside cuDNN's band; fp16 and bf16).
+CONV_REDUCTION_AXES: tuple[str, ...] = ("c", "nhw")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +72,7 @@ class _ConvFusionSpec(Spec):
     def _check_conv(self) -> None:
         name = type(self).__name__
         self._set("dtype", check_choice(name, "dtype", self.dtype, FUSION_DTYPES))
-        if self.dtype not in GENSTATS_DTYPES and getattr(self, "genstats", True):
+        if self.dtype not in GENSTATS_DTYPES and self._has_genstats():
             raise SpecError("dtype", self.dtype, f"must be fp16 with genstats: {_NO_BF16_GENSTATS}", spec=name)
         try:
             conv = ConvSpec(**{f: getattr(self, f) for f in _CONV_FIELDS}, layout="NHWC", dtype=self.dtype)
@@ -73,6 +85,10 @@ class _ConvFusionSpec(Spec):
                 raise SpecError(f, getattr(self, f), f"must be a multiple of {CHANNEL_MULTIPLE}: cuDNN's runtime-"
                                 f"fusion engines (the ones that run this pattern, 9.19) load {self.dtype} channels "
                                 "in 16-byte vectors", spec=name)
+
+    def _has_genstats(self) -> bool:
+        """Whether the graph holds a genstats node (whose 9.19 engine takes fp16 only)."""
+        return bool(getattr(self, "genstats", True))
 
     @property
     def conv(self) -> ConvSpec:
@@ -206,3 +222,151 @@ class ConvPrologueSpec(_ConvFusionSpec):
         stats = "+genstats" if self.genstats else ""
         return f"scale+bias+relu->conv{stats} {self._conv_label()} params {self.param_dtype}"
 
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvReductionSpec(_ConvFusionSpec):
+    """r = reduce(conv_fprop(x, w)) with the conv's y kept on chip (never stored): ``mode`` 'add' (a sum) or 'max';
+    ``axes`` 'c' reduces over the k output channels (r [n, 1, p, q]), 'nhw' over n, p, q for each output channel
+    (r [1, k, 1, 1]); r in float32."""
+
+    op: ClassVar[str] = "conv_reduction"
+    title: ClassVar[str] = "conv + reduction"
+    description: ClassVar[str] = ("fusion: ConvReductionSpec (conv_fprop + a sum or max of y over its channels or "
+                                  "per channel; y never stored)")
+    field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "dtype", "mode", "axes")
+
+    mode: str = "add"
+    axes: str = "c"
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        self._check_conv()
+        self._set("mode", check_choice(name, "mode", self.mode, CONV_REDUCTION_MODES))
+        self._set("axes", check_choice(name, "axes", self.axes, CONV_REDUCTION_AXES))
+        self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "R": ("n", "h", "w", "k")})
+
+    def _has_genstats(self) -> bool:
+        return False
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"dtype": FUSION_DTYPES, "mode": CONV_REDUCTION_MODES, "axes": CONV_REDUCTION_AXES}
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        return {**super().field_hints(values), "axes": "c: over channels; nhw: per channel"}
+
+    def input_names(self) -> tuple[str, ...]:
+        return ("X", "W")
+
+    def output_names(self) -> tuple[str, ...]:
+        return ("R",)
+
+    @property
+    def r_dims(self) -> tuple[int, int, int, int]:
+        """The reduction's output: y's dims with the reduced ones set to 1."""
+        n, k, p, q = self.conv.y_dims
+        return (n, 1, p, q) if self.axes == "c" else (1, k, 1, 1)
+
+    def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        conv = self._conv_shapes()
+        return {"X": conv["X"], "W": conv["W"], "R": self.r_dims}
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        """x and w in ``dtype``; r in float32 (the reduction accumulates and writes float)."""
+        return {"X": self.dtype, "W": self.dtype, "R": "fp32"}
+
+    def label(self) -> str:
+        what = "over channels" if self.axes == "c" else "per channel"
+        return f"conv+reduction({self.mode} {what}) {self._conv_label()}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvConcatSpec(_ConvFusionSpec):
+    """y1 = concatenate([conv_fprop(x, w), y0], axis=channels) [n, k + k0, p, q] with y0 [n, k0, p, q] the input
+    in place (``in_place_index=1``): the conv writes channels 0..k-1 of y1; y0's channels are the caller's (in real
+    use y0 is already there, a view of y1) and cuDNN leaves them unwritten (H200, cuDNN 9.19, 2026-11-26). The
+    frontend's sample "Convolution fprop concatenate" (cuDNN 9.8.0+)."""
+
+    op: ClassVar[str] = "conv_concat"
+    title: ClassVar[str] = "conv + concatenate"
+    description: ClassVar[str] = ("fusion: ConvConcatSpec (conv_fprop written into its channels of a concatenated "
+                                  "tensor; the other part in place)")
+    field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "k0", "dtype")
+
+    k0: int = 64
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        self._check_conv()
+        self._set("k0", check_int(name, "k0", self.k0))
+        if self.k0 % CHANNEL_MULTIPLE:
+            raise SpecError("k0", self.k0, f"must be a multiple of {CHANNEL_MULTIPLE}: cuDNN's runtime-fusion "
+                            f"engines load {self.dtype} channels in 16-byte vectors", spec=name)
+        self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y0": ("n", "k0", "h", "w"),
+                             "Y1": ("n", "k", "k0", "h", "w")})
+
+    def _has_genstats(self) -> bool:
+        return False
+
+    @classmethod
+    def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+        return {**super().field_limits(values), "k0": (1, MAX_DIM)}
+
+    @classmethod
+    def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
+        return {**super().field_hints(values), "k0": f"mult. of {CHANNEL_MULTIPLE}"}
+
+    def input_names(self) -> tuple[str, ...]:
+        return ("X", "W", "Y0")
+
+    def output_names(self) -> tuple[str, ...]:
+        return ("Y1",)
+
+    def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        conv = self._conv_shapes()
+        n, k, p, q = conv["Y"]
+        return {"X": conv["X"], "W": conv["W"], "Y0": (n, self.k0, p, q), "Y1": (n, k + self.k0, p, q)}
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        return {n: self.dtype for n in self.tensor_shapes()}
+
+    def label(self) -> str:
+        return f"conv+concat(k0={self.k0}) {self._conv_label()}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvDgradReluSpec(_ConvFusionSpec):
+    """dx = conv_dgrad(dy, w) * (x > 0): the data gradient of conv -> relu in one graph, dy [n, k, p, q], w
+    [k, c, r, s], x [n, c, h, w] the relu's forward input (its mask), dx [n, c, h, w] (the legacy sample
+    "DgradDrelu")."""
+
+    op: ClassVar[str] = "conv_dgrad_relu"
+    title: ClassVar[str] = "conv dgrad + ReLU backward"
+    description: ClassVar[str] = ("fusion: ConvDgradReluSpec (conv_dgrad then relu_backward: dx = dgrad(dy, w) * "
+                                  "(x > 0))")
+
+    def __post_init__(self) -> None:
+        self._check_conv()
+        self.check_elements({"X": ("n", "c", "h", "w"), "DX": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"),
+                             "DY": ("n", "k", "h", "w")})
+
+    def _has_genstats(self) -> bool:
+        return False
+
+    def input_names(self) -> tuple[str, ...]:
+        return ("DY", "W", "X")
+
+    def output_names(self) -> tuple[str, ...]:
+        return ("DX",)
+
+    def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        conv = self._conv_shapes()
+        return {"DY": conv["Y"], "W": conv["W"], "X": conv["X"], "DX": conv["X"]}
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        return {n: self.dtype for n in self.tensor_shapes()}
+
+    def label(self) -> str:
+        return f"conv_dgrad+relu_bwd {self._conv_label()}"

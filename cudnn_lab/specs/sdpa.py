@@ -3,11 +3,11 @@
 Logical dims are always [batch, heads, seq, head_dim] (what cuDNN takes); ``layout`` says how Q, K, V, O and
 their gradients are stored: ``BSHD`` ([b, s, h, d] in memory, as most models keep activations) or ``BHSD``.
 Variants: per-batch lengths (a padding mask; ``ragged`` packs the tokens without padding), an additive bias or
-ALiBi, dropout, a bottom-right diagonal (decode), and FP8 (e4m3/e5m2) Q, K, V with their scales.
+ALiBi, dropout, a bottom-right diagonal (decode), FP8 (e4m3/e5m2) Q, K, V with their scales, a paged K/V cache
+(cuDNN 9.5+: K and V live in pools of pages that per-sequence block tables address) and sink tokens (9.13+, forward).
 
-Not offered, though cuDNN has them: paged K/V caches (cuDNN 9.5+), sink tokens (9.13+, not with seq_q = 1),
-cumulative sequence lengths (9.24+), block masks (UNIFIED implementation, 9.13.1+), score-modifier callbacks and
-head dims that differ between Q/K and V.
+Not offered, though cuDNN has them: cumulative sequence lengths (9.24+), block masks (UNIFIED implementation,
+9.13.1+), score-modifier callbacks and head dims that differ between Q/K and V.
 """
 
 from __future__ import annotations
@@ -42,6 +42,12 @@ SDPA_DIRECTIONS: tuple[str, ...] = ("fwd_inference", "fwd_training", "bwd")
 #: Head sizes this kit builds SDPA graphs for (cuDNN's fused flash-attention engines cover these on Hopper).
 SDPA_HEAD_DIMS: tuple[int, ...] = (64, 128, 256)
 
+#: What a paged cache and sink tokens need (cuDNN SDPA itself needs Ampere or newer).
+SDPA_PAGED = GpuRequirement("a paged K/V cache in attention", min_cc=(8, 0), min_cudnn=90500,
+                            source="cudnn-frontend v1.8.0 release notes (paged attention on cuDNN 9.5.0 and later)")
+SDPA_SINK = GpuRequirement("sink tokens in attention", min_cc=(8, 0), min_cudnn=91300,
+                           source="cudnn-frontend docs/operations/Attention.md (sink_token, cuDNN 9.13.0 and later)")
+
 #: Memory order of a logical [b, h, s, d] tensor, slowest axis first.
 _ORDERS = {"BSHD": (0, 2, 1, 3), "BHSD": (0, 1, 2, 3)}
 
@@ -66,6 +72,14 @@ class SdpaSpec(Spec):
     hands cuDNN (its custom-mask dropout), scaling the rest by 1/(1-p). ``diagonal_alignment`` 'bottom_right' ends
     the causal diagonal at the last key (decode: seq_q = 1 sees the whole cache).
 
+    Paged K/V cache (``page_size`` P > 0, forward only): K and V are pools of ``num_pages`` pages
+    [num_pages, kv_heads, P, d] (in-page order from ``layout``: BSHD stores [page, P, kv_heads, d]) and two int32
+    block tables Page_table_K/V [b, 1, seq_kv / P, 1] say which page holds each sequence's i-th P tokens; the padding
+    mask (``seq_lens_q``/``seq_lens_kv``, full where not given) is always on and ``seq_kv`` is the longest sequence
+    (cuDNN's paged_attention_max_seq_len_kv). ``num_pages`` None means just the pages the lengths need.
+    ``sink``: one learned logit per query head (Sink [1, heads, 1, 1], fp32) joins every softmax row as an extra key
+    with no value (gpt-oss's attention sinks): it takes a share of the weights and adds to Stats.
+
     FP8 (``dtype`` fp8_e4m3/fp8_e5m2): Q, K, V (and dO) are float data quantized with ``scale_q``, ``scale_k``,
     ``scale_v``, ``scale_do`` (None: a power of two from the data's amax); O (or dQ, dK, dV) is written in
     ``out_dtype`` with ``scale_o`` (None: from amax(V), which bounds |O|); the graph also writes Amax_S and Amax_O
@@ -79,8 +93,9 @@ class SdpaSpec(Spec):
     description: ClassVar[str] = "scaled dot-product attention: SdpaSpec (forward, training, backward)"
     field_order: ClassVar[tuple[str, ...]] = (
         "direction", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "sliding_window",
-        "diagonal_alignment", "attn_scale", "seq_lens_q", "seq_lens_kv", "ragged", "bias", "dropout", "dropout_seed",
-        "layout", "dtype", "out_dtype", "scale_q", "scale_k", "scale_v", "scale_o", "scale_do")
+        "diagonal_alignment", "attn_scale", "seq_lens_q", "seq_lens_kv", "ragged", "page_size", "num_pages", "sink",
+        "bias", "dropout", "dropout_seed", "layout", "dtype", "out_dtype", "scale_q", "scale_k", "scale_v", "scale_o",
+        "scale_do")
 
     batch: int = 4
     heads: int = 16
@@ -97,6 +112,9 @@ class SdpaSpec(Spec):
     seq_lens_q: tuple[int, ...] | None = None
     seq_lens_kv: tuple[int, ...] | None = None
     ragged: bool = False
+    page_size: int = 0
+    num_pages: int | None = None
+    sink: bool = False
     bias: str = "none"
     dropout: float = 0.0
     dropout_seed: int = 0
@@ -195,10 +213,66 @@ class SdpaSpec(Spec):
         if self.fp8 and self.bias != "none":
             raise SpecError("bias", self.bias, "must be 'none' for FP8: cuDNN's FP8 attention takes causal and "
                             "padding masks only ('SDPA FP8 does not support bias')", spec=name)
+        self._check_paged(name)
+        self._check_sink(name)
         if self.fp8 and self.direction == "bwd" and self.dropout:
             raise SpecError("dropout", self.dropout, "must be 0 for FP8 backward: cuDNN 9.19 on Hopper builds a plan "
                             "for it, but with the kit's mask dropout its gradients are wrong (rel L2 0.99 against "
                             "float64 autograd on an H100, docs/FINDINGS.md)", spec=name)
+
+    def _check_paged(self, name: str) -> None:
+        """A paged cache: a page size dividing seq_kv, enough pages for the lengths, and what cuDNN pages (forward,
+        fp16/bf16, no packing); num_pages is stored as None without paging."""
+        self._set("page_size", check_int(name, "page_size", self.page_size, 0, MAX_DIM))
+        if not self.page_size:
+            self._set("num_pages", None)
+            return
+        p = self.page_size
+        if p & (p - 1) or self.seq_kv % p:
+            sizes = [d for d in (16, 32, 64, 128, 256, 512, 1024) if self.seq_kv % d == 0]
+            allowed = f"e.g. {', '.join(map(str, sizes))}" if sizes else "seq_kv a multiple of a power of two"
+            raise SpecError("page_size", p, f"must be a power of two (cuDNN 9.19: 'block size needs to be non-zero "
+                            f"and a power of 2') dividing seq_kv={self.seq_kv} (each sequence's block table holds "
+                            f"seq_kv / page_size pages): {allowed}, or 0 for a contiguous cache", spec=name)
+        if self.direction == "bwd":
+            raise SpecError("page_size", p, "must be 0 for the backward: cuDNN's paged K/V caches are forward-only "
+                            "(cuDNN 9.5+)", spec=name)
+        if self.fp8:
+            raise SpecError("page_size", p, "must be 0 for FP8 attention: the kit pages fp16/bf16 caches only",
+                            spec=name)
+        if self.ragged:
+            raise SpecError("ragged", self.ragged, "must be False with a paged cache: cuDNN's block tables cannot be "
+                            "packed (ragged) and the pages already hold K/V without padding", spec=name)
+        if self.bias != "none" or self.dropout:
+            field = "bias" if self.bias != "none" else "dropout"
+            raise SpecError(field, getattr(self, field), "must be off with a paged cache: the kit offers paged "
+                            "caches for decode and prefill inference with causal, window and padding masks only",
+                            spec=name)
+        need = self.pages_needed
+        if self.num_pages is None:
+            return
+        n = check_int(name, "num_pages", self.num_pages, 1, MAX_DIM)
+        if n < need:
+            raise SpecError("num_pages", n, f"is too small: the block tables would point outside the cache; the "
+                            f"lengths ({sum(self.lens_kv)} tokens over {self.batch} sequences) need {need} pages of "
+                            f"{p} tokens (at least {need}, or None for exactly that)", spec=name)
+        self._set("num_pages", n)
+
+    def _check_sink(self, name: str) -> None:
+        """Sink tokens: forward, fp16/bf16, more than one query (cuDNN's rule for its Hopper engines)."""
+        self._set("sink", check_bool(name, "sink", self.sink))
+        if not self.sink:
+            return
+        if self.direction == "bwd":
+            raise SpecError("sink", self.sink, "must be False for the backward: the kit offers sink tokens forward "
+                            "only (cuDNN 9.13+ forward; the backward would also write dSink)", spec=name)
+        if self.fp8:
+            raise SpecError("sink", self.sink, "must be False for FP8 attention: the kit adds sink tokens to "
+                            "fp16/bf16 attention only", spec=name)
+        if self.seq_q == 1:
+            raise SpecError("sink", self.sink, "needs seq_q > 1: cuDNN refuses sink tokens in decode mode ('decode "
+                            "only mode, i.e. s_q == 1, not supported with sink_token', cuDNN 9.13-9.19 backend)",
+                            spec=name)
 
     def _check_geometry(self, name: str) -> None:
         if self.sliding_window and not self.causal:
@@ -215,7 +289,9 @@ class SdpaSpec(Spec):
         scores = ("batch", "heads", "seq_q", "seq_kv")
         small = {n: ("batch",) for n in (*_FP8_BWD_SCALARS, *_FP8_FWD_SCALARS, *_FP8_FWD_AMAX, *_FP8_BWD_AMAX,
                                          "seq_len_q", "seq_len_kv", "Dropout_scale", "Dropout_scale_inv",
-                                         *(f"{t}_offset" for t in _SIDE))}
+                                         "Page_table_K", "Page_table_V", "Sink", *(f"{t}_offset" for t in _SIDE))}
+        if self.paged:  # the pools: as many elements as kv_heads * seq_kv per sequence, or num_pages * page_size
+            kv = ("batch", kv_heads, "seq_kv") if self.num_pages is None else ("num_pages", kv_heads, "page_size")
         self.check_elements({"Q": q, "O": q, "dO": q, "dQ": q, "Stats": q, "K": kv, "V": kv, "dK": kv, "dV": kv,
                              "Bias": scores, "Dropout_mask": scores, **small})
 
@@ -229,16 +305,26 @@ class SdpaSpec(Spec):
 
     @classmethod
     def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
-        """``kv_heads`` up to ``heads`` (and it must divide it); ``sliding_window`` from 0 (off); any seed."""
+        """``kv_heads`` up to ``heads`` (and it must divide it); ``sliding_window`` from 0 (off); any seed;
+        ``page_size`` from 0 (contiguous) up to ``seq_kv`` (it must divide it); ``num_pages`` when set (None: just
+        enough)."""
         heads = max(read_int(values, "heads", 1), 1)
-        return {"batch": (1, MAX_DIM), "heads": (1, MAX_DIM), "kv_heads": (1, heads), "seq_q": (1, MAX_DIM),
-                "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM), "dropout_seed": (0, 2**63 - 1)}
+        limits = {"batch": (1, MAX_DIM), "heads": (1, MAX_DIM), "kv_heads": (1, heads), "seq_q": (1, MAX_DIM),
+                  "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM), "dropout_seed": (0, 2**63 - 1),
+                  "page_size": (0, max(read_int(values, "seq_kv", 1), 1))}
+        if read_int(values, "page_size", 0) > 0 and values.get("num_pages") is not None:
+            limits["num_pages"] = (1, MAX_DIM)
+        return limits
 
     @classmethod
     def hidden_fields(cls, values: Mapping[str, Any]) -> frozenset[str]:
         """The FP8 fields unless ``dtype`` is FP8 (scale_do unless backward), the seed without dropout, the
-        alignment without a causal mask."""
+        alignment without a causal mask, ``num_pages`` without paging, ``sink`` for the backward and FP8."""
         hidden: set[str] = set()
+        if not values.get("page_size"):
+            hidden.add("num_pages")
+        if values.get("direction") == "bwd" or is_fp8(values.get("dtype")):
+            hidden.add("sink")
         if not is_fp8(values.get("dtype")):
             hidden |= set(FP8_FIELDS)
         elif values.get("direction") != "bwd":
@@ -254,7 +340,8 @@ class SdpaSpec(Spec):
         batch = max(read_int(values, "batch", 1), 1)
         hints = {"kv_heads": f"divides {max(read_int(values, 'heads', 1), 1)}", "sliding_window": "0: off",
                  "seq_lens_q": f"{batch} lengths, blank: full", "seq_lens_kv": f"{batch} lengths, blank: full",
-                 "dropout": "training only", "bias": "alibi: causal"}
+                 "dropout": "training only", "bias": "alibi: causal", "page_size": "0: contiguous; 2^n dividing seq_kv",
+                 "num_pages": "blank: just enough", "sink": "forward, seq_q > 1"}
         if read_int(values, "seq_q", 0) == 1:
             hints["diagonal_alignment"] = "decode: bottom_right"
         if is_fp8(values.get("dtype")):
@@ -271,8 +358,28 @@ class SdpaSpec(Spec):
 
     @property
     def padded(self) -> bool:
-        """True when some batch element is shorter than the maximum (cuDNN's padding mask is on)."""
-        return self.seq_lens_q is not None or self.seq_lens_kv is not None
+        """True when cuDNN's padding mask is on: lengths given, or a paged cache (which always takes them)."""
+        return self.seq_lens_q is not None or self.seq_lens_kv is not None or self.paged
+
+    @property
+    def paged(self) -> bool:
+        """True when K and V live in a paged cache (``page_size`` > 0)."""
+        return bool(self.page_size)
+
+    @property
+    def pages_per_seq(self) -> int:
+        """Entries of each sequence's block table: seq_kv / page_size (0 without paging)."""
+        return self.seq_kv // self.page_size if self.paged else 0
+
+    @property
+    def pages_needed(self) -> int:
+        """Pages the sequences' real tokens fill: sum of ceil(len_kv / page_size) (0 without paging)."""
+        return sum(-(-n // self.page_size) for n in self.lens_kv) if self.paged else 0
+
+    @property
+    def cache_pages(self) -> int:
+        """Pages in each K/V pool: ``num_pages``, or just those needed (0 without paging)."""
+        return (self.num_pages or self.pages_needed) if self.paged else 0
 
     @property
     def bottom_right(self) -> bool:
@@ -307,7 +414,7 @@ class SdpaSpec(Spec):
     def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
         """What this problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
         if not self.fp8:
-            return ()
+            return (*((SDPA_PAGED,) if self.paged else ()), *((SDPA_SINK,) if self.sink else ()))
         reqs = [SDPA_FP8]
         if self.out_dtype in ("fp16", "bf16"):
             reqs.append(SDPA_FP8_HALF_OUT)
@@ -350,13 +457,17 @@ class SdpaSpec(Spec):
         """Names of the op's inputs and of its main output (the first of :meth:`output_names`).
 
         Inputs in order: Q, K, V (the backward's O, dO, Stats), the FP8 scalars, the lengths, the ragged offsets,
-        the bias, the dropout mask and its scale(s)."""
+        the paged cache's block tables, the sink logits, the bias, the dropout mask and its scale(s)."""
         bwd = self.direction == "bwd"
         ins: list[str] = ["Q", "K", "V", "O", "dO", "Stats"] if bwd else ["Q", "K", "V"]
         if self.fp8:
             ins += _FP8_BWD_SCALARS if bwd else _FP8_FWD_SCALARS
         if self.padded:
             ins += ["seq_len_q", "seq_len_kv"]
+        if self.paged:
+            ins += ["Page_table_K", "Page_table_V"]
+        if self.sink:
+            ins.append("Sink")
         if self.ragged:
             ins += [f"{n}_offset" for n in (*ins[:6 if bwd else 3], *self.output_names()) if n in _SIDE]
         if self.bias == "tensor":
@@ -373,22 +484,27 @@ class SdpaSpec(Spec):
         return outs
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
-        """Logical dims of every tensor (the graph's; a ragged tensor's storage is packed: :meth:`storage_shapes`)."""
+        """Dims of every tensor as the graph declares them (a ragged tensor's storage is packed; a paged cache's K and
+        V are its page pools [cache_pages, kv_heads, page_size, head_dim])."""
         b, h, sq, skv = self.batch, self.heads, self.seq_q, self.seq_kv
         dims = {"Q": self.q_dims, "K": self.kv_dims, "V": self.kv_dims, "O": self.q_dims, "dO": self.q_dims,
                 "Stats": self.stats_dims, "dQ": self.q_dims, "dK": self.kv_dims, "dV": self.kv_dims,
                 "seq_len_q": (b, 1, 1, 1), "seq_len_kv": (b, 1, 1, 1), "Bias": (1, h, sq, skv),
-                "Dropout_mask": (b, h, sq, skv)}
+                "Dropout_mask": (b, h, sq, skv), "Page_table_K": (b, 1, self.pages_per_seq, 1),
+                "Page_table_V": (b, 1, self.pages_per_seq, 1), "Sink": (1, h, 1, 1)}
+        if self.paged:  # K and V are the pools of pages
+            dims["K"] = dims["V"] = (self.cache_pages, self.h_kv, self.page_size, self.head_dim)
         ins, _ = self.io_names()
         return {n: dims.get(n, (b + 1, 1, 1, 1) if n.endswith("_offset") else (1, 1, 1, 1))
                 for n in (*ins, *self.output_names())}
 
     def tensor_dtypes(self) -> dict[str, str]:
         """Each tensor's dtype: Q, K, V (dO) and Bias/Dropout_mask in ``dtype``; O (or dQ, dK, dV) in ``dtype``, or
-        ``out_dtype`` for FP8; Stats, scalars and amaxes fp32; lengths int32, ragged offsets int64."""
+        ``out_dtype`` for FP8; Stats, scalars, amaxes and sink logits fp32; lengths and block tables int32, ragged
+        offsets int64."""
         out_dt = self.out_dtype if self.fp8 else self.dtype
         outs = {"O", "dQ", "dK", "dV"}
-        special = {"seq_len_q": "int32", "seq_len_kv": "int32"}
+        special = {"seq_len_q": "int32", "seq_len_kv": "int32", "Page_table_K": "int32", "Page_table_V": "int32"}
         return {n: special.get(n, "int64" if n.endswith("_offset") else out_dt if n in outs
                                else self.dtype if n in ("Q", "K", "V", "dO", "Bias", "Dropout_mask") else "fp32")
                 for n in self.tensor_shapes()}
@@ -426,7 +542,7 @@ class SdpaSpec(Spec):
         return self.heads * self.kept_pairs() * per_pair
 
     def min_bytes(self) -> int:
-        """Every tensor once; ragged tensors by their real tokens."""
+        """Every tensor once; ragged tensors by their real tokens; a paged K/V by the pages its tables address."""
         dtypes, total = self.tensor_dtypes(), 0
         tokens = {"q": sum(self.lens_q), "kv": sum(self.lens_kv)}
         ragged = self.ragged_tensors()
@@ -434,6 +550,8 @@ class SdpaSpec(Spec):
             numel = math.prod(d)
             if n in ragged:
                 numel = numel // (d[0] * d[2]) * tokens[ragged[n]]
+            elif self.paged and n in ("K", "V"):
+                numel = math.prod(self.kv_dims)
             total += DTYPE_BYTES[dtypes[n]] * numel
         return total
 
@@ -444,8 +562,12 @@ class SdpaSpec(Spec):
             mask += "-br"
         if self.sliding_window:
             mask += f" win{self.sliding_window}"
-        if self.padded:
+        if self.paged:
+            mask += f" paged{self.page_size}" + (f"x{self.num_pages}" if self.num_pages is not None else "")
+        elif self.padded:
             mask += " ragged" if self.ragged else " padded"
+        if self.sink:
+            mask += " sink"
         if self.bias != "none":
             mask += f" {self.bias if self.bias == 'alibi' else 'bias'}"
         if self.dropout:

@@ -23,7 +23,6 @@ from .tensor4d import Tensor4dSpec
 
 #: ``convert``: cudnnTransformTensor (layout and/or dtype); the rest are graph API nodes.
 TRANSFORM_KINDS: tuple[str, ...] = ("convert", "transpose", "reshape", "slice", "concatenate")
-GRAPH_KINDS: tuple[str, ...] = TRANSFORM_KINDS[1:]
 #: Every order of the four dims, as digits: '0231' makes y [n, h, w, c] from x [n, c, h, w].
 PERMUTATIONS: tuple[str, ...] = tuple("".join(p) for p in itertools.permutations("0123"))
 #: Reshapes that merge neighbouring dims (x read in N, C, H, W order), named by the dims y keeps.

@@ -11,8 +11,10 @@ import json
 from typing import Any
 
 from ..errors import CudnnLabError, SpecError, shorten
+from ..options import RunOptions, options_where
 from ..specs import Spec, spec_from_dict
 from .grid import cell
+from ..runs import run
 
 __all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "ID_SETTINGS_NEW", "point_id", "invalid_id", "run_point",
            "invalid_row", "id_settings"]
@@ -21,20 +23,19 @@ __all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "ID_SETTINGS_NEW", "point_id
 POINT_COLUMNS = ("point_id", "op", "label", "spec", "is_pick", "is_best", "point_status", "point_error", "flops",
                  "min_bytes", "torch_off_ms", "torch_on_ms", "gpu", "driver", "cuda", "cudnn", "cudnn_frontend",
                  "sm_count", "ceiling_tflops", "ceiling_gbps", "point_s", "created")
-#: Run options that do not change a point's numbers, left out of its id: the device index (the GPU's name is in the
-#: id; a worker of GPUExecutor sees its GPU as device 0).
-ID_SETTINGS_EXCLUDED = ("device",)
+#: Run options that do not change a point's numbers, left out of its id (their metadata's ``point_id`` is "never"):
+#: the device index (the GPU's name is in the id; a worker of GPUExecutor sees its GPU as device 0).
+ID_SETTINGS_EXCLUDED = options_where("point_id", "never")
 
 
 #: Run options added after sweeps were first stored, left out of a point's id while at their default, so that a store
-#: written before they existed still resumes (a point run with another value gets an id of its own).
-ID_SETTINGS_NEW = ("screen_ratio", "sm_count")
+#: written before they existed still resumes (a point run with another value gets an id of its own); their
+#: metadata's ``point_id`` is "not_default".
+ID_SETTINGS_NEW = options_where("point_id", "not_default")
 
 
 def id_settings(options: dict[str, Any]) -> dict[str, Any]:
     """The run options that go into a point's id."""
-    from ..options import RunOptions
-
     return {k: v for k, v in options.items() if k not in ID_SETTINGS_EXCLUDED
             and not (k in ID_SETTINGS_NEW and v == getattr(RunOptions, k))}
 
@@ -70,8 +71,6 @@ def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> A
     with 'all', one row per plan tried.
     """
     import pandas as pd
-
-    from ..runs import run
 
     spec = spec_from_dict(spec_dict)
     base = {"point_id": pid, "op": spec.op, "label": spec.label(), "spec": spec.to_json(), "flops": spec.flops(),

@@ -4,7 +4,7 @@ A point is one spec (the base spec with some fields replaced) run as ``cl.run`` 
 :class:`~cudnn_lab.options.RunOptions`. Its rows are the plan table (every plan tried, or only the heuristics' pick)
 plus the spec's fields, the device and the PyTorch baseline, so a store is one tidy frame that the plots read
 directly. Points run one after another, or on any ``concurrent.futures.Executor`` (one worker process per GPU with
-:class:`~cudnn_lab.gpu.workers.GPUExecutor`, or a Dask client's executor), a few at a time, and are written by this
+:class:`~cudnn_lab.sweeps.executors.GPUExecutor`, or a Dask client's executor), a few at a time, and are written by this
 process as they finish. Every argument is checked before the first point runs.
 """
 
@@ -91,6 +91,13 @@ def _workers(executor: cf.Executor) -> int:
     return 4
 
 
+def with_kernel_cache(options: RunOptions, axes: dict[str, Any]) -> RunOptions:
+    """``kernel_cache=None`` (the default) turned on for a sweep over one dimension: its shapes share
+    runtime-compiled kernels, which cuDNN's kernel cache builds once (the pick each point would have had without it
+    is recorded). Other sweeps, and a kernel_cache given, are left as they are."""
+    return options.replace(kernel_cache=True) if options.kernel_cache is None and len(axes) == 1 else options
+
+
 def sweep(spec: Spec | Iterable[Spec], over: dict[str, Iterable[Any]] | None = None, *,
           store: str | Path | None = None, options: RunOptions | dict[str, Any] | None = None,
           executor: cf.Executor | None = None, progress: Progress | None | bool = None, **overrides: Any) -> Any:
@@ -109,7 +116,7 @@ def sweep(spec: Spec | Iterable[Spec], over: dict[str, Iterable[Any]] | None = N
 
     bases = check_bases(spec)
     axes = check_over(bases, over)
-    opts = check_runnable(RunOptions.coerce(options, **overrides))
+    opts = with_kernel_cache(check_runnable(RunOptions.coerce(options, **overrides)), axes)
     executor = check_executor(executor)
     show: Progress | None = text_progress() if progress is None else check_progress(progress, where="sweep")
     db = check_store(store) if store is not None else None

@@ -18,6 +18,7 @@ from ..errors import SpecError
 from ..specs import Spec
 from ..specs.activation import IgnoredFieldWarning
 from ..specs.base import MAX_DIM, spec_classes
+from ..sweeps import axis_kind, parse_axis
 
 __all__ = ["OPS", "TEXT_KINDS", "controls_from_spec", "field_kind", "field_text", "fields_of", "hidden_fields",
            "hints", "label_of", "limits", "parse_field", "spec_class", "spec_from_controls"]
@@ -49,8 +50,6 @@ def label_of(name: str) -> str:
 def field_kind(op: str, name: str) -> str:
     """How a field is edited: 'choice', 'pair', 'int', 'bool', 'float', 'optional_int', 'optional_float' or 'tags'
     (the same kinds a sweep axis is written in: :func:`cudnn_lab.sweeps.axis_kind`)."""
-    from ..sweeps import axis_kind
-
     return axis_kind(spec_class(op), name)
 
 
@@ -87,8 +86,6 @@ def parse_field(op: str, name: str, text: Any) -> Any:
     """The value a text control holds, typed as the field is: '16' -> 16, '3x1' -> (3, 1), '1e-5' -> 1e-05, ''
     -> None (optional fields). A value that is not exactly one of the field's kind ('3.5' or '1e3' for a whole
     number, two values) raises SpecError naming the field; parsing is the sweeps layer's (one set of rules)."""
-    from ..sweeps import parse_axis
-
     kind = field_kind(op, name)
     if kind not in TEXT_KINDS or not isinstance(text, str):
         return text

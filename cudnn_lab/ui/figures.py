@@ -42,6 +42,13 @@ def placeholder(text: str) -> Any:
     return fig
 
 
+@functools.lru_cache(maxsize=32)
+def _placeholder_shown(text: str) -> tuple[Any, dict[str, Any]]:
+    """The placeholder figure saying ``text``, sized as a placeholder, and its mime bundle (made once per text)."""
+    fig = fit_to_pane(placeholder(text), FIGURE_HEIGHTS["placeholder"])
+    return fig, figure_bundle(fig)
+
+
 def fit_to_pane(fig: Any, height: int) -> Any:
     """Size ``fig`` for a pane of any width: no fixed width (plotly fills the pane), ``height`` px tall."""
     fig.update_layout(width=None, autosize=True, height=height)
@@ -83,8 +90,8 @@ class FigureHost:
     def pane(self, name: str) -> Any:
         """The Output that shows figure ``name`` (made on first use)."""
         if name not in self._panes:
-            out = self._W.Output(layout=self._W.Layout(width="100%", min_width="0"))
-            out.add_class("cl-figure").add_class(f"cl-figure-{name}")
+            out = self._W.Output(layout=self._W.Layout(width="100%", min_width="0"),
+                                 _dom_classes=("cl-figure", f"cl-figure-{name}"))
             self._panes[name] = out
         return self._panes[name]
 
@@ -103,8 +110,25 @@ class FigureHost:
         return fig
 
     def show_text(self, name: str, text: str) -> Any:
-        """Show a placeholder figure saying ``text`` in pane ``name``."""
-        return self.show(name, placeholder(text), empty=True)
+        """Show a placeholder figure saying ``text`` in pane ``name`` (one figure and bundle per text, shared: the
+        Lab opens with seven panes saying the same sentence)."""
+        fig, bundle = _placeholder_shown(text)
+        self.figures[name] = fig
+        pane = self.pane(name)
+        pane.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
+        if pane.layout.display == "none":  # cleared before: shown again
+            pane.layout.display = None
+            pane.add_class("cl-figure")
+        self.widgets[name] = pane
+        return fig
+
+    def blank(self, name: str) -> None:
+        """Show nothing in pane ``name`` for now (its figure is drawn when its view is shown); a hidden pane
+        stays hidden."""
+        self.figures.pop(name, None)
+        pane = self.pane(name)
+        if pane.outputs:
+            pane.outputs = ()
 
     def clear(self, name: str) -> None:
         """Show nothing in pane ``name``, for a view whose text already says why there is no figure: no placeholder

@@ -28,8 +28,28 @@ OP_NOTE = "<div class='cl-hint cl-op-note-text' style='white-space: normal; line
 _SHORT = frozenset({"int", "pair", "optional_int", "bool", "float", "optional_float"})
 
 
-def _make_widget(W: Any, op: str, name: str) -> Any:
-    """The control of one spec field, by its kind; sizes follow the choices' text (presentation only)."""
+def _control_value(op: str, name: str, value: Any) -> Any:
+    """A field's value as its control holds it (a list for tags, text for typed fields)."""
+    kind = field_kind(op, name)
+    if kind == "tags":
+        return list(value)
+    if kind in TEXT_KINDS or kind == "text":
+        return field_text(kind, value)
+    return value
+
+
+def _hint_text(text: str) -> str:
+    return f"<span class='cl-hint'>{html.escape(text)}</span>" if text else ""
+
+
+def _range_tip(lo: Any, hi: Any, text: str) -> str:
+    return f"allowed: from {lo} to {hi}" + (f" ({text})" if text else "")
+
+
+def _make_widget(W: Any, op: str, name: str, value: Any = None, tooltip: str | None = None) -> Any:
+    """The control of one spec field, by its kind, with the class ``cl-field-<name>`` (given when made: a class
+    added after is one more comm message per control at start), holding ``value`` (a control value, see
+    :func:`_control_value`; None: the kind's empty value) and ``tooltip``; sizes follow the choices' text."""
     from ipywidgets.widgets.widget_description import DescriptionStyle
     from ipywidgets.widgets.widget_selection import ToggleButtonsStyle
     from ipywidgets.widgets.widget_string import TextStyle
@@ -37,29 +57,36 @@ def _make_widget(W: Any, op: str, name: str) -> Any:
     # Layouts and styles are shared between the controls that look alike (one widget model each, not one per
     # control): a Lab at start makes few widget models.
     kind = field_kind(op, name)
+    field_class = f"cl-field-{name}"
     if kind == "choice":
         options = list(OPS[op].field_choices()[name])
         longest = max(len(str(o)) for o in options)
         if longest > 12 or len(options) > 4:
-            return share_layout(W, W.Dropdown, {"width": f"{longest * 8 + 40}px"}, options=options, value=options[0],
-                                style=shared_style(W, "dropdown-style", DescriptionStyle))
+            return share_layout(W, W.Dropdown, {"width": f"{longest * 8 + 40}px"}, options=options,
+                                value=options[0] if value is None else value, tooltip=tooltip,
+                                style=shared_style(W, "dropdown-style", DescriptionStyle), _dom_classes=(field_class,))
         width = f"{max(longest * 8 + 18, 52)}px"
-        return share_layout(W, W.ToggleButtons, {}, options=options, style=shared_style(
-            W, f"toggle-style-{width}", lambda: ToggleButtonsStyle(button_width=width))).add_class("cl-compact")
+        return share_layout(W, W.ToggleButtons, {}, options=options, value=options[0] if value is None else value,
+                            tooltip=tooltip, style=shared_style(
+            W, f"toggle-style-{width}", lambda: ToggleButtonsStyle(button_width=width)),
+            _dom_classes=(field_class, "cl-compact"))
     text_style = shared_style(W, "text-style", TextStyle)
     if kind in TEXT_KINDS:  # typed as text and parsed (a whole number is never silently rounded)
-        return share_layout(W, W.Text, {"width": "74px" if kind == "float" else "66px"}, value="",
+        return share_layout(W, W.Text, {"width": "74px" if kind == "float" else "66px"}, value=value or "",
+                            tooltip=tooltip,
                             placeholder="default" if kind.startswith("optional") else "", continuous_update=False,
-                            style=text_style)
+                            style=text_style, _dom_classes=(field_class,))
     if kind == "bool":  # its box as wide as a checkbox, so that nothing after it is covered
         from ipywidgets.widgets.widget_bool import CheckboxStyle
 
-        return share_layout(W, W.Checkbox, {"width": "40px"}, value=False, indent=False,
-                            style=shared_style(W, "checkbox-style", CheckboxStyle)).add_class("cl-flag")
+        return share_layout(W, W.Checkbox, {"width": "40px"}, value=bool(value), indent=False, tooltip=tooltip,
+                            style=shared_style(W, "checkbox-style", CheckboxStyle),
+                            _dom_classes=(field_class, "cl-flag"))
     if kind == "tags":
-        return share_layout(W, W.TagsInput, {"width": "250px"}, value=[], allowed_tags=list(EPILOGUES),
-                            allow_duplicates=True)
-    return share_layout(W, W.Text, {"width": "120px"}, value="", style=text_style)
+        return share_layout(W, W.TagsInput, {"width": "250px"}, value=value or [], allowed_tags=list(EPILOGUES),
+                            allow_duplicates=True, _dom_classes=(field_class,))
+    return share_layout(W, W.Text, {"width": "120px"}, value=value or "", tooltip=tooltip, style=text_style,
+                        _dom_classes=(field_class,))
 
 
 def _lines(op: str) -> list[tuple[str, ...]]:
@@ -156,17 +183,21 @@ class SpecForm:
         self.box = W.VBox([self.op, self.op_note, self.general_message]).add_class("cl-controls")
         self.set_spec(spec)
 
-    def _build(self, op: str) -> _OpForm:
-        """``op``'s form, built on first use (its controls at the defaults) and kept."""
+    def _build(self, op: str, values: dict[str, Any] | None = None) -> _OpForm:
+        """``op``'s form, built on first use and kept; its controls made holding ``values`` (control values of
+        ``op``; default: the defaults) with their hints and ranges, so that showing it sends no update."""
         part = self._built.get(op)
         if part is not None:
             return part
         import ipywidgets as W
 
         part = self._built[op] = _OpForm()
+        values = values if values is not None and values.get("op") == op else controls_from_spec(OPS[op]())
+        texts, ranges = hints(values), limits(values)
         for name in fields_of(op):
-            widget = part.widgets[name] = _make_widget(W, op, name).add_class(f"cl-field-{name}")
-            part.hints[name] = hint_html(W)
+            tip = _range_tip(*ranges[name], texts.get(name, "")) if name in ranges else None
+            widget = part.widgets[name] = _make_widget(W, op, name, _control_value(op, name, values[name]), tip)
+            part.hints[name] = hint_html(W, value=_hint_text(texts.get(name, "")))
             widget.observe(lambda ch: self._guard(self._changed, ch), names="value")
         # One message per operation (at most one error is shown): marking a field moves it under that field's line.
         part.message = W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 4px"),
@@ -175,7 +206,7 @@ class SpecForm:
         for line in _lines(op):
             if len(line) == 2:
                 cells = [cell(W, label_of(n), part.widgets[n], part.hints[n], i == 0) for i, n in enumerate(line)]
-                box = share_layout(W, W.HBox, {"margin": "1px 0"}, cells).add_class("cl-pair")
+                box = share_layout(W, W.HBox, {"margin": "1px 0"}, cells, _dom_classes=("cl-pair",))
                 part.cells.update(zip(line, cells))
             else:
                 box = row(W, label_of(line[0]), part.widgets[line[0]], part.hints[line[0]])
@@ -184,7 +215,6 @@ class SpecForm:
         part.box = W.VBox([box for _, box in part.lines] + [part.message],
                           layout=W.Layout(display="flex" if op == self.op.value else "none")
                           ).add_class(f"cl-{op}-controls")
-        self._fill(controls_from_spec(OPS[op]()))  # an operation not shown yet starts at its defaults
         return part
 
     def __getattr__(self, name: str) -> Any:
@@ -240,16 +270,11 @@ class SpecForm:
 
     def _fill(self, values: dict[str, Any]) -> None:
         op = values["op"]
-        widgets = self.widgets[op]  # built first (building fills its defaults)
+        widgets = self._build(op, values).widgets  # built first (holding these values when built now)
         silent, self._silent = self._silent, True
         try:
             for name, widget in widgets.items():
-                value, kind = values[name], field_kind(op, name)
-                if kind == "tags":
-                    value = list(value)
-                elif kind in TEXT_KINDS or kind == "text":
-                    value = field_text(kind, value)
-                widget.value = value
+                widget.value = _control_value(op, name, values[name])
         finally:
             self._silent = silent
 
@@ -310,10 +335,9 @@ class SpecForm:
             hint = part.hints.get(name)
             if hint is None:
                 continue
-            hint.value = f"<span class='cl-hint'>{html.escape(text)}</span>" if text else ""
+            hint.value = _hint_text(text)
             if name in ranges:
-                lo, hi = ranges[name]
-                part.widgets[name].tooltip = f"allowed: from {lo} to {hi}" + (f" ({text})" if text else "")
+                part.widgets[name].tooltip = _range_tip(*ranges[name], text)
         hidden = hidden_fields(values)
         for name, box in part.cells.items():
             set_shown(box, name not in hidden)

@@ -109,8 +109,8 @@ class GraphView:
         self._svg: str | None = None
         #: The drawing (``value``: dot's SVG, or text where there is none; ``details``: what a click on a node shows).
         self.graph_html = GraphDrawing().add_class("cl-graph-svg")
-        self.graph_box = W.VBox([self.graph_html]).add_class("cl-graph")
-        self.code_html = W.HTML("").add_class("cl-code")
+        self.graph_box = W.VBox([self.graph_html], _dom_classes=("cl-graph",))
+        self.code_html = W.HTML("", _dom_classes=("cl-code",))
         self._wasm: Any = None  # GraphvizAnyWidget once made, False where it cannot be
         self.graph_html.observe(self._on_browser_zoom, names="zoom")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import anywidget
 import traitlets as T
+from ..graph import build_graph
 
 __all__ = ["GraphDrawing", "node_details"]
 
@@ -26,7 +27,8 @@ function render({ model, el }) {
   const mk = (text, cls, tip) => { const b = document.createElement("button"); b.textContent = text;
     b.className = cls; b.title = tip; bar.append(b); return b; };
   const out = mk("−", "cl-zoom-out", "smaller"), inn = mk("+", "cl-zoom-in", "larger");
-  const fitB = mk("fit", "cl-zoom-fit", "the whole graph in the box"), one = mk("100%", "cl-zoom-100", "dot's natural size");
+  const fitB = mk("fit", "cl-zoom-fit", "the whole graph in the box");
+  const one = mk("100%", "cl-zoom-100", "dot's natural size");
   const svgB = mk("SVG", "cl-svg-export", "download the drawing as an SVG file");
   const label = document.createElement("span"); label.className = "cl-zoom-label cl-hint";
   const hint = document.createElement("span"); hint.className = "cl-hint cl-gw-hint";
@@ -46,7 +48,9 @@ function render({ model, el }) {
   }
   function report() {
     clearTimeout(timer);
-    timer = setTimeout(() => { lastSent = +(s / ratio).toFixed(4); model.set("zoom", lastSent); model.save_changes(); }, 150);
+    timer = setTimeout(() => {
+      lastSent = +(s / ratio).toFixed(4); model.set("zoom", lastSent); model.save_changes();
+    }, 150);
   }
   function fit() {
     const w = box.clientWidth || 800, h = box.clientHeight || 600;
@@ -76,8 +80,11 @@ function render({ model, el }) {
     const tmp = document.createElement("div"); tmp.innerHTML = html;
     svg = tmp.querySelector("svg");
     const vb = (svg.getAttribute("viewBox") || "").trim().split(/[\s,]+/).map(Number);
-    const pt = v => { const m = /^([0-9.]+)(pt|px)?$/.exec(v || ""); return m ? +m[1] * (m[2] === "px" ? 1 : 4 / 3) : null; };
-    if (vb.length === 4 && vb[2] > 0) { vbW = vb[2]; vbH = vb[3]; } else { vbW = pt(svg.getAttribute("width")) || 600; vbH = pt(svg.getAttribute("height")) || 400; }
+    const pt = v => {
+      const m = /^([0-9.]+)(pt|px)?$/.exec(v || ""); return m ? +m[1] * (m[2] === "px" ? 1 : 4 / 3) : null;
+    };
+    if (vb.length === 4 && vb[2] > 0) { vbW = vb[2]; vbH = vb[3]; }
+    else { vbW = pt(svg.getAttribute("width")) || 600; vbH = pt(svg.getAttribute("height")) || 400; }
     ratio = (pt(svg.getAttribute("width")) || vbW) / vbW;
     svg.removeAttribute("viewBox"); svg.setAttribute("width", "100%"); svg.setAttribute("height", "100%");
     svg.style.display = "block";
@@ -95,7 +102,9 @@ function render({ model, el }) {
       + `<div class="cl-gw-name">${esc(d.name)}</div><table>`
       + d.rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join("") + "</table>";
     info.style.display = "";
-    info.querySelector(".cl-gw-close").addEventListener("click", (e) => { e.stopPropagation(); info.style.display = "none"; });
+    info.querySelector(".cl-gw-close").addEventListener("click", (e) => {
+      e.stopPropagation(); info.style.display = "none";
+    });
   }
   box.addEventListener("wheel", (e) => {
     if (!vp) return;
@@ -181,8 +190,6 @@ def node_details(spec: Any) -> dict[str, dict[str, Any]]:
     """What a click on each node of ``spec``'s drawing shows, by dot node id ('t0' the first tensor, 'op0' the
     first operation: :func:`cudnn_lab.graph.render.to_dot`'s ids): ``kind`` ('tensor' or 'operation'), ``name`` and
     ``rows`` ([label, text] pairs) from the graph's ``inspect()``. Empty where the family has no frontend graph."""
-    from ..graph import build_graph
-
     try:
         graph = build_graph(spec)
         info = graph.inspect()

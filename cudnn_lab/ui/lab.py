@@ -8,18 +8,22 @@ Log view; every widget callback runs through its ``guard`` inside the Log's Outp
 builds only what is on screen (the chosen operation's form, the first view: at most 300 widget models; issue 24),
 and each button says what it did under itself (an answer line), as well as in the status line. The Lab only wires
 them; its behaviour is in plain methods (:meth:`Lab.redraw`, :meth:`Lab.run`, :meth:`Lab.load_recorded`,
-:meth:`Lab.select`, :meth:`Lab.save_report`, :meth:`Lab.state`), so tests drive it headless by setting widget values and calling ``Button.click()``.
+:meth:`Lab.select`, :meth:`Lab.save_report`, :meth:`Lab.state`), so tests drive it headless by setting widget values
+and calling ``Button.click()``.
 """
 
 from __future__ import annotations
 
 import html
+import threading
 from pathlib import Path
 from typing import Any
 
 from ..errors import CudnnLabError, NoGPUError, OptionError, SpecError, shorten
 from ..options import RunOptions
 from ..provenance import provenance
+from ..results import load_results, recorded_datasets
+from ..runs import run
 from ..specs import Spec
 from .fields import OPS, controls_from_spec
 from .figures import FigureHost
@@ -81,7 +85,6 @@ class Lab:
         self.log, self.status, self.messages = self.status_log.log, self.status_log.status, self.status_log.messages
         self.busy_flag = Busy()
         self.figure_host = FigureHost(W, self.status_log)
-        self.figures, self.figure_widgets = self.figure_host.figures, self.figure_host.widgets
         self.controls = SpecForm(spec, on_change=self._on_spec_change, guard=self.status_log.guard)
         self.run_form = RunForm()
         self.graph_view = GraphView(W, guard=self.status_log.guard)
@@ -95,7 +98,13 @@ class Lab:
 
         # ---- left: where results come from
         self.run_button = button(W, "Run", icon="play", button_style="primary").add_class("cl-run")
-        self.run_note = W.HTML("").add_class("cl-run-note")
+        self.run_note = W.HTML("", _dom_classes=("cl-run-note",))
+        #: Stop (beside Run, enabled while a run is under way): the run ends after the plan being measured and
+        #: keeps what it measured (a partial result).
+        self.stop_button = button(W, "Stop", icon="stop", tooltip="stop the run after the plan being measured; "
+                                  "keep what it measured").add_class("cl-stop")
+        self._stop = threading.Event()
+        self._running = False
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="290px"))
         self.source = W.ToggleButtons(options=[LIVE, RECORDED], value=LIVE if self._gpu else RECORDED,
                                       style={"button_width": "100px"},
@@ -107,17 +116,18 @@ class Lab:
         #: What Load did (or why not), under its button; and Save report's, under that one.
         self.load_answer = answer(W).add_class("cl-load-answer")
         self.report_answer = answer(W).add_class("cl-report-answer")
-        self.recordings_note = W.HTML("", layout=W.Layout(width="400px")).add_class("cl-recordings-note")
-        self.live_box = W.VBox([row(W, "", self.run_button, self.run_note), row(W, "progress", self.progress)]
-                               ).add_class("cl-live")
+        self.recordings_note = W.HTML("", layout=W.Layout(width="400px"), _dom_classes=("cl-recordings-note",))
+        self.live_box = W.VBox([row(W, "", self.run_button, self.stop_button, self.run_note),
+                                row(W, "progress", self.progress)],
+                               _dom_classes=("cl-live",))
         self.recorded_box = W.VBox([row(W, "recording", self._datasets), self.recordings_note,
-                                    row(W, "", self.load_button), self.load_answer]).add_class("cl-recorded")
+                                    row(W, "", self.load_button), self.load_answer], _dom_classes=("cl-recorded",))
         self.report_path = W.Text(value=DEFAULT_REPORT, placeholder=DEFAULT_REPORT,
                                   tooltip="an .html file; a relative path is in the current folder",
-                                  layout=W.Layout(width="290px")).add_class("cl-report-path")
+                                  layout=W.Layout(width="290px"), _dom_classes=("cl-report-path",))
         self.report_button = button(W, "Save report", icon="file-text").add_class("cl-report")
         self.report_box = W.VBox([row(W, "report", self.report_path), row(W, "", self.report_button),
-                                  self.report_answer]).add_class("cl-report-box")
+                                  self.report_answer], _dom_classes=("cl-report-box",))
         self.state_panel = StatePanel(W, state=lambda: LabState.from_dict(self.state()), apply=self.apply_state,
                                       log=self.status_log)
         plain = {"style": html_style(W), "layout": shared_layout(W)}
@@ -125,7 +135,8 @@ class Lab:
                        section(W, "problem"), self.controls.box, section(W, "run options"), self.run_form.box,
                        section(W, "results"), row(W, "source", self.source), self.live_box, self.recorded_box,
                        self.report_box, section(W, "lab state (hand it out)"), self.state_panel.box],
-                      layout=W.Layout(width="420px", min_width="420px", padding="0 12px 0 0")).add_class("cl-left")
+                      layout=W.Layout(width="420px", min_width="420px", padding="0 12px 0 0"),
+                      _dom_classes=("cl-left",))
 
         # ---- right: status and views
         views = {"Graph": self.graph_view.graph_box, **self.results.views, "What-if": self.whatif_view.box,
@@ -133,13 +144,14 @@ class Lab:
         self.tabs = W.Tab(children=[views[v] for v in VIEWS])
         self.tabs.titles = VIEWS
         right = W.VBox([self.status, self.results.info, self.tabs],
-                       layout=W.Layout(flex="1 1 560px", min_width="0")).add_class("cl-right")
+                       layout=W.Layout(flex="1 1 560px", min_width="0"), _dom_classes=("cl-right",))
         # Side by side where both fit (420 + 560 px), else the views wrap below the controls at full width.
-        self.root = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap")).add_class("cl-lab")
+        self.root = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap"), _dom_classes=("cl-lab",))
 
         # ---- wiring: every callback goes through the log's guard
         guard = self.status_log.guard
         self.run_button.on_click(lambda _: guard(self.run))
+        self.stop_button.on_click(lambda _: guard(self.stop))
         self.load_button.on_click(lambda _: guard(acting(self.load_answer, self.load_recorded, lambda result: (
             f"Loaded {html.escape(str(self.recorded or '')[-80:])}: {len(result.plans)} plans in every view.")),
             self._datasets.value))
@@ -253,6 +265,7 @@ class Lab:
         if spec.op != self._offered_op:
             self.offer_recordings()
         self.results.label(spec)
+        self._banner_partial()
         self.graph_view.redraw(spec)
         self.whatif_view.changed()
 
@@ -263,22 +276,44 @@ class Lab:
         """
         if self.busy:
             return None
-        import cudnn_lab
-
         spec, options = self.spec, self.run_form.options
+        self._stop.clear()
+        self._running = True
         with self.busy_flag.working():
             try:
                 if not self._gpu:
                     raise NoGPUError("this Lab was made with gpu=False")
                 self.progress.value, self.progress.max = 0, 1
                 self.status_log.say(f"Running {spec.label()} …")
-                result = call_with_options(cudnn_lab.run, spec, options=options, progress=self._progress)
+                result = call_with_options(run, spec, options=options, progress=LiveRows(self, spec),
+                                           stop=self._stop.is_set)
             except NoGPUError as e:
                 self._offer_recordings(e)
                 return None
+            finally:
+                self._running = False
             self.progress.value = self.progress.max
             self.show_result(result)
         return result
+
+    def stop(self) -> None:
+        """Stop the run under way after the plan being measured (Stop button); it keeps what it measured."""
+        if self._running:
+            self._stop.set()
+            self.status_log.say("Stopping after the plan being measured …")
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """The figure each pane shows, by name; views a load left waiting are drawn first (only the view on
+        screen is drawn at a load or plan pick)."""
+        self.results.draw_stale()
+        return self.figure_host.figures
+
+    @property
+    def figure_widgets(self) -> dict[str, Any]:
+        """The pane (Output widget) of each figure, by name, every view drawn (see :attr:`figures`)."""
+        self.results.draw_stale()
+        return self.figure_host.widgets
 
     def load_recorded(self, name_or_path: str | Path) -> Any:
         """Show a recording: a name from ``cl.recorded_datasets()`` or the path of a ``RunResult.save`` file.
@@ -299,12 +334,10 @@ class Lab:
         if not isinstance(name_or_path, (str, Path)) or len(str(name_or_path)) > MAX_RECORDING_TEXT:
             raise OptionError(option, name_or_path, "must be a recording's name or the path of its file (at most "
                               f"{MAX_RECORDING_TEXT} characters)", where=where)
-        import cudnn_lab
-
         text = str(name_or_path)
         with self.busy_flag.working():
             self.status_log.say(f"Loading {shorten(text)} …")
-            result = cudnn_lab.load_results(str(Path(text).expanduser()) if Path(text).suffix else text)
+            result = load_results(str(Path(text).expanduser()) if Path(text).suffix else text)
         if not hasattr(result, "plans"):
             raise OptionError(option, text, "is a sweep, not a single run: load it in the Sweep tab", where=where)
         return result
@@ -330,13 +363,15 @@ class Lab:
                 if result.spec.op != self._offered_op:
                     self.offer_recordings()
         self.results.show(result, origin, self.spec)
+        self._banner_partial()
         self.whatif_view.changed()  # the measured column follows the result shown
         self._set_buttons(self.busy)
         n_ok = int((result.plans["status"] == "ok").sum())
         switched = (f" The operation switched from {before} to {result.spec.op} to match it."
                     if result.spec.op != before else "")
         what = f"recording {origin.name}" if origin.kind == "recorded" else "run on this machine's GPU"
-        self.status_log.say(f"Showing {len(result.plans)} plans ({n_ok} ran) from the {what}.{switched}")
+        partial = " A PARTIAL run: it was stopped before its end." if getattr(result, "partial", False) else ""
+        self.status_log.say(f"Showing {len(result.plans)} plans ({n_ok} ran) from the {what}.{switched}{partial}")
 
     def select(self, plan: str | None) -> None:
         """Highlight ``plan`` in the table and every figure (None: no highlight)."""
@@ -366,12 +401,10 @@ class Lab:
     def refresh_datasets(self) -> Any:
         """Read ``cl.recorded_datasets(kind='run')`` again and offer those of the chosen operation (sweeps are in
         the Sweep view)."""
-        import cudnn_lab
-
         self._datasets_read()  # a read under way ends first
         frame = None
         try:
-            frame = cudnn_lab.recorded_datasets(kind="run")
+            frame = recorded_datasets(kind="run")
         except Exception as e:  # noqa: BLE001 - a broken data folder must not break the panel
             self.status_log.report(e)
         self.datasets_frame = frame
@@ -392,13 +425,11 @@ class Lab:
         if loop is None:
             self.refresh_datasets()
             return
-        import cudnn_lab
-
         answer: list[Any] = []
 
         def read() -> None:
             try:
-                answer.append(cudnn_lab.recorded_datasets(kind="run"))
+                answer.append(recorded_datasets(kind="run"))
             except Exception as e:  # noqa: BLE001 - reported by _datasets_read
                 answer.append(e)
             try:
@@ -527,6 +558,7 @@ class Lab:
 
     def _set_buttons(self, busy: bool) -> None:
         self.run_button.disabled = busy or not self._gpu
+        self.stop_button.disabled = not (busy and self._running)
         self.load_button.disabled = busy or not self._datasets.options
         self.report_button.disabled = busy or self.result is None
         self.report_button.tooltip = ("write a self-contained HTML report of the result shown"
@@ -540,6 +572,15 @@ class Lab:
         offer = (f"{len(self.datasets.options)} recordings made on real GPUs are listed under results: choose one "
                  "and Load it" if self.datasets.options else "no recordings are shipped with this cudnn_lab")
         self.status_log.say(f"No GPU here ({error}); {offer}.")
+
+    def _banner_partial(self) -> None:
+        """A partial result (a stopped run) says so under the banner over every view."""
+        result = self.result
+        if result is not None and getattr(result, "partial", False):
+            why = html.escape(str(result.settings.get("stopped") or "stopped"))
+            self.results.info.value += (f"<div class='cl-partial'>PARTIAL run ({why}): {len(result.plans)} of "
+                                        f"{result.settings.get('proposed', len(result.plans))} proposed plans "
+                                        f"measured.</div>")
 
     def _progress(self, done: int, total: int, message: str) -> None:
         self.progress.max = max(int(total), 1)
@@ -560,3 +601,20 @@ class Lab:
 
     def _on_spec_change(self, spec: Spec) -> None:
         self.status_log.guard(self.redraw)
+
+
+class LiveRows:
+    """The progress a Lab's run reports to: the progress bar and status line, and each plan's row as it comes,
+    filling the Plans table (one table model, refilled) while the rest of the plans build."""
+
+    def __init__(self, lab: Lab, spec: Spec) -> None:
+        self.lab, self.spec = lab, spec
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        self.lab._progress(done, total, message)
+
+    def row(self, row: dict[str, Any]) -> None:
+        """One more plan measured: the table shows every row so far."""
+        self.rows.append(row)
+        self.lab.results.plans_table.show_rows(self.spec, self.rows)

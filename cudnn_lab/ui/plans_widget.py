@@ -15,6 +15,8 @@ from typing import Any
 
 import anywidget
 import traitlets as T
+from ..plots.tables import plan_table_rows
+from ..results import RunResult, metrics
 
 __all__ = ["PlansTable", "sorted_rows"]
 
@@ -128,7 +130,10 @@ function render({ model, el }) {
     document.body.append(a); a.click(); a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   });
-  model.on("change:filter_text", () => { if (filter.value !== model.get("filter_text")) filter.value = model.get("filter_text"); body(); });
+  model.on("change:filter_text", () => {
+    if (filter.value !== model.get("filter_text")) filter.value = model.get("filter_text");
+    body();
+  });
   for (const name of ["columns", "rows", "sort_column", "sort_descending"]) model.on("change:" + name, all);
   for (const name of ["selected", "pick", "best"]) model.on("change:" + name, body);
   all();
@@ -202,9 +207,6 @@ class PlansTable(anywidget.AnyWidget):
 
     def show_result(self, result: Any, *, selected: str | None = None) -> None:
         """Fill the table with ``result``'s plans (None: empty), marking its pick and best plan."""
-        from ..plots.tables import plan_table_rows
-        from ..results import metrics
-
         columns, rows = plan_table_rows(result)
         pick = best = None
         if result is not None:
@@ -215,6 +217,12 @@ class PlansTable(anywidget.AnyWidget):
         with self.hold_sync():
             self.columns, self.rows, self.pick, self.best, self.selected = columns, rows, pick, best, selected
             self.csv_name = ("plans " + name() + ".csv").replace("/", "-") if callable(name) else "plans.csv"
+
+    def show_rows(self, spec: Any, rows: list[dict[str, Any]]) -> None:
+        """Fill the table with a live run's rows so far (plain row dicts as ``cl.run``'s progress hears them, in
+        heuristic order), as a result of those rows: the table fills in as a run hands out its plans."""
+        result = RunResult.from_records(spec, {"plans": [dict(r) for r in rows], "device": {}, "settings": {}})
+        self.show_result(result, selected=self.selected if self.selected in {r.get("plan") for r in rows} else None)
 
     def sort_by(self, column: str | None, descending: bool = False) -> None:
         """Order the table by ``column`` (a column title, None: the heuristic's order)."""

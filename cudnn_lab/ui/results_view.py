@@ -78,29 +78,29 @@ class ResultView:
         #: the views whose figures wait for a redraw until they are shown.
         self.visible: str | None = None
         self.stale: set[str] = set()
-        self.info = W.HTML("").add_class("cl-result-info")
+        self.info = W.HTML("", _dom_classes=("cl-result-info",))
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
         #: The Plans table (sort by a header, filter, pick and best marked, CSV): a click on a row selects its plan.
         self.plans_table = PlansTable().add_class("cl-plans-table")
         #: Under it: every column of the plan frame, one click away (before a result: why there is none).
-        self.plans_html = W.HTML(plan_table_html(None)).add_class("cl-plans-all")
-        self.heuristics_html = W.HTML("").add_class("cl-heuristic-summary")
-        self.plans_box = W.VBox([self.plan_select, self.plans_table, self.plans_html]).add_class("cl-plans")
+        self.plans_html = W.HTML(plan_table_html(None), _dom_classes=("cl-plans-all",))
+        self.heuristics_html = W.HTML("", _dom_classes=("cl-heuristic-summary",))
+        self.plans_box = W.VBox([self.plan_select, self.plans_table, self.plans_html], _dom_classes=("cl-plans",))
         #: The Anatomy view's sentences: the engine space's (or why there is none) and the kernels table.
-        self.engines_html = W.HTML("").add_class("cl-engines-note")
-        self.kernels_html = W.HTML("").add_class("cl-kernels-view")
+        self.engines_html = W.HTML("", _dom_classes=("cl-engines-note",))
+        self.kernels_html = W.HTML("", _dom_classes=("cl-kernels-view",))
         pane = figures.pane
         #: The views of the tabs, by title.
         self.views: dict[str, Any] = {
             "Plans": self.plans_box,
-            "Latency": W.VBox([pane("latency")]).add_class("cl-latency"),
-            "Heuristics": W.VBox([self.heuristics_html, pane("heuristics")]).add_class("cl-heuristics"),
-            "Numerics": W.VBox([pane("errors"), pane("histogram")]).add_class("cl-numerics"),
-            "Roofline": W.VBox([pane("roofline")]).add_class("cl-roofline"),
+            "Latency": W.VBox([pane("latency")], _dom_classes=("cl-latency",)),
+            "Heuristics": W.VBox([self.heuristics_html, pane("heuristics")], _dom_classes=("cl-heuristics",)),
+            "Numerics": W.VBox([pane("errors"), pane("histogram")], _dom_classes=("cl-numerics",)),
+            "Roofline": W.VBox([pane("roofline")], _dom_classes=("cl-roofline",)),
             "Anatomy": W.VBox([self.engines_html, pane("engines"), pane("knobs"),
-                               W.HTML("<div class='cl-section'>kernels per plan</div>"), self.kernels_html]
-                              ).add_class("cl-anatomy"),
+                               W.HTML("<div class='cl-section'>kernels per plan</div>"), self.kernels_html],
+                              _dom_classes=("cl-anatomy",)),
         }
         self.plan_select.observe(lambda ch: log.guard(self._on_plan_select, ch), names="value")
         self.plans_table.observe(lambda ch: log.guard(self._on_plan_select, ch), names="selected")
@@ -121,7 +121,9 @@ class ResultView:
         finally:
             self._silent = False
         self.selected = None
-        self.select(pick_name(result), every_view=True)
+        self.plans_html.value = _all_columns_html(result)  # the result's, whichever plan is picked
+        self.select(pick_name(result))  # the view on screen now, the others when shown (or asked for)
+        self._blank_stale()
         self.label(spec)
         for note in getattr(result, "warnings", []) or []:
             self._log.note(str(note))
@@ -141,8 +143,25 @@ class ResultView:
             self.plans_table.selected = plan
         finally:
             self._silent = False
-        self.plans_html.value = _all_columns_html(self.result)
         self.draw(only_visible=not every_view)
+
+    def _blank_stale(self) -> None:
+        """Empty the views left waiting for a new result, so that none shows the last result (or "No results yet")
+        in the moment between its tab's click and its drawing."""
+        for key, view in FIGURE_VIEWS.items():
+            if view in self.stale:
+                self._figures.blank(key)
+        if "Heuristics" in self.stale:
+            self.heuristics_html.value = ""
+        if "Anatomy" in self.stale:
+            for key in ANATOMY_FIGURES:
+                self._figures.blank(key)
+            self.engines_html.value = self.kernels_html.value = ""
+
+    def draw_stale(self) -> None:
+        """Draw every view a load or plan pick left waiting (for code that reads the figures of hidden views)."""
+        waiting, self.stale = set(self.stale), set()
+        self._draw_views(waiting)
 
     def show_view(self, name: str | None) -> None:
         """The Lab's tab changed to ``name``: draw that view's figures if a plan pick left them waiting."""

@@ -50,9 +50,10 @@ class RunForm:
         choices = [(_TIMING_LABELS.get(m, m), (m, False)) for m in TIMING_MODES] + [("cold L2", COLD_L2)]
         self.timing = W.ToggleButtons(options=choices, value=(self._base.timing, False),
                                       tooltips=[TIMING_HELP.get(m, m) for m in TIMING_MODES] + [_COLD_L2_HELP],
-                                      style={"button_width": "58px"}).add_class("cl-compact")
+                                      style={"button_width": "58px"}, _dom_classes=("cl-compact",))
         self.box = W.VBox([row(W, "heuristics", W.HBox(list(self.heuristics.values()))),
-                           row(W, "plans", self.policy), row(W, "timing", self.timing)]).add_class("cl-run-options")
+                           row(W, "plans", self.policy), row(W, "timing", self.timing)],
+                          _dom_classes=("cl-run-options",))
         self.set_options(self._base)
 
     @property

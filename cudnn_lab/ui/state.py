@@ -22,6 +22,7 @@ from ..options import RunOptions
 from ..results.loading import (MAX_PLAN_NAME, MAX_RECORDING_TEXT, MAX_STATE_BYTES, check_state, inflate, parse_json,
                                read_state_file)
 from ..specs import Spec, spec_from_dict
+from ..results.paths import check_output_path, write_text
 
 __all__ = ["CODE_PREFIX", "MAX_CODE_CHARS", "SOURCES", "STATE_VERSION", "VIEWS", "LabState"]
 
@@ -122,8 +123,6 @@ class LabState:
 
     def save(self, path: str | Path) -> Path:
         """Write the state as JSON (the path is checked first: PathError / OptionError say what is wrong)."""
-        from ..results.paths import check_output_path, write_text
-
         path = check_output_path(path, what="Lab state", suffixes=(".json",), make_parents=False)
         return write_text(path, json.dumps(self.to_dict(), indent=1, sort_keys=True), what="Lab state")
 

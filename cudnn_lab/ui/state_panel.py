@@ -29,7 +29,7 @@ class StatePanel:
         self._state, self._apply, self._log = state, apply, log
         self.path = W.Text(value=DEFAULT_STATE, placeholder="a .json file, or a state code to load",
                            tooltip="Save state writes this .json file; Load state reads it, or a state code "
-                                   "pasted here", layout=W.Layout(width="290px")).add_class("cl-state-path")
+                                   "pasted here", layout=W.Layout(width="290px"), _dom_classes=("cl-state-path",))
         self.save_button = button(W, "Save state", icon="save",
                                   tooltip="write the problem, run options, recording, plan and view to the file"
                                   ).add_class("cl-state-save")
@@ -39,13 +39,13 @@ class StatePanel:
         self.link_button = button(W, "Link", "70px", icon="link",
                                   tooltip="the state as one line of text to copy: paste it in the field above "
                                   "and Load state").add_class("cl-state-link")
-        self.code = W.Textarea(value="", layout=W.Layout(width="400px", height="64px", display="none")
-                               ).add_class("cl-state-code")
+        self.code = W.Textarea(value="", layout=W.Layout(width="400px", height="64px", display="none"),
+                               _dom_classes=("cl-state-code",))
         #: What the last of Save state, Load state and Link did (or why not), under their buttons.
         self.answer = answer(W).add_class("cl-state-answer")
         self.box = W.VBox([row(W, "state", self.path), row(W, "", self.save_button, self.load_button,
-                                                            self.link_button), self.answer, self.code]
-                          ).add_class("cl-state")
+                                                            self.link_button), self.answer, self.code],
+                          _dom_classes=("cl-state",))
         guard = log.guard
         self.save_button.on_click(lambda _: guard(acting(self.answer, self.save, lambda path: (
             f"Saved to <code>{html.escape(str(path))}</code>."))))

@@ -25,8 +25,8 @@ class StatusLog:
     every error and warning reported, newest last."""
 
     def __init__(self, W: Any) -> None:
-        self.log = W.Output(layout=W.Layout(max_height="500px", overflow="auto")).add_class("cl-log")
-        self.status = W.HTML("").add_class("cl-status")
+        self.log = W.Output(layout=W.Layout(max_height="500px", overflow="auto"), _dom_classes=("cl-log",))
+        self.status = W.HTML("", _dom_classes=("cl-status",))
         self.messages: list[str] = []
 
     def guard(self, fn: Callable[..., Any], *args: Any) -> Any:

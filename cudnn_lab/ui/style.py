@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import html
 from typing import Any
+from .status import error_sentence
 
 __all__ = ["CSS", "INVALID_BORDER", "acting", "answer", "button", "cell", "clear_invalid", "hint_html", "html_style",
-           "mark_invalid", "row", "section", "set_shown", "share_layout", "shared_layout", "shared_style", "show_answer"]
+           "mark_invalid", "row", "section", "set_shown", "share_layout", "shared_layout", "shared_style",
+           "show_answer"]
 
 INVALID_BORDER = "2px solid #dc2626"
 
@@ -199,11 +201,10 @@ def _label(W: Any, text: str, width: str) -> Any:
                   layout=shared_layout(W, width=width, min_width=width), style=html_style(W))
 
 
-def hint_html(W: Any, style: Any = None, layout: Any = None) -> Any:
-    """An (empty) hint beside a control, sharing its style and layout with the other hints."""
-    return W.HTML("", style=style or html_style(W),
-                  layout=layout or shared_layout(W, margin="0 0 0 6px")
-                  ).add_class("cl-hint")
+def hint_html(W: Any, style: Any = None, layout: Any = None, value: str = "") -> Any:
+    """A hint beside a control (empty by default), sharing its style and layout with the other hints."""
+    return W.HTML(value, style=style or html_style(W), layout=layout or shared_layout(W, margin="0 0 0 6px"),
+                  _dom_classes=("cl-hint",))
 
 
 def row(W: Any, label: str, widget: Any, *rest: Any) -> Any:
@@ -218,9 +219,9 @@ def cell(W: Any, label: str, widget: Any, hint: Any, first: bool) -> Any:
     # by the control after it.
     name = _label(W, label, "80px") if first else W.HTML(
         f"<span class='cl-label'>{html.escape(label)}</span>", style=html_style(W),
-        layout=shared_layout(W, min_width="60px", margin="0 4px 0 0")).add_class("cl-label-auto")
+        layout=shared_layout(W, min_width="60px", margin="0 4px 0 0"), _dom_classes=("cl-label-auto",))
     return share_layout(W, W.HBox, {"min_width": "204px" if first else "auto", "align_items": "center"},
-                        [name, widget, hint]).add_class("cl-cell-first" if first else "cl-cell-second")
+                        [name, widget, hint], _dom_classes=("cl-cell-first" if first else "cl-cell-second",))
 
 
 def section(W: Any, title: str) -> Any:
@@ -233,7 +234,7 @@ def answer(W: Any) -> Any:
     """The answer line under a button: what its click did (saved where, loaded, or why not), said where the user
     acted, not only in the status line; empty and hidden until :func:`show_answer`."""
     return W.HTML("", layout=W.Layout(display="none", margin="0 0 2px 80px", max_width="340px"),
-                  style=html_style(W)).add_class("cl-answer")
+                  style=html_style(W), _dom_classes=("cl-answer",))
 
 
 def show_answer(widget: Any, text: str, *, ok: bool = True, escape: bool = True) -> None:
@@ -247,8 +248,6 @@ def acting(line: Any, fn: Any, said: Any) -> Any:
     """``fn`` that says its outcome in the answer ``line`` too: ``said(result)`` (HTML) when it works, the error's
     one sentence when it fails (then raised again, for the status line and the Log)."""
     def act(*args: Any) -> Any:
-        from .status import error_sentence
-
         try:
             out = fn(*args)
         except Exception as e:

@@ -20,7 +20,10 @@ MAX_POINTS = 64
 #: The first axis (and second, if any) proposed for each operation (a suggestion; any field can be chosen).
 DEFAULT_AXES: dict[str, tuple[str, str]] = {"conv": ("n", "layout"), "matmul": ("m", "dtype"),
                                             "sdpa": ("seq_q", "causal"), "norm": ("rows", "dtype"),
-                                            "pool": ("n", "layout")}
+                                            "pool": ("n", "layout"),
+                                            "conv_reduction": ("n", "axes"), "conv_concat": ("n", "k0"),
+                                            "conv_dgrad_relu": ("n", "dtype"), "reduction": ("n", "mode"),
+                                            "moe": ("distribution", "tokens")}
 
 
 # ------------------------------------------------------------------------------------------------ pure helpers

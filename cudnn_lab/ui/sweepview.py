@@ -23,8 +23,10 @@ from typing import Any
 from ..errors import DataError, NoGPUError, OptionError
 from ..options import RunOptions
 from ..provenance import banner_html
+from ..results import load_results, recorded_datasets
 from ..results.loading import check_sweep_columns, sweep_row_problems
 from ..specs import Spec
+from ..sweeps import sweep
 from .fields import OPS
 from .figures import FigureHost
 from .run_form import call_with_options, plan_policy_buttons
@@ -34,6 +36,7 @@ from .sweep_report import SweepReport
 from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_op, parse_values, plot_fields,
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
+from .. import plots
 
 __all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "compare_pair", "drawable",
            "parse_values", "plot_fields", "sweep_fields", "validate_axes"]
@@ -306,8 +309,6 @@ class SweepView:
         over = self.validate()
         if over is None:
             raise OptionError("sweep", self.axes, "fix the sweep's values marked in red first", where="Sweep view")
-        import cudnn_lab
-
         spec = self._spec()
         options = self._run_options().replace(plans=self.policy.value)
         fields = list(over)
@@ -319,7 +320,7 @@ class SweepView:
                 self.progress.value, self.progress.max = 0, 1
                 self.eta.value = ""
                 self._log.say(f"Sweeping {spec.label()} over {', '.join(fields)} …")
-                frame = call_with_options(cudnn_lab.sweep, spec, over, options=options, store=self.store,
+                frame = call_with_options(sweep, spec, over, options=options, store=self.store,
                                           progress=self._progress)
                 self.progress.value = self.progress.max
                 self.show(frame, source="live sweep", x=self._live[0], color=self._live[1] or NONE)
@@ -361,8 +362,6 @@ class SweepView:
 
     def redraw(self) -> Any:
         """Draw the figure again from the frame (or the comparison) and the figure options."""
-        from .. import plots
-
         if self.mode == "compare" and self._compared is not None:
             op = self.op_filter.value
             a, b = (frame_of_op(f, op) for f in self._compared)
@@ -408,11 +407,9 @@ class SweepView:
 
     def refresh_recorded(self) -> Any:
         """Fill the recorded-sweep dropdowns from ``cl.recorded_datasets(kind='sweep')``."""
-        import cudnn_lab
-
         frame = None
         try:
-            frame = cudnn_lab.recorded_datasets(kind="sweep")
+            frame = recorded_datasets(kind="sweep")
         except Exception as e:  # noqa: BLE001 - a broken data folder must not break the panel
             self._log.report(e)
         options = []
@@ -450,9 +447,7 @@ class SweepView:
 
         if isinstance(source, pd.DataFrame):
             return source
-        import cudnn_lab
-
-        frame = cudnn_lab.load_results(source)
+        frame = load_results(source)
         if not isinstance(frame, pd.DataFrame):
             raise DataError(str(source), "is a single run, not a sweep",
                             hint="Load it from the results section on the left")

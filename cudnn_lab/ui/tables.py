@@ -11,6 +11,8 @@ from typing import Any
 from ..plots.tables import (ALL_COLUMN_TITLES, PLAN_TABLE_COLUMNS, full_table_html, plan_table, plan_table_html, sig3,
                             us_text)
 from ..provenance import cudnn_version_text, provenance
+from ..plots.run import classic_call, no_heuristics_text
+from ..results import metrics
 
 _us = us_text
 
@@ -26,9 +28,6 @@ def result_label(result: Any, source: str = "") -> str:
 def heuristic_summary(result: Any) -> str:
     """One sentence: did the heuristics' first choice turn out the fastest? (pick, best and regret are
     :mod:`cudnn_lab.results.metrics`')"""
-    from ..plots.run import classic_call, no_heuristics_text
-    from ..results import metrics
-
     if classic_call(result) is not None:  # pooling, softmax, activation, transform, RNN: nothing chose a plan
         return html.escape(no_heuristics_text(result), quote=False)
     pick, best, regret = metrics.pick(result.plans), metrics.best(result.plans), metrics.regret(result.plans)

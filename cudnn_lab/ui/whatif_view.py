@@ -8,6 +8,10 @@ says so.
 callables, whether its tab is shown) and nothing else. Its ``box`` is empty until the tab is first shown
 (:meth:`WhatIfView.show`): the Lab starts without reading a recording or asking cuDNN. A problem with no recorded
 answer, where cuDNN cannot be asked, gets one sentence in the view and changes nothing else in the Lab.
+
+Its last part is Blackwell's block formats (MXFP8, NVFP4): the error they would bring to the matmul or convolution
+shown, emulated on the CPU on a click (:func:`cudnn_lab.block_whatif.block_format_whatif`), and cuDNN's recorded
+answers for block-scaled graphs on compute capability 10.x targets.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ..specs import Spec
 from .status import Busy, StatusLog
 from .style import row, section
 
-__all__ = ["DEFAULT_TARGETS", "WhatIfView", "no_answer_html", "no_answer_text"]
+__all__ = ["DEFAULT_TARGETS", "WhatIfView", "no_answer_html", "no_answer_text", "BLOCK_OUTLIERS", "BLOCK_HINT"]
 
 #: Targets chosen when the view is first shown (those the kit knows).
 DEFAULT_TARGETS: tuple[str, ...] = ("h200", "sm80", "sm89", "sm100", "sm120")
@@ -51,6 +55,12 @@ def no_answer_html(spec: Spec) -> str:
             f"answers are recorded for these {len(labels)} problems: {listed}.</p>")
 
 
+#: Outlier choices of the block-format part: (share of the first operand's rows, how much larger).
+BLOCK_OUTLIERS: dict[str, tuple[float, float]] = {"none": (0.0, 1.0), "1% of rows x1e3": (0.01, 1e3),
+                                                  "1% of rows x1e5": (0.01, 1e5)}
+BLOCK_HINT = ("<p class='cl-whatif-note cl-block-hint'>Blackwell's MXFP8 and NVFP4 run only on compute capability "
+              "10.x; the error they bring is arithmetic: <b>emulate</b> computes it for the matmul or convolution "
+              "shown, on this machine's CPU in float64 (emulated, not measured), beside per-tensor FP8.</p>")
 #: Height of the recorded SM-scaling chart (px): its four-line title and the legend need room.
 SM_FIGURE_HEIGHT = 440
 
@@ -120,7 +130,8 @@ class WhatIfView:
             section(W, "measured under another cuDNN"), self.run_drift_html,
             section(W, "fewer SMs (measured)"), self.sm_note, self.sm_figure,
         ], layout=W.Layout(min_width="0")).add_class("cl-whatif-measured")
-        self.box.children = [self.message_html, self.answer_box, self.measured_box]
+        self.block_box = self._build_block()
+        self.box.children = [self.message_html, self.answer_box, self.measured_box, self.block_box]
         guard = self._log.guard
         for button in self.target_buttons.values():
             button.observe(lambda ch: self._silent or guard(self.refresh), names="value")
@@ -142,8 +153,10 @@ class WhatIfView:
                 "on an H100) is drawn when it is this problem.</p>")
 
     def _set_enabled(self, busy: bool) -> None:
-        for w in [*self.target_buttons.values(), self.version, self.why_target, self.drift_target]:
+        for w in [*self.target_buttons.values(), self.version, self.why_target, self.drift_target,
+                  self.block_fmt, self.block_outliers, self.block_button]:
             w.disabled = busy
+        self.block_rule.disabled = busy or not self.block_fmt.value.startswith("mxfp8")
         if not busy:
             self.why_target.disabled = not self.why_target.options
             self.drift_target.disabled = not self.drift_target.options
@@ -193,6 +206,7 @@ class WhatIfView:
         if not self.built:
             self._build()
         spec, result = self._spec(), self._result()
+        self._clear_block(spec)
         names = self.targets
         measured = result if result is not None and getattr(result, "spec", None) == spec else None
         # Busy while cuDNN is asked (every button disabled); inside a Lab action that is busy already, that one's.
@@ -279,7 +293,67 @@ class WhatIfView:
                                    f"{html.escape(target)}</span>")
         self.drift_html.value = drift_html(drift)
 
+    def draw_block(self) -> None:
+        """The block-format part: the problem shown emulated in the chosen format beside per-tensor FP8 (CPU work,
+        so on a click), or why it cannot be (another family, a problem too large for the CPU)."""
+        from ..block_whatif import block_format_whatif
+        from ..errors import CudnnLabError
+        from ..plots.whatif_tables import block_formats_html
+
+        spec, fmt = self._spec(), self.block_fmt.value
+        share, factor = self.block_outliers.value
+        with (nullcontext() if self._busy.busy else self._busy.working()):
+            try:
+                self.block = block_format_whatif(spec, fmt, outliers=share, outlier_factor=factor,
+                                                 scale_rule=self.block_rule.value if fmt.startswith("mxfp8")
+                                                 else None)
+            except CudnnLabError as e:
+                self.block = None
+                self.block_html.value = f"<p class='cl-whatif-note cl-block-none'>{html.escape(str(e))}</p>"
+                return
+        self.block_html.value = block_formats_html(self.block)
+
     # ------------------------------------------------------------------------------------------ internals
+
+    def _build_block(self) -> Any:
+        """The Blackwell block formats' part: format, E8M0 scale rule and outliers, the emulate button, the emulated
+        table, and cuDNN's recorded answers for block-scaled graphs (a small file, read when the tab is shown)."""
+        from ..block_whatif import recorded_block_scale_answers
+        from ..plots.whatif_tables import block_scale_answers_html
+        from ..reference.block_formats import BLOCK_FORMATS, SCALE_RULES
+
+        W = self._W
+        self.block: Any = None
+        self.block_fmt = W.Dropdown(options=list(BLOCK_FORMATS), value="mxfp8_e4m3",
+                                    layout=W.Layout(width="140px")).add_class("cl-block-fmt")
+        self.block_rule = W.ToggleButtons(options=list(SCALE_RULES["e8m0"]), value="floor",
+                                          style={"button_width": "60px"},
+                                          tooltips=["OCP MX: 2**(floor(log2 amax) - emax); large amax mantissas clip",
+                                                    "the smallest power of two that clips nothing (NVIDIA's recipe)"]
+                                          ).add_class("cl-block-rule")
+        self.block_outliers = W.Dropdown(options=list(BLOCK_OUTLIERS.items()), value=BLOCK_OUTLIERS["none"],
+                                         layout=W.Layout(width="220px")).add_class("cl-block-outliers")
+        self.block_button = W.Button(description="emulate", tooltip="compute the error on this machine's CPU "
+                                     "(float64; nothing runs on a GPU)").add_class("cl-block-emulate")
+        self.block_html = W.HTML(BLOCK_HINT).add_class("cl-block-emulated")
+        self.block_answers_html = W.HTML(block_scale_answers_html(recorded_block_scale_answers())
+                                         ).add_class("cl-block-answers-box")
+        guard = self._log.guard
+        self.block_button.on_click(lambda _: guard(self.draw_block))
+        self.block_fmt.observe(lambda ch: self._set_enabled(self._busy.busy), names="value")
+        return W.VBox([
+            section(W, "Blackwell block formats (MXFP8, NVFP4): emulated error"),
+            row(W, "format", self.block_fmt, self.block_rule), row(W, "outliers", self.block_outliers,
+                                                                   self.block_button),
+            self.block_html, section(W, "cuDNN's answer for block-scaled graphs (compute capability 10.x)"),
+            self.block_answers_html,
+        ], layout=W.Layout(min_width="0")).add_class("cl-whatif-block")
+
+    def _clear_block(self, spec: Spec) -> None:
+        """Take an emulated table of another problem off the view."""
+        if self.block is not None and self.block.spec != spec:
+            self.block = None
+            self.block_html.value = BLOCK_HINT
 
     def _offer(self, dropdown: Any, options: list[str], keep: str | None = None) -> None:
         before = dropdown.value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+from pathlib import Path
 
 import pytest
 
@@ -92,7 +93,7 @@ def test_knob_table_matches_the_installed_cudnn_header():
     roots = [os.path.join(p, "cudnn", "include") for p in getattr(nvidia, "__path__", [])]
     headers = [h for r in roots for h in sorted(glob.glob(os.path.join(r, "cudnn_backend*.h")))
                + sorted(glob.glob(os.path.join(r, "cudnn_graph*.h")))]
-    enums = [e for e in (knobs.parse_header(open(h, errors="replace").read()) for h in headers) if e]
+    enums = [e for e in (knobs.parse_header(Path(h).read_text(errors="replace")) for h in headers) if e]
     if not enums:
         pytest.skip(f"no cudnnBackendKnobType_t in the wheel's headers ({headers or 'none found under ' + str(roots)})")
     assert knobs.check_against_header(enums[0], cudnn.backend_version()) == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import cudnn_lab as cl
-import cudnn_lab.graph.fusion  # noqa: F401 - registers the fusion recipes (also done by cudnn_lab.graph)
+import cudnn_lab.graph.fusion  # registers the fusion recipes (also done by cudnn_lab.graph)
 from cudnn_lab.specs.fusion import ConvGenstatsSpec, ConvPrologueSpec
 
 pytestmark = pytest.mark.gpu

@@ -1,10 +1,10 @@
-"""gpu/runner.py's per-phase timing (``settings["phase_s"]``): the record's shape, without a GPU."""
+"""gpu/execution.py's per-phase timing (``settings["phase_s"]``): the record's shape, without a GPU."""
 
 from __future__ import annotations
 
 import time
 
-from cudnn_lab.gpu.runner import PHASES, Phases
+from cudnn_lab.gpu.execution import PHASES, Phases
 
 
 def test_phases_add_up_and_every_phase_is_reported_in_run_order() -> None:

@@ -1,4 +1,4 @@
-"""gpu/workers.py: GPUExecutor refuses to start without GPUs; on the device, each worker sees one GPU."""
+"""sweeps/executors.py: GPUExecutor refuses to start without GPUs; on the device, each worker sees one GPU."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab.gpu.workers import GPUExecutor
+from cudnn_lab.sweeps.executors import GPUExecutor
 
 
 def test_no_gpus_is_refused_with_no_gpu_error() -> None:
@@ -36,7 +36,7 @@ def test_each_worker_sees_only_its_own_gpu() -> None:
 
 
 def test_thread_share_splits_the_host_between_workers() -> None:
-    from cudnn_lab.gpu.workers import thread_share
+    from cudnn_lab.sweeps.executors import thread_share
 
     assert thread_share(4, cpus=64) == 16 and thread_share(3, cpus=64) == 21
     assert thread_share(8, cpus=2) == 1  # never below one thread
@@ -55,7 +55,7 @@ def _torch_threads() -> int:
 def test_workers_take_their_cpu_threads_before_torch_starts() -> None:
     # The pool's initializer runs on a host without a GPU too: only CUDA work needs one. torch, imported after it,
     # sizes its thread pool from the option: one thread by default, each worker's share of the host with None.
-    from cudnn_lab.gpu.workers import THREAD_VARS, thread_share
+    from cudnn_lab.sweeps.executors import THREAD_VARS, thread_share
 
     with GPUExecutor(gpus=[0, 1], threads=None) as ex:
         seen = {ex.submit(os.getenv, var).result() for var in THREAD_VARS for _ in range(2)}

@@ -197,7 +197,7 @@ def test_script_compiles_and_rebuilds_the_same_graph(spec: NormSpec) -> None:
     assert set(tensors) == set(lab.tensors)
     assert list(ns["OUTPUTS"]) == list(spec.output_names())
     assert list(ns["INPUTS"]) == list(spec.input_names())
-    for name, (dims, strides, dtype, value) in ns["INPUTS"].items():
+    for name, (_dims, _strides, _dtype, value) in ns["INPUTS"].items():
         assert value == spec.scalars().get(name)
         assert tensors[name].is_pass_by_value is (value is not None)
 

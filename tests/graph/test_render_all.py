@@ -32,6 +32,7 @@ from cudnn_lab.graph.pool import PoolingHasNoGraphError
 from cudnn_lab.graph.render import DrawingError, to_svg
 from cudnn_lab.specs import (EPILOGUES, ConvPrologueSpec, ConvSpec, MatmulSpec, NormSpec, RnnSpec, SdpaSpec, Spec,
                              TransformSpec, spec_classes, spec_from_dict)
+from cudnn_lab.specs.moe import MoeSpec
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="the graphviz 'dot' program is not installed")
 
@@ -54,6 +55,7 @@ BASES: dict[type[Spec], list[Spec]] = {
     RnnSpec: [RnnSpec(cell=c, direction=d, bidirectional=b) for c, d, b in itertools.product(
         ("lstm", "gru", "rnn_relu", "rnn_tanh"), ("fwd", "bwd"), (False, True))],
     ConvPrologueSpec: [ConvPrologueSpec(genstats=True, param_dtype="fp16"), ConvPrologueSpec(dtype="bf16")],
+    MoeSpec: [MoeSpec(counts=(1024, 0, 512, 512, 0, 0, 0, 0))],  # counts for distribution='counts' to read
 }
 
 #: Variants that change a drawing without a choice field of their own.

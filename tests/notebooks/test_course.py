@@ -83,7 +83,7 @@ print("__EXPECTED__" + _json.dumps({k: _plain(v) for k, v in dict(globals()).ite
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def executed(path: Path) -> Any:
     """Each notebook is executed once per test session (with :data:`PROBE` appended); the tests read its outputs."""
     return execute(path, append=PROBE)

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("nbformat", reason="notebook tests need nbformat (the test extra)")
 pytest.importorskip("nbclient", reason="notebook tests need nbclient")
 
-from notebook_runs import COURSE, LESSONS, OPEN, RIGHT, WRONG, errors, execute, exercises, shown, text_of  # noqa: E402
+from notebook_runs import COURSE, LESSONS, OPEN, RIGHT, WRONG, errors, execute, exercises, shown, text_of
 
 pytestmark = pytest.mark.gpu
 

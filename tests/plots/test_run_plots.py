@@ -278,7 +278,7 @@ def test_error_plot_draws_exact_and_infinite_errors_within_the_axis():
             _row("normal", 3, 2, 0.3, rel_l2=1e-4)]
     fig = plots.errors_per_plan(_result(rows))
     lo, hi = (10 ** v for v in fig.layout.yaxis.range)
-    for name, (trace, i) in _points(fig).items():
+    for trace, i in _points(fig).values():
         assert lo < trace.y[i] < hi and math.isfinite(trace.y[i]) and trace.y[i] > 0
     trace, i = _points(fig)["nan_out"]
     assert trace.marker.symbol[i] == "triangle-up"

@@ -234,7 +234,7 @@ def test_backward_formula_is_exact_with_exact_statistics(kind: str) -> None:
     torch.testing.assert_close(got["DScale"], dw, rtol=1e-10, atol=1e-12)
 
 
-# --- PyTorch's own op, native dtype -------------------------------------------------------------------------------------
+# --- PyTorch's own op, native dtype ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind,phase", ALL)
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
@@ -260,7 +260,7 @@ def test_torch_op_does_not_touch_the_inputs() -> None:
         assert torch.equal(t, before[name]), name
 
 
-# --- errors ------------------------------------------------------------------------------------------------------------
+# --- errors ------------------------------------------------------------------------------------------------------
 
 def test_dispatch_goes_through_the_registry() -> None:
     spec = spec_of("rmsnorm", "inference")

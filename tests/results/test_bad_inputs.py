@@ -53,8 +53,9 @@ def test_a_missing_file_is_a_path_error(tmp_path, load) -> None:
 
 
 @pytest.mark.parametrize("load", LOADERS)
-@pytest.mark.parametrize("content, needle", [(b"", "empty"), (b"  \n", "empty"), (b'{"schema": 1, "spec": {', "truncated"),
-                                             (b"\xff\xfe{}", "not UTF-8"), (b"{'schema': 1}", "not valid JSON"),
+@pytest.mark.parametrize("content, needle", [(b"", "empty"), (b"  \n", "empty"),
+                                             (b'{"schema": 1, "spec": {', "truncated"), (b"\xff\xfe{}", "not UTF-8"),
+                                             (b"{'schema': 1}", "not valid JSON"),
                                              (b"[1, 2", "truncated")])
 def test_undecodable_result_files_name_the_file(tmp_path, load, content, needle) -> None:
     path = _write(tmp_path, content)

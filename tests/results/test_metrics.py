@@ -130,3 +130,15 @@ def test_row_rates_fall_back_to_flops_over_median() -> None:
 def test_which_must_be_known() -> None:
     with pytest.raises(OptionError, match="which"):
         metrics.sweep_chosen(pd.DataFrame({"median_ms": [1.0]}), "fastest")
+
+
+def test_baseline_lines_list_every_measured_baseline_with_its_title() -> None:
+    """The eager op (off, on) first, then a family's extras (MoE's dense GEMM and grouped_mm); failed, missing and
+    non-positive ones are left out; an extra the table does not know keeps its own name."""
+    info = {"benchmark_off_ms": 0.2, "benchmark_off_iqr_ms": 0.01, "benchmark_on_ms": float("nan"),
+            "grouped_mm_ms": 0.21, "dense_gemm_ms": 0.18, "dense_gemm_iqr_ms": 0.001, "new_thing_ms": 0.3,
+            "broken_error": "no kernel", "zero_ms": 0.0, "allow_tf32_cudnn": True}
+    lines = metrics.baseline_lines(info)
+    assert [name for name, _, _ in lines] == ["benchmark_off", "dense_gemm", "grouped_mm", "new_thing"]
+    assert lines[1][1] == "dense GEMM, same FLOPs" and lines[3][1] == "new thing" and lines[1][2] == 0.18
+    assert metrics.baseline_lines(None) == []

@@ -126,9 +126,9 @@ def test_regret_is_one_when_pick_is_best(rows) -> None:
 def test_no_plan_ran_raises_lab_error(rows) -> None:
     r = result_from([row for row in rows if row["status"] != "ok"])
     with pytest.raises(CudnnLabError, match="No plan ran"):
-        r.heuristic_pick
+        _ = r.heuristic_pick
     with pytest.raises(CudnnLabError, match="No plan ran"):
-        r.best
+        _ = r.best
 
 
 def test_torch_ms_reads_benchmark_off_time(result) -> None:

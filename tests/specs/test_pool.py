@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -160,7 +161,7 @@ def test_unknown_field_in_dict_is_named() -> None:
 
 def test_spec_is_frozen_and_replace_validates() -> None:
     spec = small()
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         spec.mode = "avg"  # type: ignore[misc]
     assert spec.replace(mode="avg").mode == "avg"
     with pytest.raises(SpecError):

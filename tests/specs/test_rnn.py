@@ -48,7 +48,7 @@ def test_weight_slots_cover_every_row_once_in_cudnn_numbering() -> None:
     spec = RnnSpec(cell="lstm", layers=2, bidirectional=True, **SMALL)
     slots = spec.weight_slots()
     assert len(slots) == 2 * 2 * 8 * 2  # layers x directions x 8 matrices x (matrix, bias)
-    for param, dims in spec.param_shapes().items():
+    for param in spec.param_shapes():
         rows = sorted(s.rows for s in slots if s.param == param)
         assert rows == [(k * 5, (k + 1) * 5) for k in range(4)], param
     first = [s for s in slots if s.pseudo_layer == 1 and not s.bias]

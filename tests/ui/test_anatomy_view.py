@@ -1,6 +1,6 @@
 """The Lab's Anatomy view with recordings: for one made before exploration and kernel profiling (the H200's of
-2026-11-21, kept in tests/data) it says in one sentence why there is no engine-space sample and how to get one, and that there
-are no kernels per plan; for the H100's of 2026-11-25 it draws the sample and lists the kernels."""
+2026-11-21, kept in tests/data) it says in one sentence why there is no engine-space sample and how to get one, and
+that there are no kernels per plan; for the H100's of 2026-11-25 it draws the sample and lists the kernels."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from cudnn_lab.ui.results_view import ANATOMY_FIGURES
 
 @pytest.fixture
 def lab() -> Lab:
-    return Lab(gpu=False)
+    """A Lab showing its Anatomy view (a load draws only the view on screen)."""
+    lab = Lab(gpu=False)
+    lab.view = "Anatomy"
+    return lab
 
 
 def _annotations(lab: Lab, name: str) -> list[str]:

@@ -24,7 +24,7 @@ def test_spec_round_trips_through_the_widgets(spec: cl.Spec) -> None:
 
 def test_every_operation_has_a_control_per_field_and_a_button() -> None:
     form = SpecForm()
-    for op, cls in OPS.items():
+    for op in OPS:
         assert set(form.widgets[op]) == set(fields_of(op))
         assert op in [v for _, v in form.op.options]
     labels = dict((v, k) for k, v in form.op.options)

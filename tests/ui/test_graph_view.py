@@ -9,7 +9,7 @@ import ipywidgets as W
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab.ui.graph_view import FIT, MIN_FIT_ZOOM, ZOOMS, GraphView, code_html, sized_svg, svg_size
+from cudnn_lab.ui.graph_view import FIT, GraphView, code_html, sized_svg, svg_size
 from cudnn_lab.ui.graph_widget import GraphDrawing
 
 #: A tensor each family's drawing shows.
@@ -101,7 +101,8 @@ def test_a_click_on_a_node_has_its_details_from_inspect() -> None:
         assert details[f"t{i}"]["kind"] == "tensor" and details[f"t{i}"]["name"] == name
         assert d["dims"] == "[" + ", ".join(map(str, t["dim"])) + "]"
         assert d["strides"] == "[" + ", ".join(map(str, t["stride"])) + "]"
-        assert d["dtype"] == t["dtype"].replace("data_type.", "") and d["virtual"] == ("yes" if t["is_virtual"] else "no")
+        assert d["dtype"] == t["dtype"].replace("data_type.", "")
+        assert d["virtual"] == ("yes" if t["is_virtual"] else "no")
         assert f"<title>t{i}</title>" in view._svg  # the id a click finds in dot's SVG
     conv = details["op0"]
     assert conv["kind"] == "operation" and dict(conv["rows"])["type"] == "CONV_FPROP"

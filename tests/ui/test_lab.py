@@ -370,3 +370,16 @@ def test_a_plan_pick_draws_only_the_view_on_screen(lab: Lab) -> None:
     assert lab.figure_host.shown("latency") == before and "Latency" in lab.results.stale
     lab.view = "Latency"
     assert lab.figure_host.shown("latency") != before and "Latency" not in lab.results.stale
+
+
+def test_a_load_draws_only_the_view_on_screen_and_the_rest_when_asked(lab: Lab) -> None:
+    """Issue 24: loading a recording draws the view shown (Graph: no figure) and leaves the figure views waiting;
+    showing one draws it, and code that reads ``lab.figures`` gets every view drawn."""
+    lab.view = "Graph"
+    lab.load_recorded(CONV_RECORDING)
+    assert {"Latency", "Numerics", "Anatomy"} <= lab.results.stale
+    # Blank until shown: neither the "No results yet" placeholder nor a figure of the last result
+    assert lab.figure_host.shown("latency") is None and lab.results.heuristics_html.value == ""
+    lab.view = "Latency"
+    assert lab.figure_host.shown("latency")["data"] and "Latency" not in lab.results.stale
+    assert lab.figures["errors"].data and not lab.results.stale

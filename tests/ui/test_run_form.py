@@ -50,7 +50,7 @@ def test_no_heuristic_mode_is_refused_naming_the_option() -> None:
     for cb in form.heuristics.values():
         cb.value = False
     with pytest.raises(cl.OptionError) as info:
-        form.options
+        _ = form.options
     assert info.value.option == "heuristics"
 
 

@@ -52,7 +52,7 @@ def test_warnings_and_prints_go_to_the_log() -> None:
 
     def noisy() -> int:
         print("hello from a callback")
-        warnings.warn("careful", UserWarning)
+        warnings.warn("careful", UserWarning, stacklevel=2)
         return 3
 
     assert log.guard(noisy) == 3

@@ -6,6 +6,7 @@ then ``client.get_executor()``), which is how a sweep moves on to several hosts.
 :func:`warm_dask`) import torch, cuDNN and pandas, start CUDA and CUPTI and run one tiny problem before the first
 point, so points do not wait on start-up;
 plans and ceilings come from the disk caches (``gpu/cache.py``, ``gpu/ceilings.py``) that all workers share.
+Here, beside the sweep that uses them, not in ``gpu/``: a worker runs whole points (``cl.run``, the results layer).
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import os
 import time
 from typing import Any
 
-from ..errors import OptionError, shorten
+from ..errors import MissingDependencyError, NoGPUError, OptionError, shorten
+from ..gpu import run_records  # noqa: F401 - registers the plan sources a worker runs
+from ..gpu.device import device_info
+from ..gpu.kernels import cupti_first_use_s
+from ..gpu.session import _handle
+from ..runs import run
+from ..specs import spec_from_dict
 
 __all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share", "check_gpus", "WARM_SPEC"]
 
@@ -102,10 +109,6 @@ def warm_worker() -> dict[str, Any]:
     import pandas  # noqa: F401 - every point returns its rows as a frame
     import torch
 
-    from . import run_records  # noqa: F401 - registers the plan sources
-    from .device import device_info
-    from .session import _handle
-
     threads = os.environ.get("OMP_NUM_THREADS", "")
     if threads.isdigit() and int(threads) > 0:  # torch caps the variable at the cores; the option is the number
         torch.set_num_threads(int(threads))
@@ -118,14 +121,9 @@ def warm_worker() -> dict[str, Any]:
                               "gpu": info["gpu"], "threads": torch.get_num_threads()}
     t1 = time.perf_counter()
     try:
-        from ..runs import run
-        from ..specs import spec_from_dict
-
         run(spec_from_dict(WARM_SPEC), plans="heuristic", baselines=False, roofline=False, time_cap_s=0.02)
     except Exception as e:  # noqa: BLE001 - a worker that cannot warm fully still runs points (and says why there)
         report["warm_error"] = " ".join(str(e).split())[:300]
-    from .kernels import cupti_first_use_s
-
     report["warm_run_s"] = time.perf_counter() - t1
     report["cupti_s"] = cupti_first_use_s()  # None: CUPTI did not start here (kernels will not be listed)
     report["warm_s"] = time.perf_counter() - t0
@@ -158,8 +156,6 @@ class GPUExecutor(cf.ProcessPoolExecutor):
 
             gpus = list(range(torch.cuda.device_count()))
         if not gpus:
-            from ..errors import NoGPUError
-
             raise NoGPUError("GPUExecutor needs at least one visible GPU")
         self.threads = thread_share(len(gpus)) if threads is None else _count(
             "threads", threads, "None (each worker takes its share of the host's cores) or a whole number of CPU "
@@ -199,8 +195,6 @@ def dask_cluster(gpus: list[int] | None = None) -> Any:
 
         gpus = list(range(torch.cuda.device_count()))
     if not gpus:
-        from ..errors import NoGPUError
-
         raise NoGPUError("a Dask GPU cluster needs at least one visible GPU")
     try:
         import dask
@@ -211,8 +205,6 @@ def dask_cluster(gpus: list[int] | None = None) -> Any:
                                     dashboard_address=None)
     except ImportError:
         pass
-    from ..errors import MissingDependencyError
-
     try:
         from distributed import Nanny, Scheduler, SpecCluster
     except ImportError:

@@ -1,0 +1,640 @@
+"""Blackwell block-scaled formats (MXFP8, NVFP4) as a what-if for a Hopper user: the error they would bring to a
+matmul or convolution, emulated in float64 on any machine, and cuDNN's own answer to which engines would run the
+block-scaled graph on a compute capability 10.x target.
+
+``block_format_whatif(spec, fmt)`` quantizes the problem's float inputs in blocks along the reduction axis (K of a
+matmul; C of an NHWC convolution, whose C*R*S reduction runs over those blocks), computes the product from the
+dequantized values in float64, and sets it beside the float64 product of the unquantized data and beside per-tensor
+FP8. Everything it returns is **emulated**: no Blackwell kernel ran; what a real kernel adds (its accumulation
+order) is not in these figures, except ``accumulate_rel_l2``, an FP32 accumulation emulated on the CPU.
+
+``block_scale_plans(spec, fmt, target)`` asks cuDNN's heuristics (its deviceless API, in a process of its own,
+because cuDNN 9.19 has crashed answering CC 10.x convolutions) about the block-scaled graph
+(block_scale_dequantize of both operands, then matmul or conv_fprop); without the NVIDIA driver it reads the answers
+recorded on the kit's GPU rounds (``data/whatif/block_scale/``), labelled with device, date and cuDNN version. On
+2026-11-26 (H200, cuDNN 9.19.0) the GEMM got plans for sm100 and sm120 targets; the conv's 4-D block size was
+refused at the graph on every target (docs/FINDINGS.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import DataError, NoGPUError, OptionError, SpecError, shorten
+from .reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
+from .specs import ConvSpec, MatmulSpec, Spec
+from .specs.fp8 import FP8_DTYPES
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = ["BlockWhatIf", "block_format_whatif", "EMULATED_LABEL", "BlockScaleAnswer", "block_scaled_graph",
+           "block_scale_plans", "recorded_block_scale_answers", "BLOCK_SCALE_DIR", "ask_block_scaled",
+           "record_block_scale", "RECORD_PROBLEMS", "RECORD_TARGETS"]
+
+EMULATED_LABEL = "emulated in float64 on this machine, not measured: no Blackwell kernel ran"
+#: Four float64/float32 products are formed (exact, block, per-tensor, FP32 accumulation): a quarter of the
+#: reference's CPU limit each.
+PRODUCTS = 4
+
+
+# ------------------------------------------------------------------------------------------------ numerics
+
+@dataclasses.dataclass(frozen=True)
+class BlockWhatIf:
+    """The error a block-scaled format would bring to ``spec``'s main product (epilogue left out), emulated.
+
+    ``operands``: per input, its BlockQuantError dict (the quantization error alone); ``output_rel_l2``: relative L2
+    of the product of the dequantized operands against the float64 product of the float data (what a perfect
+    kernel would still show); ``accumulate_rel_l2``: what an FP32-accumulating kernel adds on top (emulated with a
+    float32 product on the CPU); ``per_tensor``: the same for per-tensor FP8 (``per_tensor_dtype``, the kit's
+    power-of-two scale from the amax) for comparison. ``bulk_*``: the output error over the elements no outlier row
+    reaches (with outliers, what one scale per tensor costs the ordinary values; equal to the whole without)."""
+
+    spec: Spec
+    fmt: BlockFormat
+    reduction_axis: str
+    operands: dict[str, dict[str, Any]]
+    output_rel_l2: float
+    accumulate_rel_l2: float
+    per_tensor_dtype: str
+    per_tensor: dict[str, dict[str, Any]]
+    per_tensor_output_rel_l2: float
+    bulk_rel_l2: float
+    per_tensor_bulk_rel_l2: float
+    outliers: float
+    outlier_factor: float
+    seed: int
+    label: str = EMULATED_LABEL
+
+    @property
+    def ratio_to_per_tensor(self) -> float:
+        """output_rel_l2 / per_tensor_output_rel_l2: below 1 where block scaling is the more accurate."""
+        p = self.per_tensor_output_rel_l2
+        return self.output_rel_l2 / p if p > 0 else (1.0 if self.output_rel_l2 == 0 else math.inf)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec.to_dict(), "fmt": self.fmt.to_dict(), "reduction_axis": self.reduction_axis,
+                "operands": {k: dict(v) for k, v in self.operands.items()}, "output_rel_l2": self.output_rel_l2,
+                "accumulate_rel_l2": self.accumulate_rel_l2, "per_tensor_dtype": self.per_tensor_dtype,
+                "per_tensor": {k: dict(v) for k, v in self.per_tensor.items()},
+                "per_tensor_output_rel_l2": self.per_tensor_output_rel_l2, "bulk_rel_l2": self.bulk_rel_l2,
+                "per_tensor_bulk_rel_l2": self.per_tensor_bulk_rel_l2, "outliers": self.outliers,
+                "outlier_factor": self.outlier_factor, "seed": self.seed, "label": self.label}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per format (block, per-tensor FP8): output error and each operand's quantization error."""
+        names = list(self.operands)
+        block = {"format": f"{self.fmt.name} (blocks of {self.fmt.block_size} along {self.reduction_axis})",
+                 "bits per element": self.fmt.bits_per_element, "output rel L2": self.output_rel_l2,
+                 "output rel L2 without outlier rows": self.bulk_rel_l2,
+                 **{f"{n} rel L2": self.operands[n]["rel_l2"] for n in names},
+                 "clipped": sum(self.operands[n]["saturated"] for n in names),
+                 "flushed to 0": sum(self.operands[n]["flushed"] for n in names)}
+        per = {"format": f"per-tensor {self.per_tensor_dtype}", "bits per element": 8.0,
+               "output rel L2": self.per_tensor_output_rel_l2,
+               "output rel L2 without outlier rows": self.per_tensor_bulk_rel_l2,
+               **{f"{n} rel L2": self.per_tensor[n]["rel_l2"] for n in names},
+               "clipped": sum(self.per_tensor[n]["saturated"] for n in names),
+               "flushed to 0": sum(self.per_tensor[n]["flushed"] for n in names)}
+        return [block, per]
+
+    def summary(self) -> str:
+        """One sentence, labelled emulated."""
+        if not self.outliers:
+            out = "no outliers"
+            bulk = ""
+        else:
+            out = f"{self.outliers:g} of the first operand's rows x{self.outlier_factor:g}"
+            bulk = (f"; away from the outlier rows {self.bulk_rel_l2:.2e} vs {self.per_tensor_bulk_rel_l2:.2e}")
+        return (f"{self.fmt.name} on {self.spec.label()} ({out}): output rel L2 {self.output_rel_l2:.2e} vs "
+                f"{self.per_tensor_output_rel_l2:.2e} for per-tensor {self.per_tensor_dtype} "
+                f"({self.ratio_to_per_tensor:.2f}x){bulk}; FP32 accumulation adds {self.accumulate_rel_l2:.1e} "
+                f"({self.label}).")
+
+
+def _problem(spec: Spec) -> tuple[str, str, dict[str, int], Any, int]:
+    """(first operand, second operand, blocked axis per operand, the product, fan-in) for a matmul or an fprop conv."""
+    import torch
+
+    if isinstance(spec, MatmulSpec):
+        return "A", "B", {"A": -1, "B": -2}, torch.matmul, spec.k
+    if isinstance(spec, ConvSpec):
+        if spec.direction != "fprop":
+            raise SpecError("direction", spec.direction, "must be fprop for the block-format what-if (blocks run "
+                            "along C, the forward convolution's reduction axis)", spec="ConvSpec")
+        if spec.groups != 1:
+            raise SpecError("groups", spec.groups, "must be 1 for the block-format what-if (cuDNN's block-scaled "
+                            "convolution blocks the whole C axis)", spec="ConvSpec")
+        from .specs.base import pair
+
+        geom = dict(stride=pair(spec.stride), padding=pair(spec.padding), dilation=pair(spec.dilation))
+        return "X", "W", {"X": 1, "W": 1}, lambda x, w: torch.nn.functional.conv2d(x, w, **geom), \
+            spec.c * spec.r * spec.s
+    raise OptionError("spec", spec, "a cl.MatmulSpec or a cl.ConvSpec (fprop): block formats scale the reduction "
+                      "axis of a GEMM-like product", where="block_format_whatif")
+
+
+def _touched(spec: Spec, rows: torch.Tensor) -> torch.Tensor:
+    """Which output elements an outlier row reaches (broadcastable to the output): a matmul's rows of C; a conv's
+    output pixels whose window holds an outlier pixel."""
+    import torch
+
+    if isinstance(spec, MatmulSpec):
+        return rows  # [batch, m, 1]
+    from .specs.base import pair
+
+    ones = torch.ones((1, 1, spec.r, spec.s), dtype=torch.float64)
+    hit = torch.nn.functional.conv2d(rows.to(torch.float64), ones, stride=pair(spec.stride),
+                                     padding=pair(spec.padding), dilation=pair(spec.dilation))
+    return hit > 0  # [n, 1, p, q]
+
+
+def _rel_l2(x: torch.Tensor, ref: torch.Tensor) -> float:
+    import torch
+
+    r = float(torch.linalg.vector_norm(ref.to(torch.float64)))
+    e = float(torch.linalg.vector_norm(x.to(torch.float64) - ref.to(torch.float64)))
+    return e / r if r > 0 else (0.0 if e == 0 else math.inf)
+
+
+def _check_outliers(outliers: Any, factor: Any) -> tuple[float, float]:
+    if isinstance(outliers, bool) or not isinstance(outliers, (int, float)) or not 0 <= outliers <= 0.5:
+        raise OptionError("outliers", outliers, "a share of the first operand's rows from 0 to 0.5",
+                          where="block_format_whatif")
+    if (isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor)
+            or not 1 <= factor <= 1e6):
+        raise OptionError("outlier_factor", factor, "a number from 1 to 1e6 (how much larger an outlier is)",
+                          where="block_format_whatif")
+    return float(outliers), float(factor)
+
+
+def _with_outliers(x: torch.Tensor, axis: int, share: float, factor: float, seed: int
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``x`` (float64) with round(share * rows) of its rows along ``axis`` (a matmul's tokens, a conv's pixels: every
+    index but the reduction axis), drawn by ``seed``, multiplied by ``factor``; and the rows' mask (``x``'s shape with
+    ``axis`` of length 1)."""
+    import torch
+
+    moved = x.movedim(axis, -1).contiguous()
+    rows = moved.reshape(-1, moved.shape[-1])
+    mask = torch.zeros(rows.shape[0], dtype=torch.bool)
+    count = round(share * rows.shape[0])
+    if count:
+        gen = torch.Generator(device="cpu").manual_seed(seed * 7919 + 17)
+        mask[torch.randperm(rows.shape[0], generator=gen)[:count]] = True
+        rows = torch.where(mask[:, None], rows * factor, rows)
+    shape = (*moved.shape[:-1], 1)
+    return rows.reshape(moved.shape).movedim(-1, axis), mask.reshape(shape).movedim(-1, axis)
+
+
+def _bulk_rel_l2(x: torch.Tensor, ref: torch.Tensor, touched: torch.Tensor) -> float:
+    """Relative L2 over the output elements no outlier row reaches (all of them without outliers)."""
+    keep = ~touched.expand_as(ref)
+    return _rel_l2(x[keep], ref[keep]) if bool(keep.any()) else math.nan
+
+
+def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int | None = None,
+                        scale_format: str | None = None, scale_rule: str | None = None,
+                        per_tensor: str | None = None, outliers: float = 0.0,
+                        outlier_factor: float = 1000.0, seed: int = 0, cpu_flop_limit: float | None = None
+                        ) -> BlockWhatIf:
+    """The error ``fmt`` ('mxfp8_e4m3', 'mxfp8_e5m2', 'nvfp4') would bring to ``spec`` (a matmul or an fprop conv),
+    emulated in float64, beside per-tensor FP8 ``per_tensor`` (default: the block format's FP8 element type, e4m3
+    for NVFP4). ``outliers``: the share of the first operand's rows (a matmul's tokens, a conv's pixels) multiplied by
+    ``outlier_factor`` (LLMs' massive activations: one scale per tensor must cover them, and the ordinary rows lose
+    precision; ``bulk_rel_l2`` shows it). ``scale_rule``: how E8M0 scales are picked
+    ("floor", OCP MX; "ceil", NVIDIA's recipe: see reference.block_formats). Refused on the CPU above a quarter of the
+    reference's FLOP limit (SpecError naming the size to shrink)."""
+    import torch
+
+    from .reference.block_formats import block_dequantize, block_quantization_error, block_quantize
+    from .reference.common import CPU_FLOP_LIMIT, check_cpu_work
+    from .reference.fp8 import float_inputs
+    from .reference.quantize import dequantize, quantization_error, quantize
+
+    if not isinstance(spec, Spec):
+        raise OptionError("spec", spec, "a cudnn_lab spec (cl.MatmulSpec or cl.ConvSpec)", where="block_format_whatif")
+    f = block_format(fmt, block_size=block_size, scale_format=scale_format, scale_rule=scale_rule)
+    share, factor = _check_outliers(outliers, outlier_factor)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+        raise OptionError("seed", seed, "an integer from 0 to 2**31 - 1", where="block_format_whatif")
+    pt = per_tensor or (f"fp8_{f.element}" if f.element != "e2m1" else "fp8_e4m3")
+    if pt not in FP8_DTYPES:
+        raise OptionError("per_tensor", per_tensor, "one of " + ", ".join(FP8_DTYPES), where="block_format_whatif")
+    first, second, axes, product, fan_in = _problem(spec)
+    limit = CPU_FLOP_LIMIT / PRODUCTS if cpu_flop_limit is None else cpu_flop_limit
+    check_cpu_work(spec, torch.device("cpu"), "m" if isinstance(spec, MatmulSpec) else "n", flop_limit=limit)
+
+    floats = float_inputs(spec, fan_in, seed=seed)
+    marked, rows = _with_outliers(floats[first].to(torch.float64), axes[first], share, factor, seed)
+    data = {first: marked, second: floats[second].to(torch.float64).contiguous()}
+    exact = product(data[first], data[second])
+    touched = _touched(spec, rows)
+    blocked, block_errors, per, per_errors = {}, {}, {}, {}
+    for name, x in data.items():
+        q = block_quantize(x, f, axis=axes[name])
+        blocked[name] = block_dequantize(q)
+        block_errors[name] = block_quantization_error(x, q).to_dict()
+        p = quantize(x, pt)
+        per[name] = dequantize(p)
+        per_errors[name] = quantization_error(x, p).to_dict()
+    from_block = product(blocked[first], blocked[second])
+    from_per = product(per[first], per[second])
+    fp32 = product(blocked[first].to(torch.float32), blocked[second].to(torch.float32))
+    return BlockWhatIf(spec=spec, fmt=f, reduction_axis="K" if isinstance(spec, MatmulSpec) else "C",
+                       operands=block_errors, output_rel_l2=_rel_l2(from_block, exact),
+                       accumulate_rel_l2=_rel_l2(fp32, from_block), per_tensor_dtype=pt, per_tensor=per_errors,
+                       per_tensor_output_rel_l2=_rel_l2(from_per, exact),
+                       bulk_rel_l2=_bulk_rel_l2(from_block, exact, touched),
+                       per_tensor_bulk_rel_l2=_bulk_rel_l2(from_per, exact, touched),
+                       outliers=share, outlier_factor=factor, seed=seed)
+
+
+# ------------------------------------------------------------------------------------------------ cuDNN's answer
+
+BLOCK_SCALE_DIR = Path(__file__).resolve().parent / "data" / "whatif" / "block_scale"
+FORMAT = "cudnn-lab block-scale what-if"
+KINDS = ("matmul", "conv")
+#: Largest recorded file the kit reads (a few answers: well under 1 MB).
+MAX_BYTES = 4 * 2**20
+#: Seconds one question may take before its process is ended (a refusal "timeout").
+ASK_TIMEOUT_S = 60.0
+ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
+
+
+def _cudnn_type(name: str) -> Any:
+    import cudnn
+
+    return getattr(cudnn.data_type, {"e4m3": "FP8_E4M3", "e5m2": "FP8_E5M2", "e2m1": "FP4_E2M1",
+                                      "e8m0": "FP8_E8M0"}[name])
+
+
+def _pad(value: int, to: int) -> int:
+    return -(-value // to) * to
+
+
+def _channels_last(dims: tuple[int, ...]) -> list[int]:
+    from .specs.layout import layout_strides
+
+    return list(layout_strides(dims, "NHWC"))
+
+
+def block_scaled_graph(spec: Spec, fmt: Any = "mxfp8_e4m3", *, description: dict[str, Any] | None = None,
+                       handle: Any = None) -> Any:
+    """The real cudnn.pygraph of ``spec``'s product in block format ``fmt``: block_scale_dequantize of each operand
+    (its scales in the F8_128x4 layout cuDNN's block-scaled GEMM takes, padded to it), then matmul or conv_fprop
+    with FP32 compute; NVFP4 multiplies the result by an FP32 tensor scale. Output bf16. ``description``: a target's
+    device description (deviceless). Builds without a GPU up to ``inspect()``. cuDNN 9.19's backend refuses the
+    conv's block size [1, bs, 1, 1] (BAD_PARAM, seen 2026-11-26): it takes matrix-style block sizes only."""
+    import cudnn
+
+    f = block_format(fmt)
+    first, second, _, _, _ = _problem(spec)
+    options: dict[str, Any] = {}
+    if description is not None:
+        options["device_property"] = cudnn.create_device_properties(json.dumps(description))
+    if handle is not None:
+        options["handle"] = handle
+    g = cudnn.pygraph(intermediate_data_type=cudnn.data_type.FLOAT, compute_data_type=cudnn.data_type.FLOAT,
+                      **options)
+    el, sf, bs = _cudnn_type(f.element), _cudnn_type(f.scale_format), f.block_size
+    reorder = cudnn.tensor_reordering.F8_128x4
+    if isinstance(spec, MatmulSpec):
+        b, m, n, k = spec.batch, spec.m, spec.n, spec.k
+        sk = _pad(-(-k // bs), 4)
+        mp, np_ = _pad(m, 128), _pad(n, 128)
+        a = g.tensor(name="A", dim=[b, m, k], stride=[m * k, k, 1], data_type=el)
+        bt = g.tensor(name="B", dim=[b, k, n], stride=[k * n, 1, k], data_type=el)
+        sa = g.tensor(name="SFA", dim=[b, mp, sk], stride=[mp * sk, sk, 1], data_type=sf, reordering_type=reorder)
+        sb = g.tensor(name="SFB", dim=[b, sk, np_], stride=[sk * np_, 1, sk], data_type=sf, reordering_type=reorder)
+        ad = g.block_scale_dequantize(a, sa, block_size=[1, bs], compute_data_type=cudnn.data_type.FLOAT,
+                                      name="dequantize_A")
+        bd = g.block_scale_dequantize(bt, sb, block_size=[bs, 1], compute_data_type=cudnn.data_type.FLOAT,
+                                      name="dequantize_B")
+        out = g.matmul(ad, bd, compute_data_type=cudnn.data_type.FLOAT, name="matmul")
+        scale_dims = [1, 1, 1]
+    else:
+        x_dims, w_dims = spec.x_dims, spec.w_dims  # type: ignore[attr-defined]
+        from .specs.base import pair
+
+        sx_dims = (x_dims[0], -(-x_dims[1] // bs), *x_dims[2:])
+        sw_dims = (w_dims[0], -(-w_dims[1] // bs), *w_dims[2:])
+        x = g.tensor(name="X", dim=list(x_dims), stride=_channels_last(x_dims), data_type=el)
+        w = g.tensor(name="W", dim=list(w_dims), stride=_channels_last(w_dims), data_type=el)
+        sx = g.tensor(name="SFX", dim=list(sx_dims), stride=_channels_last(sx_dims), data_type=sf)
+        sw = g.tensor(name="SFW", dim=list(sw_dims), stride=_channels_last(sw_dims), data_type=sf,
+                      reordering_type=reorder)
+        xd = g.block_scale_dequantize(x, sx, block_size=[1, bs, 1, 1], compute_data_type=cudnn.data_type.FLOAT,
+                                      name="dequantize_X")
+        wd = g.block_scale_dequantize(w, sw, block_size=[1, bs, 1, 1], compute_data_type=cudnn.data_type.FLOAT,
+                                      name="dequantize_W")
+        out = g.conv_fprop(xd, wd, pre_padding=list(pair(spec.padding)), post_padding=list(pair(spec.padding)),
+                           stride=list(pair(spec.stride)), dilation=list(pair(spec.dilation)),
+                           compute_data_type=cudnn.data_type.FLOAT, name="conv_fprop")
+        scale_dims = [1, 1, 1, 1]
+    if f.tensor_scale:
+        alpha = g.tensor(name="tensor_descale", dim=scale_dims, stride=[1] * len(scale_dims),
+                         data_type=cudnn.data_type.FLOAT)
+        out = g.mul(out, alpha, compute_data_type=cudnn.data_type.FLOAT, name="tensor_scale")
+    out.set_output(True).set_data_type(cudnn.data_type.BFLOAT16).set_name("Y" if first == "X" else "C")
+    return g
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockScaleAnswer:
+    """cuDNN's heuristics' answer for the block-scaled graph of ``spec`` in ``fmt`` on ``target``: how many plans
+    (``plan_count``) of which engines (``engine_ids``) with which behaviour notes (``notes``, of the plans kept), or
+    ``refused`` ("declined", "crashed", "timeout") with cuDNN's message and reasons (``detail``). ``proposals`` holds
+    the plan dicts (as :class:`~cudnn_lab.whatif.WhatIf`'s) where they were kept; a recording made from a round's
+    log keeps counts, engines and notes only. ``source`` says where and when it was asked (or recorded)."""
+
+    spec: Spec
+    fmt: str
+    target: str
+    target_label: str
+    cudnn_version: int
+    source: str
+    plan_count: int = 0
+    engine_ids: tuple[int, ...] = ()
+    notes: tuple[str, ...] = ()
+    proposals: tuple[dict[str, Any], ...] = ()
+    refused: str = ""
+    message: str = ""
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused
+
+    @property
+    def engines(self) -> list[int]:
+        return list(self.engine_ids)
+
+    def summary(self) -> str:
+        """One sentence: what cuDNN answered, for which target and cuDNN, and that it is not a measurement."""
+        from .provenance import cudnn_version_text
+
+        where = f"{self.target_label}, cuDNN {cudnn_version_text(self.cudnn_version)}"
+        if self.ok:
+            return (f"{self.fmt} {self.spec.op}: {self.plan_count} plans of engine"
+                    f"{'s' * (len(self.engine_ids) > 1)} {', '.join(map(str, self.engine_ids))} on {where} "
+                    f"({ANSWER_LABEL}; {self.source}).")
+        first = (self.message.splitlines() or [""])[0][:200]
+        return f"{self.fmt} {self.spec.op}: no plan on {where}, {self.refused}: {first} ({self.source})."
+
+    def row(self) -> dict[str, Any]:
+        """One table row: problem, format, target, cuDNN, plans, engines, notes or refusal, source."""
+        from .provenance import cudnn_version_text
+
+        return {"problem": self.spec.label(), "format": self.fmt, "target": self.target_label,
+                "cuDNN": cudnn_version_text(self.cudnn_version), "plans": self.plan_count,
+                "engines": ", ".join(map(str, self.engine_ids)),
+                "answer": (", ".join(self.notes) or "proposed") if self.ok else
+                f"{self.refused}: {(self.message.splitlines() or [''])[0][:160]}",
+                "source": self.source}
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["spec"] = self.spec.to_dict()
+        d["engine_ids"], d["notes"] = list(self.engine_ids), list(self.notes)
+        d["proposals"] = [dict(p) for p in self.proposals]
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Any, source: Any = "block-scale answer") -> BlockScaleAnswer:
+        from .specs import spec_from_dict
+        from .whatif import _proposal
+
+        if not isinstance(data, dict):
+            raise DataError(source, f"a block-scale answer must be an object, not {shorten(data, 40)}")
+        try:
+            fmt = str(data["fmt"])
+            if fmt not in BLOCK_FORMATS:
+                raise ValueError(f"fmt {fmt!r} is not one of {', '.join(BLOCK_FORMATS)}")
+            refused = str(data.get("refused", ""))
+            if refused not in ("", "declined", "crashed", "timeout"):
+                raise ValueError(f"refused {refused!r} is not declined, crashed or timeout")
+            count = data.get("plan_count", 0)
+            if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 100_000:
+                raise ValueError(f"plan_count {shorten(count, 20)} is not a count")
+            engines = tuple(int(e) for e in data.get("engine_ids", []))
+            if any(not 0 <= e < 100_000 for e in engines):
+                raise ValueError("an engine id is out of range (0-99999)")
+            return cls(spec=spec_from_dict(data["spec"]), fmt=fmt, target=str(data["target"])[:64],
+                       target_label=str(data["target_label"])[:300], cudnn_version=int(data["cudnn_version"]),
+                       source=str(data["source"])[:300], plan_count=count, engine_ids=engines,
+                       notes=tuple(str(n)[:80] for n in data.get("notes", []))[:20],
+                       proposals=tuple(_proposal(p, source) for p in data.get("proposals", [])),
+                       refused=refused, message=str(data.get("message", ""))[:4000],
+                       detail=str(data.get("detail", ""))[:20000])
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataError(source, f"a block-scale answer is incomplete or malformed ({type(e).__name__}: "
+                                    f"{shorten(str(e), 80)})") from None
+
+
+_RECORDED: list[BlockScaleAnswer] | None = None
+
+
+def recorded_block_scale_answers() -> list[BlockScaleAnswer]:
+    """Every block-scale answer recorded on the kit's GPU rounds (``data/whatif/block_scale/*.json``), checked."""
+    global _RECORDED
+    if _RECORDED is None:
+        from .results.loading import parse_json, read_text
+
+        found: list[BlockScaleAnswer] = []
+        for path in sorted(BLOCK_SCALE_DIR.glob("*.json")):
+            _, text = read_text(path, "recorded block-scale what-if JSON", limit=MAX_BYTES)
+            data = parse_json(text, path, "recorded block-scale what-if JSON")
+            if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"),
+                                                                                                list):
+                raise DataError(path, f"not a recorded block-scale what-if file (format {FORMAT!r} with a list of "
+                                      "answers)")
+            found.extend(BlockScaleAnswer.from_dict(a, path) for a in data["answers"])
+        _RECORDED = found
+    return list(_RECORDED)
+
+
+def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> dict[str, Any]:
+    """In the worker process: the heuristics' proposals per mode for the block-scaled graph, or cuDNN's refusal."""
+    import cudnn
+
+    from .gpu.deviceless import HEURISTIC_MODES, Proposal
+    from .gpu.frontend import add_ranked
+    from .specs import spec_from_dict
+
+    spec = spec_from_dict(json.loads(spec_json))
+    handle = None
+    if description is None:
+        from .gpu.ask_worker import _handle
+
+        handle = _handle()
+    found: dict[str, Proposal] = {}
+    declined: dict[str, str] = {}
+    for mode in HEURISTIC_MODES:
+        try:
+            g = block_scaled_graph(spec, fmt, description=description, handle=handle)
+            g.validate()
+            g.build_operation_graph()
+            g.create_execution_plans([getattr(cudnn.heur_mode, mode)])
+            count = g.get_execution_plan_count()
+        except Exception as e:  # noqa: BLE001 - a mode proposing nothing is an answer, in cuDNN's words
+            declined[mode] = str(e)
+            continue
+        if count == 0:
+            declined[mode] = "the heuristics returned no plans"
+        add_ranked(g, count, mode, found, lambda name, engine_id, knobs, notes, i, mode=mode: Proposal(
+            plan=name, engine_id=engine_id, knobs=knobs, behavior_notes=notes, ranks={mode: i}))
+    out: dict[str, Any] = {"cudnn_version": int(cudnn.backend_version()),
+                           "proposals": [p.to_dict() for p in found.values()]}
+    if not found:
+        detail = "\n".join(f"heur_mode {m}: {msg}" for m, msg in declined.items())
+        first = next(iter(declined.values()), "no plans").strip().splitlines()
+        out.update(refused="declined", message=(first or ["no plans"])[0][:1000], detail=detail[:20000])
+    if description is None:
+        from .gpu.deviceless import device_description
+
+        out["card"] = str(device_description(0).get("deviceName", "this GPU"))
+    return out
+
+
+def ask_block_scaled(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100", *,
+                     timeout_s: float = ASK_TIMEOUT_S) -> BlockScaleAnswer:
+    """Ask cuDNN (in a process of its own: a crash or hang becomes a refusal) which plans it proposes for the
+    block-scaled graph of ``spec`` on ``target`` (a target name such as ``sm100``, a Target, or None: this GPU).
+    NoGPUError where cuDNN cannot be loaded with the NVIDIA driver."""
+    from .gpu.asker import worker_env
+    from .target import as_target
+
+    f = block_format(fmt)
+    _problem(spec)
+    tgt = as_target(target)
+    query = json.dumps({"spec": spec.to_json(), "fmt": f.name, "description": tgt.description if tgt else None})
+    try:
+        proc = subprocess.run([sys.executable, "-m", "cudnn_lab.block_whatif", query], env=worker_env(None),
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return _answer(spec, f, tgt, {"refused": "timeout", "cudnn_version": 0,
+                                      "message": f"cuDNN gave no answer within {timeout_s:.0f} s"})
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode == 3 and lines:
+        raise NoGPUError(f"cuDNN cannot be asked on this machine: {json.loads(lines[-1]).get('error', '')}")
+    if not lines:
+        code = proc.returncode
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no message"]
+        return _answer(spec, f, tgt, {"refused": "crashed", "cudnn_version": 0,
+                                      "message": f"cuDNN crashed answering this query ({how}; {tail[0][:200]}); "
+                                                 "the kit's process was not affected"})
+    return _answer(spec, f, tgt, json.loads(lines[-1]))
+
+
+def _answer(spec: Spec, f: BlockFormat, tgt: Any, reply: dict[str, Any]) -> BlockScaleAnswer:
+    card = reply.get("card")
+    proposals = tuple(reply.get("proposals", []))
+    return BlockScaleAnswer(spec=spec, fmt=f.name, target=tgt.name if tgt else "this GPU",
+                            target_label=tgt.label if tgt else f"{card or 'this GPU'} (this GPU)",
+                            cudnn_version=int(reply.get("cudnn_version") or 0),
+                            source=f"asked here{f', on a host with {card}' if card else ''}",
+                            plan_count=len(proposals),
+                            engine_ids=tuple(dict.fromkeys(int(p["engine_id"]) for p in proposals)),
+                            notes=tuple(dict.fromkeys(n for p in proposals for n in p.get("behavior_notes", []))),
+                            proposals=proposals, refused=str(reply.get("refused", "")),
+                            message=str(reply.get("message", "")), detail=str(reply.get("detail", "")))
+
+
+def block_scale_plans(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100", *,
+                      recorded: bool | None = None) -> BlockScaleAnswer:
+    """cuDNN's answer for the block-scaled graph of ``spec`` on ``target``: asked where cuDNN can be loaded
+    (``recorded=None`` or False), else the recorded answer for the same problem, format and target name."""
+    f = block_format(fmt)
+    _problem(spec)
+    if recorded is not True:
+        try:
+            return ask_block_scaled(spec, f, target)
+        except NoGPUError:
+            if recorded is False:
+                raise
+    from .target import as_target
+
+    tgt = as_target(target)
+    name = tgt.name if tgt else "this GPU"
+    fits = [a for a in recorded_block_scale_answers() if a.spec == spec and a.fmt == f.name and a.target == name]
+    if not fits:
+        have = sorted({f"{a.fmt} {a.spec.label()} on {a.target}" for a in recorded_block_scale_answers()})
+        raise NoGPUError(f"cuDNN cannot be asked on this machine (its library needs the NVIDIA driver), and no "
+                         f"block-scale answer for {name} was recorded for this problem; recorded: "
+                         f"{shorten(have, 300)}")
+    return max(fits, key=lambda a: a.cudnn_version)
+
+
+#: The problems and targets a GPU round records (scripts/record_whatif.py --block-scale): a square GEMM and a
+#: ResNet-50 3x3 conv, on this GPU and on synthetic Blackwell targets.
+RECORD_PROBLEMS: tuple[tuple[Spec, tuple[str, ...]], ...] = (
+    (MatmulSpec(batch=1, m=4096, n=4096, k=4096, dtype="bf16", transpose_b=True), tuple(BLOCK_FORMATS)),
+    (ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="bf16", out_dtype="bf16"),
+     ("mxfp8_e4m3", "nvfp4")),
+)
+RECORD_TARGETS: tuple[str | None, ...] = ("sm100", "sm120", None)
+
+
+def record_block_scale(folder: Any, *, budget_s: float = 100.0) -> Path:
+    """Ask every RECORD_PROBLEMS question on every RECORD_TARGETS target (this GPU included) and write the answers
+    to ``folder/<gpu>_<date>.json`` in the recorded format; questions past ``budget_s`` seconds are left out."""
+    import time
+
+    from .results.datasets import dataset_prefix
+    from .results.paths import check_output_path, write_text
+    from .target import today
+
+    t0 = time.perf_counter()
+    answers: list[BlockScaleAnswer] = []
+    for spec, fmts in RECORD_PROBLEMS:
+        for fmt in fmts:
+            for target in RECORD_TARGETS:
+                left = budget_s - (time.perf_counter() - t0)
+                if left < 5:
+                    break
+                answers.append(ask_block_scaled(spec, fmt, target, timeout_s=min(ASK_TIMEOUT_S, left)))
+                print(answers[-1].summary(), flush=True)
+    card = next((a.target_label.removesuffix(" (this GPU)") for a in answers if a.target == "this GPU"), "gpu")
+    date = today()
+    stamped = [dataclasses.replace(a, source=f"recorded on {card}, {date}") for a in answers]
+    path = check_output_path(Path(folder) / f"{dataset_prefix(card)}_{date}.json", what="block-scale what-if JSON",
+                             suffixes=(".json",))
+    data = {"format": FORMAT, "version": 1, "gpu": card, "created": date,
+            "seconds": round(time.perf_counter() - t0, 1), "answers": [a.to_dict() for a in stamped]}
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return write_text(path, json.dumps(data, indent=0), what="block-scale what-if JSON")
+
+
+def _main(argv: list[str]) -> int:
+    """Worker entry: one query (JSON) in argv, one JSON line out; exit 3 where cuDNN cannot be loaded."""
+    query = json.loads(argv[0])
+    try:
+        import cudnn
+
+        cudnn.backend_version()
+    except Exception as e:  # noqa: BLE001 - no cuDNN library here: one line, not a traceback
+        print(json.dumps({"error": str(e).splitlines()[0][:300]}), flush=True)
+        return 3
+    try:
+        reply = _ask_here(query["spec"], query["fmt"], query.get("description"))
+    except Exception as e:  # noqa: BLE001 - every refusal goes back as data
+        import cudnn
+
+        reply = {"refused": "declined", "cudnn_version": int(cudnn.backend_version()),
+                 "message": f"{type(e).__name__}: {str(e).splitlines()[0][:1000] if str(e) else ''}",
+                 "detail": str(e)[:20000]}
+    print(json.dumps(reply), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

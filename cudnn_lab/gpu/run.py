@@ -1,0 +1,458 @@
+"""One run on the GPU as named steps (:class:`Run`): start, propose, then build, check and time each plan in the
+heuristics' order, handing out its row as soon as it is measured (:meth:`Run.plans`), then kernels, notes, explore,
+baseline and the records (:meth:`Run.finish`). A run can be stopped between plans or steps (``stop()`` answering
+True, or a KeyboardInterrupt): it keeps what it measured and its records say it is partial.
+
+What happened to each plan in this run is decided here, one :class:`~cudnn_lab.gpu.execution.PlanRecord` per plan;
+a session's plans keep only their build state, so a later run with another plan policy starts clean.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..options import RunOptions
+from ..specs import Spec
+from . import anatomy
+from .cache import RunCache
+from .execution import FrontendPlan, Phases, PlanRecord, finish_rows, measure_plan, plan_row
+from .plans import PlanEntry
+from .session import require_gpu, session
+from .timing import Timer, TimingOptions
+
+#: ``progress(done, total, message)``; an object may also offer ``row(row_dict)`` (see ``cudnn_lab.runs``).
+Progress = Callable[[int, int, str], None]
+#: The steps :meth:`Run.finish` takes after the plans, in order (each a method of :class:`Run`).
+FINISH_STEPS: tuple[str, ...] = ("ceilings", "kernels", "notes", "explore", "baseline")
+
+
+class Run:
+    """One run of ``spec`` with ``options``: ``run.start()``, ``for row in run.plans(): ...``, ``run.finish()``."""
+
+    def __init__(self, spec: Spec, options: RunOptions, progress: Any = None,
+                 stop: Callable[[], bool] | None = None) -> None:
+        self.spec, self.options, self.progress, self.stop = spec, options, progress, stop
+        self.t_start = time.perf_counter()
+        self.phases = Phases()
+        self.warnings: list[str] = []
+        self.records: list[PlanRecord] = []
+        #: why the run stopped before its end (None: it ran to the end)
+        self.stopped: str | None = None
+        self.best_ms: float | None = None  # the best median so far: a plan far slower is screened (timing.py)
+        self.info: dict[str, Any] = {}
+        self.ceil: Any = None
+        self.explored: list[dict[str, Any]] = []
+        self.space: dict[str, Any] = {}
+        self.explored_histograms: dict[str, Any] = {}
+        self.torch_info: dict[str, Any] = {}
+        self.kernel_cache: Any = None
+        self.kernels_saved = False
+        self.sess: Any = None
+
+    # ------------------------------------------------------------------------------------------------ steps
+
+    def start(self) -> None:
+        """Import torch and cuDNN while CUDA starts; check the device, the spec's needs and the carve-out on it."""
+        spec, options, phases = self.spec, self.options, self.phases
+        with phases("import"):  # torch and cudnn, on a process's first run
+            import torch  # noqa: F401
+
+            from .device import start_device
+
+            starting = start_device(options.device)  # CUDA starts while cuDNN and the modules below import
+            import cudnn  # noqa: F401
+
+            from ..numerics import tf32_note
+            from .device import device_info
+            from .fp8 import check_requirements
+        with phases("device"):
+            if starting is not None:
+                starting.wait(60.0)
+            require_gpu(options.device)
+            self.info = info = device_info(options.device)
+            check_requirements(spec, info)  # e.g. FP8 attention's fp16 output needs Blackwell: refused, rule named
+            check_sm_count(spec, options.sm_count, info)
+        if (note := tf32_note(spec)) is not None:
+            self.warnings.append(note)
+        if options.sm_count is not None:
+            self.warnings.append(carve_out_note(options, info))
+
+    def propose(self) -> list[PlanRecord]:
+        """The session's plans (made once per spec and options: inputs, reference, the heuristics' proposals), one
+        record per plan in heuristic order (``max_plans`` first ones), the plan cache and the timer."""
+        options, info = self.options, self.info
+        self.kernel_cache = kernels = _kernel_cache(options, info)
+        sess = self.sess = session(self.spec, options.heuristics, device=options.device, seed=options.seed,
+                                   check=options.check, sm_count=options.sm_count,
+                                   kernel_cache=kernels.cache if kernels is not None else None)
+        made, sess.phase_s = sess.phase_s, {}  # the run that made the session reports what making it took
+        for name, seconds in made.items():
+            self.phases.add(name, seconds)
+        entries = sess.entries[:options.max_plans] if options.max_plans is not None else sess.entries
+        cache = RunCache(self.spec, info, sess.handle, options.plan_cache, ask=sess.ask_heuristics,
+                         sm_count=options.sm_count, kernel_cache=sess.kernel_cache is not None)
+        self.cache = cache
+        self.records = [PlanRecord(entry=e, rank=rank, plan=FrontendPlan(e, sess, cache))
+                        for rank, e in enumerate(entries)]
+        self.topts = TimingOptions.from_options(options)
+        with self.phases("time"):
+            self.timer = Timer(sess.stream, self.topts, graph_cache=sess.graphs)
+        return self.records
+
+    def build(self, record: PlanRecord) -> bool:
+        """Build one plan (loaded from the plan cache where it is kept; once per session) and make room for its
+        workspace: built, or build_failed with cuDNN's reason."""
+        with self.phases("build"):
+            if record.plan is None or not record.plan.build():
+                record.status, record.error = "build_failed", record.plan.error if record.plan else ""
+                return False
+            record.status = "built"
+            self.check(record)
+        return True
+
+    def check(self, record: PlanRecord) -> None:
+        """A built plan's support on this GPU: its workspace must fit (ResourceError naming it, as before a run)."""
+        if record.plan is not None and record.plan.check_support():
+            self.sess.ensure_workspace(record.plan.workspace_size())
+
+    def time(self, record: PlanRecord) -> None:
+        """Check a built plan's numbers, then time it; a repeat in this process reuses the plan's check and time
+        (same inputs, same timing) unless ``resample`` asks again."""
+        sess, key = self.sess, ("plan", record.name, self.topts, self.options.check)
+        if not self.options.resample and key in sess.memo:
+            (record.status, record.error), kept, record.timing = sess.memo[key]
+            record.measured = {**kept, "reused": True}
+        else:
+            (record.status, record.error), record.measured, record.timing = measure_plan(
+                self.spec, record.plan, sess, self.timer, self.phases, self.best_ms)
+            record.measured["reused"] = False
+            if record.status == "ok":
+                sess.memo[key] = ((record.status, record.error), dict(record.measured), record.timing)
+        median = record.measured.get("median_ms")
+        if record.status == "ok" and median and (self.best_ms is None or median < self.best_ms):
+            self.best_ms = median
+
+    def plans(self) -> Iterator[dict[str, Any]]:
+        """Build, check and time each plan in heuristic order, yielding its row (``preview``) as soon as it has
+        one: the heuristics' first choice first. The heuristic policy stops building at the first plan that builds
+        (what cuDNN itself would run); the rest are not built."""
+        import torch
+
+        total, picked = len(self.records), False
+        with torch.cuda.device(self.options.device):
+            for i, record in enumerate(self.records):
+                if self.stopped is not None:
+                    return
+                if not picked:
+                    self.say(i, total, f"building {record.name}")
+                    if self.build(record):
+                        picked = self.options.plans == "heuristic"
+                        self.say(i, total, f"timing {record.name}")
+                        self.time(record)
+                record.shown = True
+                yield self.preview(record)
+                if self.stop is not None and self.stop():
+                    self.halt(f"stop asked after {i + 1} of {total} plans")
+        self.save_kernel_cache()
+        self.refuse_empty_carve_out()
+
+    def ceilings(self) -> None:
+        """The roofline ceilings for the spec's data type (measured once per GPU and kept; ``roofline=False``:
+        none)."""
+        from .ceilings import measure_ceilings
+
+        with self.phases("ceilings"):
+            if self.options.roofline:
+                self.ceil = measure_ceilings(_ceiling_dtype(self.spec.dtype), self.options.device,
+                                             refresh=self.options.remeasure_ceilings)
+
+    def kernels(self) -> None:
+        """Kernels (CUPTI) of the plans that ran (asked apart from notes so that each one's cost shows in phase_s)."""
+        with self.phases("kernels"):
+            if self.options.kernels:
+                self._anatomy(self.options.replace(notes=False))
+
+    def notes(self) -> None:
+        """Numerical notes and determinism of the plans that ran."""
+        with self.phases("notes"):
+            if self.options.notes:
+                self._anatomy(self.options.replace(kernels=False))
+
+    def explore(self) -> None:
+        """Configurations beyond the proposals (``explore``): built, checked and timed within its time budget."""
+        if not self.options.explore:
+            return
+        spec, sess = self.spec, self.sess
+
+        def measure(e: PlanEntry) -> tuple[tuple[str, str], dict[str, Any]]:
+            status, cols, _ = measure_plan(spec, FrontendPlan(e, sess), sess, self.timer)
+            return status, cols
+
+        with self.phases("explore"):
+            self.explored, self.space, self.explored_histograms = anatomy.explore_rows(
+                spec, self.options, sess, [e.name for e in sess.entries], measure, plan_row, self.progress_call,
+                self.info.get("cudnn_backend"))
+        if self.space.get("error"):
+            self.warnings.append(f"Engine space {self.space['error']}")
+
+    def baseline(self) -> None:
+        """PyTorch's latency for the same op (``baselines``), once per session unless ``resample``."""
+        built = sum(r.built for r in self.records)
+        self.say(built, built, "PyTorch baseline" if self.options.baselines else "done")
+        if not self.options.baselines:
+            return
+        from .baseline import torch_baseline
+
+        key, sess = ("torch", self.topts), self.sess
+        with self.phases("baseline"):
+            if self.options.resample or key not in sess.memo:
+                sess.memo[key] = torch_baseline(self.spec, sess.inputs, self.timer)
+        self.torch_info = dict(sess.memo[key])
+
+    def rows(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Every plan row handed out (a stopped run: those it reached) then the explored ones, and the error
+        histograms of the plans that were checked."""
+        shown = [r for r in self.records if r.shown]
+        histograms = {r.name: r.measured.pop("_histogram") for r in shown if "_histogram" in r.measured}
+        rows = [r.row() for r in shown] + self.explored
+        histograms.update(self.explored_histograms)
+        finish_rows(rows, self.sess.loaded, self.info.get("cudnn_backend"))
+        return rows, histograms
+
+    def finish(self) -> dict[str, Any]:
+        """The steps after the plans (none once stopped; a step interrupted stops the run there), then the records
+        (``cudnn_lab.results.RECORD_KEYS``)."""
+        import torch
+
+        with torch.cuda.device(self.options.device):
+            self.save_kernel_cache()
+            for step in FINISH_STEPS:
+                if self.stopped is None and self.stop is not None and self.stop():
+                    self.halt(f"stop asked before {step}")
+                if self.stopped is not None:
+                    break
+                try:
+                    getattr(self, step)()
+                except KeyboardInterrupt:
+                    self.halt(f"interrupted during {step} (KeyboardInterrupt)")
+        return self.record()
+
+    # ------------------------------------------------------------------------------------------------ helpers
+
+    def halt(self, why: str) -> None:
+        """Stop the run where it is (the first reason is kept); queued GPU work is waited for."""
+        if self.stopped is None:
+            self.stopped = why
+        try:
+            import torch
+
+            torch.cuda.synchronize(self.options.device)
+        except Exception:  # noqa: BLE001 - an interrupted capture may leave an error behind: what ran is kept
+            pass
+
+    @property
+    def progress_call(self) -> Progress | None:
+        """The progress callback as ``(done, total, message)``, if the caller gave a callable."""
+        return self.progress if callable(self.progress) else None
+
+    def say(self, done: int, total: int, message: str) -> None:
+        if self.progress_call is not None:
+            self.progress_call(done, total, message)
+
+    def preview(self, record: PlanRecord) -> dict[str, Any]:
+        """The row a caller sees as soon as a plan is measured (anatomy columns come with the final rows)."""
+        row = {k: v for k, v in record.row().items() if k != "_histogram"}
+        finish_rows([row], self.sess.loaded, self.info.get("cudnn_backend"))
+        return row
+
+    def save_kernel_cache(self) -> None:
+        """Keep what this run compiled in cuDNN's kernel cache, for later runs and processes (once per run)."""
+        if self.kernel_cache is not None and self.sess.kernel_cache is not None and not self.kernels_saved:
+            self.kernels_saved = True
+            with self.phases("build"):
+                self.kernel_cache.save()
+
+    def refuse_empty_carve_out(self) -> None:
+        """UnsupportedGraphError when a carve-out ran to its end and no proposed plan built under it."""
+        if self.options.sm_count is None or self.stopped is not None or any(r.built for r in self.records):
+            return
+        status = {r.name: (r.status, r.error) for r in self.records}
+        raise refused_on_carve_out(self.spec, [r.entry for r in self.records], status, self.options.sm_count,
+                                   self.info)
+
+    def _anatomy(self, options: RunOptions) -> None:
+        built = [r.entry for r in self.records if r.built]
+        ran = {r.name for r in self.records if r.status == "ok"}
+        anatomy.kernel_and_note_columns(self.spec, options, self.sess, built, ran,
+                                        {r.name: r.measured for r in self.records}, self.warnings,
+                                        self.progress_call)
+
+    def run_notes(self) -> None:
+        """The warnings read from the measured plans: reused, timed by CUPTI, screened, capped."""
+        topts, options, measured = self.topts, self.options, [r.measured for r in self.records if r.shown]
+        if reused := sum(bool(m.get("reused")) for m in measured):
+            self.warnings.append(f"{reused} plan(s) reused their check and time from an earlier run of this spec "
+                                 f"in this process (column 'reused'); pass resample=True to measure them again.")
+        if by_cupti := sum(m.get("_replay_ms") is not None for m in measured):
+            self.warnings.append(
+                f"{by_cupti} plan(s) ran under {topts.cupti_below_ms * 1e3:.0f} us per call: timing 'auto' reports "
+                f"their CUPTI kernel time (timing_mode 'cupti'); inside a replayed CUDA graph each kernel adds a gap "
+                f"that is a large share of so short a call (see replay_over_kernel).")
+        if screened := sum(bool(m.get("screened")) for m in measured):
+            self.warnings.append(
+                f"{screened} plan(s) ran over {options.screen_ratio:g}x slower than the best plan timed before them "
+                f"in warm-up: each got {topts.screen_samples} event samples, not sampling to the spread target "
+                f"(column 'screened'; screen_ratio=0 samples every plan fully).")
+        if capped := sum(bool(m.get("capped")) for m in measured):
+            self.warnings.append(f"{capped} plan(s) hit the {options.time_cap_s} s time cap before IQR/median fell "
+                                 f"below {options.rel_iqr_target:.0%}: their medians are less certain (see 'capped' "
+                                 f"and 'iqr_ms').")
+
+    def record(self) -> dict[str, Any]:
+        """The run's plain records: rows, device, baseline, ceilings, settings (with ``partial`` and, when
+        stopped, ``stopped``: why), warnings, histograms and the engine space."""
+        t_records = time.perf_counter()
+        self.run_notes()
+        rows, histograms = self.rows()
+        partial = self.stopped is not None
+        if partial:
+            self.warnings.append(f"Partial run: {self.stopped}; {len(rows)} of {len(self.sess.entries)} proposed "
+                                 f"plans have rows, and the steps after them did not run.")
+        quantization = {} if partial else _quantization(self.spec, self.sess, self.options.seed)
+        kernel_facts = kernel_cache_facts(self.kernel_cache, self.sess, rows, self.warnings)
+        self.phases.add("records", time.perf_counter() - t_records)
+        settings = {**self.options.to_dict(), "proposed": len(self.sess.entries),
+                    "plan_cache_stats": self.cache.summary(), "proposals_recalled": self.sess.recalled,
+                    **quantization, **kernel_facts, "partial": partial,
+                    **({"stopped": self.stopped} if partial else {}),
+                    "phase_s": self.phases.record(time.perf_counter() - self.t_start)}
+        return {"plans": rows, "device": dict(self.info), "torch": self.torch_info,
+                "ceilings": self.ceil.to_dict() if self.ceil else {}, "settings": settings,
+                "warnings": self.warnings, "histograms": histograms, "engine_space": self.space,
+                "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def _quantization(spec: Spec, sess: Any, seed: int) -> dict[str, Any]:
+    """``{"quantization": ...}`` for an FP8 problem: what quantizing its inputs cost, per input and in the output
+    (reference.quantization_report), computed once per (spec, seed) in this process (gpu.fp8.quantization_figures);
+    nothing otherwise."""
+    from .fp8 import quantization_figures
+
+    report = quantization_figures(spec, sess.inputs, seed)
+    return {"quantization": report} if report else {}
+
+
+def _kernel_cache(options: RunOptions, info: dict[str, Any]) -> Any:
+    """The process's kernel cache for this GPU and cuDNN (gpu/cache.KernelCache) when the run asks for it, else
+    None (``kernel_cache`` None means off for a single run; sweeps over one dimension turn it on)."""
+    if not options.kernel_cache:
+        return None
+    from .cache import kernel_cache_for
+
+    return kernel_cache_for(info)
+
+
+def kernel_cache_facts(kernels: Any, sess: Any, rows: list[dict[str, Any]], notes: list[str]) -> dict[str, Any]:
+    """``{"kernel_cache_run": ...}`` for a run made with cuDNN's kernel cache: where the cache came from, whether it
+    is kept on disk, and the heuristics' order without it (``order_without``) with the first plan of it that ran here
+    (``pick_without``); one warning says the pick may have changed and which plan it would have been. Nothing for
+    other runs."""
+    if kernels is None:
+        return {}
+    if sess.kernel_cache is None:
+        notes.append("kernel_cache=True was not used: this family runs through a classic cuDNN call, which takes no "
+                     "kernel cache.")
+        return {"kernel_cache_run": {"used": False}}
+    order = sess.order_without_kernel_cache
+    ran = {r["plan"] for r in rows if r.get("status") == "ok"}
+    # the plan the heuristics would have run first without the cache: its first plan that ran here
+    without = next((n for n in order if n in ran), order[0]) if order else None
+    facts = {"used": True, **kernels.summary(), "pick_without": without, "order_without": order}
+    if not kernels.kept_on_disk and kernels.why_not_kept:
+        facts["kept"] = f"in this process only ({kernels.why_not_kept})"
+    where = ("without it the heuristics' order is unknown" if without is None
+             else f"without it the heuristics' pick would have been {without}")
+    held = f", {facts['entries']} entries" if facts.get("entries") is not None else ""
+    origin = "loaded from disk" if facts["source"] == "disk" else "made in this process"
+    notes.append(f"Ran with cuDNN's kernel cache (kernel_cache=True, {origin}{held}): it can change the heuristics' "
+                 f"pick; {where} (settings['kernel_cache_run']).")
+    return {"kernel_cache_run": facts}
+
+
+def check_sm_count(spec: Spec, sm_count: int | None, info: dict[str, Any]) -> None:
+    """OptionError naming sm_count for a carve-out this run cannot make: a family that runs through a classic call
+    (on the whole GPU), or more SMs than the GPU has (naming its count)."""
+    if sm_count is None:
+        return
+    from ..errors import OptionError
+    from .frontend import check_carve_out
+
+    check_carve_out(spec, sm_count)
+    total = info.get("sm_count")
+    if isinstance(total, int) and sm_count > total:
+        raise OptionError("sm_count", sm_count, f"must be at most this GPU's SM count: {info.get('gpu', 'the GPU')} "
+                          f"has {total} SMs (sm_count=None runs on the whole GPU)")
+
+
+def carve_out_note(options: RunOptions, info: dict[str, Any]) -> str:
+    """The warning every carve-out run carries: what was scaled and what was not."""
+    total = info.get("sm_count")
+    of = f" of the GPU's {total}" if total else ""
+    return (f"Ran on {options.sm_count}{of} SMs (sm_count={options.sm_count}, an SM carve-out): only the compute "
+            f"share is scaled; memory bandwidth and L2 are the whole GPU's, and so are the roofline ceilings "
+            f"(pct_of_ceiling) and PyTorch's baseline, which take no carve-out.")
+
+
+#: Plans whose failed build is asked again for cuDNN's whole message when a carve-out builds none (each fails fast).
+MAX_FULL_ERRORS = 8
+
+
+def _whole_error(entry: PlanEntry) -> str | None:
+    """cuDNN's whole message for a plan whose build failed (the plan table keeps its first 300 characters on one
+    line): the build is asked once more; None where that cannot be done or it builds now."""
+    if entry.recalled or entry.index < 0 or not hasattr(getattr(entry.graph, "pygraph", None), "build_plan_at_index"):
+        return None
+    try:
+        entry.graph.pygraph.build_plan_at_index(entry.index)
+    except Exception as e:  # noqa: BLE001 - the refusal itself is what is wanted
+        return str(e).strip() or None
+    return None
+
+
+def refused_on_carve_out(spec: Spec, entries: list[PlanEntry], status: dict[str, tuple[str, str]], sm_count: int,
+                         info: dict[str, Any]) -> Exception:
+    """The UnsupportedGraphError of a carve-out under which no proposed plan built: its detail is cuDNN's error for
+    each plan (whole for the first :data:`MAX_FULL_ERRORS`, asked again; else the line the plan table records), its
+    summary how many plans were refused and why: ``why_not.summarize`` of the detail, else by ``why_not``'s
+    categories of each plan's error (carve-out: the engine runs only on the whole GPU)."""
+    from ..errors import UnsupportedGraphError
+    from ..why_not import CATEGORIES, category_of, summarize
+
+    failed = [(e.name, _whole_error(e) if i < MAX_FULL_ERRORS else None, status[e.name][1])
+              for i, e in enumerate(e for e in entries if status.get(e.name, ("", ""))[0] == "build_failed")]
+    # cuDNN's whole message where it could be had again (its per-engine reasons), else the line the table records
+    detail = "\n".join(f"{name}: {whole or error}" for name, whole, error in failed)
+    failed = [(name, whole or error) for name, whole, error in failed]
+    cats = [category_of("", error) for _, error in failed]
+    counts = {c: cats.count(c) for c in CATEGORIES if c in cats}
+    why = summarize(detail)
+    if not why and counts:
+        why = (f"cuDNN refused {len(failed)} plan{'s' * (len(failed) != 1)}: "
+               + "; ".join(f"{counts[c]} by {c} ({CATEGORIES[c]})" for c in CATEGORIES if c in counts) + ".")
+    total = info.get("sm_count")
+    of = f" of the GPU's {total}" if total else ""
+    summary = (f"No plan of {spec.label()} could be built on {sm_count}{of} SMs (sm_count={sm_count}, an SM "
+               f"carve-out). {why}").strip()
+    return UnsupportedGraphError(summary, detail=detail, device=str(info.get("gpu", "")),
+                                 cudnn_version=str(info.get("cudnn_backend", "")),
+                                 hint=" Run it on the whole GPU (sm_count=None), or try another layout, data type "
+                                      "or size.")
+
+
+def _ceiling_dtype(dtype: str) -> str:
+    from .fp8 import ceiling_dtype
+
+    return ceiling_dtype(dtype)

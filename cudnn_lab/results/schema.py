@@ -1,0 +1,147 @@
+"""The plan table's vocabulary in one table: each column of ``RunResult.plans`` with its dtype, unit, title (the
+header in words) and what it means. The plan columns (``results.run.PLAN_COLUMNS``), the loading layer's dtype lists
+(``results.loading.INT_COLUMNS`` ...), the frames' dtypes and the tables' headers (``plots.tables.ALL_COLUMN_TITLES``)
+derive from it; :func:`doc_table` is the documented schema. Pure data: imports nothing of the kit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["DTYPES", "Column", "PLAN_SCHEMA", "PLAN_COLUMNS", "columns_of", "column", "doc_table"]
+
+#: A column's dtype: whole numbers (pandas Int64), numbers (float64), flags (boolean), text (object; JSON text too).
+DTYPES: tuple[str, ...] = ("int", "float", "bool", "text")
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """One column: its name, dtype (:data:`DTYPES`), unit ('' where it has none), title and meaning."""
+
+    name: str
+    dtype: str
+    unit: str
+    title: str
+    doc: str
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"column {self.name}: dtype must be one of {', '.join(DTYPES)}, not {self.dtype!r}")
+
+
+#: Every column of a plan frame, in the frame's order.
+PLAN_SCHEMA: tuple[Column, ...] = (
+    Column('plan', 'text', '', 'plan',
+           "the plan's name as cuDNN gives it (engine id and knobs, e.g. ``eng4_k24=27``)"),
+    Column('engine_id', 'int', '', 'engine',
+           'the engine and its knob settings (JSON text); together they pin the plan across versions'),
+    Column('knobs', 'text', '', 'knobs',
+           'the engine and its knob settings (JSON text); together they pin the plan across versions'),
+    Column('heuristic_rank', 'int', '', 'rank',
+           "position in the order the chosen heuristic modes proposed plans (0 = the heuristic's pick)"),
+    Column('rank_A', 'int', '', 'rank in A',
+           "the plan's index in each mode's own list (missing where a mode did not propose it)"),
+    Column('rank_B', 'int', '', 'rank in B',
+           "the plan's index in each mode's own list (missing where a mode did not propose it)"),
+    Column('rank_FALLBACK', 'int', '', 'rank in FALLBACK',
+           "the plan's index in each mode's own list (missing where a mode did not propose it)"),
+    Column('behavior_notes', 'text', '', 'behaviour notes',
+           "cuDNN's behavior notes (e.g. RUNTIME_COMPILATION), comma separated"),
+    Column('workspace_bytes', 'int', 'bytes', 'workspace',
+           'scratch memory the plan needs'),
+    Column('build_ms', 'float', 'ms', 'build (ms)',
+           'time to build (finalize, compile) the plan, apart from run time'),
+    Column('status', 'text', '', 'status',
+           'ok, build_failed, run_failed, not_built (the heuristic policy builds only the pick); explored: '
+           'refused, not_tried'),
+    Column('error', 'text', '', 'error message',
+           'the reason a plan failed, one line'),
+    Column('timing_mode', 'text', '', 'timing',
+           'cuda_graph (replay of captured calls) or events; calls per timed sample'),
+    Column('calls_per_sample', 'int', 'calls', 'calls per sample',
+           'cuda_graph (replay of captured calls) or events; calls per timed sample'),
+    Column('median_ms', 'float', 'ms', 'median (µs)',
+           'latency per call; capped is True when the time cap stopped sampling'),
+    Column('iqr_ms', 'float', 'ms', 'IQR (µs)',
+           'latency per call; capped is True when the time cap stopped sampling'),
+    Column('min_ms', 'float', 'ms', 'min (µs)',
+           'latency per call; capped is True when the time cap stopped sampling'),
+    Column('samples', 'int', 'samples', 'samples',
+           'latency per call; capped is True when the time cap stopped sampling'),
+    Column('capped', 'bool', '', 'time-capped',
+           'latency per call; capped is True when the time cap stopped sampling'),
+    Column('screened', 'bool', '', 'screened (few samples)',
+           'far slower than the best plan timed before it (``screen_ratio``): a few event samples only'),
+    Column('host_ms', 'float', 'ms', 'host enqueue (µs)',
+           'host time to enqueue one call (launch overhead, apart from GPU time)'),
+    Column('tflops', 'float', 'TFLOP/s', 'TFLOP/s',
+           "throughput from the spec's FLOP count and minimal bytes at the median"),
+    Column('gbps', 'float', 'GB/s', 'GB/s',
+           "throughput from the spec's FLOP count and minimal bytes at the median"),
+    Column('pct_of_ceiling', 'float', '%', '% of roofline',
+           "share of the measured roofline bound at this plan's arithmetic intensity"),
+    Column('rel_l2', 'float', 'relative', 'rel. L2 error',
+           'error against the float64 PyTorch reference'),
+    Column('max_abs', 'float', '', 'max abs error',
+           'error against the float64 PyTorch reference'),
+    Column('max_rel', 'float', 'relative', 'max rel error',
+           'error against the float64 PyTorch reference'),
+    Column('nan_count', 'int', 'elements', 'NaNs',
+           'non-finite outputs (outputs are NaN-poisoned before the checked run)'),
+    Column('inf_count', 'int', 'elements', 'Infs',
+           'non-finite outputs (outputs are NaN-poisoned before the checked run)'),
+    Column('within_torch', 'float', 'share', 'within torch tol.',
+           "share of elements within torch.testing's and cuDNN's tolerance bands"),
+    Column('within_cudnn', 'float', 'share', 'within cuDNN tol.',
+           "share of elements within torch.testing's and cuDNN's tolerance bands"),
+    Column('pass_torch', 'bool', '', 'passes torch tol.',
+           'every element within the band and no NaN/Inf'),
+    Column('pass_cudnn', 'bool', '', 'passes cuDNN tol.',
+           'every element within the band and no NaN/Inf'),
+    Column('knob_names', 'text', '', 'knobs by name',
+           "the plan's knobs by name from the backend knob table (``TILE_SIZE=0, TILEK=1``; ``cudnn_lab.knobs``)"),
+    Column('proposed', 'bool', '', 'proposed by heuristics',
+           "False for configurations sampled beyond the heuristics' proposals (``explore``); origin says why"),
+    Column('origin', 'text', '', 'origin',
+           "False for configurations sampled beyond the heuristics' proposals (``explore``); origin says why"),
+    Column('kernels', 'text', '', 'kernels',
+           'JSON list of the kernels one execution launches (CUPTI): {name, kind, count, us, total_us}'),
+    Column('kernel_count', 'float', 'launches', 'kernels per call',
+           'launches per execution, and their summed GPU time (CUPTI kernel time)'),
+    Column('kernel_ms', 'float', 'ms', 'kernel time (µs)',
+           'launches per execution, and their summed GPU time (CUPTI kernel time)'),
+    Column('launch_gap_ms', 'float', 'ms', 'launch gap (µs)',
+           "median_ms minus kernel_ms: launch gaps and host-side time between a plan's kernels"),
+    Column('numeric_notes', 'text', '', 'numerical notes',
+           "cuDNN's numerical notes (TENSOR_CORE, DOWN_CONVERT_INPUTS, FFT, ...), found by note filters"),
+    Column('deterministic', 'bool', '', 'deterministic',
+           'repeated executions on the same inputs gave bitwise-equal outputs'),
+    Column('replay_over_kernel', 'float', 'ratio', 'replay / kernel time',
+           "median_ms over kernel_ms: the timer's launch-gap overhead (1.0 = none; cupti timing: 1.0)"),
+    Column('reused', 'bool', '', 'reused',
+           "this run reused the plan's check and time from an earlier run in the process (``resample=True``: not)"),
+    Column('from_cache', 'bool', '', 'from plan cache',
+           'the plan was loaded from the plan cache on disk instead of built (build_ms is the load time)'),
+)
+
+#: The plan frame's columns, in order.
+PLAN_COLUMNS: tuple[str, ...] = tuple(c.name for c in PLAN_SCHEMA)
+_BY_NAME: dict[str, Column] = {c.name: c for c in PLAN_SCHEMA}
+
+
+def column(name: str) -> Column:
+    """The schema entry of a plan column (KeyError naming it for a name that is not one)."""
+    return _BY_NAME[name]
+
+
+def columns_of(dtype: str) -> tuple[str, ...]:
+    """The plan columns of one dtype, in the frame's order (what the loaders check each value against)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    return tuple(c.name for c in PLAN_SCHEMA if c.dtype == dtype)
+
+
+def doc_table() -> str:
+    """The documented schema: a Markdown table of every column (name, dtype, unit, meaning)."""
+    rows = [f"| {c.name} | {c.dtype} | {c.unit} | {c.doc} |" for c in PLAN_SCHEMA]
+    return "\n".join(["| column | dtype | unit | meaning |", "| --- | --- | --- | --- |", *rows])
