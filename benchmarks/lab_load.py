@@ -9,8 +9,9 @@ notebooks/09_lab.ipynb in headless Chromium (Playwright), the file browser open 
 - Tab switch: a click on another view's tab until its figures are drawn (at most 0.3 s);
 - Load: a run recording (at most 1 s; alternating two, so each click changes every view), until the status line
   names it, the plan table and banner show it, Load is enabled again and the shown view's figure is redrawn;
-- Plan pick: on the 244-plan recording, a click on a row of the Plans table until the kernel has selected it
-  (the plan dropdown follows) and is idle again (at most 0.3 s);
+- Plan pick: on the 244-plan recording, once its views are drawn (the kernel draws the hidden ones when idle after
+  a load), a click on a row of the Plans table until the kernel has selected it (the plan dropdown follows) and is
+  idle again (at most 0.3 s);
 - Load sweep: a recorded sweep, until its figure's title is drawn;
 - Compare GPUs: two recorded sweeps, until the comparison is drawn;
 
@@ -95,7 +96,8 @@ def _open_timed(page: Any, base: str, sidebar: bool) -> tuple[float, float]:
             if (!seen.panel && svg) { const r = svg.getBoundingClientRect();
                 if (r.width > 0 && r.height > 0) seen.panel = (performance.now() - t0) / 1000; }
             const table = document.querySelector('.cl-lab .cl-plans-table');
-            if (!seen.shown && table && table.innerHTML.includes('<table')) seen.shown = (performance.now() - t0) / 1000;
+            if (!seen.shown && table && table.innerHTML.includes('<table'))
+                seen.shown = (performance.now() - t0) / 1000;
             if (!(seen.panel && seen.shown)) requestAnimationFrame(tick);
         };
         window.jupyterapp.commands.execute('notebook:run-all-cells');
@@ -111,6 +113,15 @@ def _open_timed(page: Any, base: str, sidebar: bool) -> tuple[float, float]:
 def _wait_idle(page: Any) -> None:
     page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
                            " === 'idle'")
+
+
+def _wait_settled(page: Any) -> None:
+    """Idle, and every view a load left waiting drawn (the kernel draws them one by one when idle, after a load):
+    the Lab as a user finds it a moment after a load."""
+    _wait_idle(page)
+    page.wait_for_function("() => [...document.querySelectorAll('.cl-lab .cl-figure')]"
+                           ".every(f => f.querySelector('.main-svg'))")
+    _wait_idle(page)
 
 
 def _tab(page: Any, title: str) -> None:
@@ -221,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_shown(page, BIG)
         show_view(page, "Plans")
         page.wait_for_function("() => document.querySelectorAll('.cl-lab .cl-pt-table tbody tr').length === 244")
-        _wait_idle(page)
+        _wait_settled(page)
         rows = page.locator(".cl-lab .cl-pt-table tbody tr")
         for i in range(args.repeats):
             row = rows.nth(2 * i + 1)

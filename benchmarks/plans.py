@@ -19,7 +19,13 @@ And those of issue 27 (``--issue27`` runs only these), in fresh processes with t
 - an FP8 e4m3 GEMM 8192^3, first all-plan run with a warm plan cache <= 4 s, a repeat of it <= 0.3 s (the
   quantization figures are computed once per spec and seed, on the GPU);
 - a 6-shape GEMM sweep over n (bf16 + bias + GELU, plan cache off, each process in an empty cache folder) at least 2x
-  faster with cuDNN's kernel cache than without it.
+  faster with cuDNN's kernel cache than without it;
+- parallel plan builds (``--issue27 parallel``): time to the first measured plan and to all plans (the last row) of
+  rmsnorm bf16 4096x4096 inference, layernorm bf16 training 12608x1024, matmul bf16 4096x14336x4096 + bias + GELU and
+  an FP8 e5m2 GEMM 2048x28672x8192, each in a fresh process with torch and CUDA up and an empty cache folder, without
+  and with 8 warm helpers (``gpu/parallel_build.py``; the helpers are started before the clock, as a kernel that used
+  them before has them, and their start is printed beside); kernels, notes, baselines and roofline off. Target: all
+  plans of the rmsnorm problem within 5 s with them. ``--budget-s`` stops starting new problems after that long.
 
 Fresh processes share a Python bytecode folder (``PYTHONPYCACHEPREFIX``) that a first process (the tiny conv,
 roofline off: it fills neither the conv's nor the GEMM's plan cache nor their ceilings) fills, as any normal install
@@ -246,6 +252,103 @@ def bench(name: str, spec: cl.Spec) -> dict:
     }
 
 
+# A fresh process with torch and CUDA up, in an empty cache folder: the time to the first measured plan (the first row
+# with a median) and to all plans (the last row), without or with parallel builds (argv[2]: helpers, 0: none).
+FRESH_PARALLEL = """
+import json, sys, time
+import torch
+torch.zeros(1, device="cuda")
+torch.cuda.synchronize()
+import cudnn_lab as cl
+from cudnn_lab.gpu.device import device_info
+from cudnn_lab.gpu.parallel_build import parallel_prebuild, pool_for, pool_size
+spec = cl.spec_from_json(sys.argv[1])
+workers = int(sys.argv[2])
+options = cl.RunOptions(plans="all", baselines=False, roofline=False, kernels=False, notes=False,
+                        parallel_builds=workers or None)
+info = device_info(0)
+helpers_start_s = None
+if workers:  # warm helpers, as a kernel that used them before has them (started once per process)
+    t = time.perf_counter()
+    ready, _, problems = pool_for(0).ensure(pool_size(workers, workers))
+    helpers_start_s = time.perf_counter() - t
+class Rows:
+    def __init__(self):
+        self.first = self.last = None
+    def __call__(self, done, total, message):
+        pass
+    def row(self, row):
+        now = time.perf_counter()
+        if self.first is None and row.get("median_ms") is not None:
+            self.first = now
+        self.last = now
+rows = Rows()
+t0 = time.perf_counter()
+report = parallel_prebuild(spec, options, info) if workers else None
+t1 = time.perf_counter()
+r = cl.run(spec, options, progress=rows)
+t2 = time.perf_counter()
+print(json.dumps({"workers": workers, "helpers_start_s": helpers_start_s, "prebuild_s": t1 - t0,
+                  "first_s": None if rows.first is None else rows.first - t0,
+                  "all_s": None if rows.last is None else rows.last - t0, "run_s": t2 - t0,
+                  "plans": len(r.plans), "ran": len(r.ok),
+                  "from_cache": int(r.plans["from_cache"].fillna(False).astype(bool).sum()),
+                  "statuses": dict(zip(r.plans["plan"], r.plans["status"])), "report": report,
+                  "phase_s": r.settings.get("phase_s"), "gpu": r.device.get("gpu")}))
+"""
+#: Issue 27's parallel-build problems, in the order they are measured (the rmsnorm one carries the target).
+PARALLEL_PROBLEMS = {
+    "rmsnorm bf16 4096x4096 inference": cl.NormSpec(kind="rmsnorm", phase="inference", rows=4096, features=4096,
+                                                    dtype="bf16"),
+    "matmul bf16 4096x14336x4096+bias+gelu": cl.MatmulSpec(m=4096, n=14336, k=4096, dtype="bf16",
+                                                           epilogue=("bias", "gelu")),
+    "layernorm bf16 training 12608x1024": cl.NormSpec(kind="layernorm", phase="training", rows=12608, features=1024,
+                                                      dtype="bf16"),
+    "FP8 e5m2 GEMM 2048x28672x8192": cl.MatmulSpec(m=2048, n=28672, k=8192, dtype="fp8_e5m2", transpose_b=True),
+}
+PARALLEL_WORKERS = 8
+
+
+def fresh_parallel(spec: cl.Spec, workers: int) -> dict:
+    """One all-plan run of ``spec`` in a new process with torch and CUDA up and an empty cache folder of its own,
+    with ``workers`` warm helpers building its plans first (0: none)."""
+    # cold caches: the kit's and CUDA's JIT cache (kernels compiled from PTX are kept in ~/.nv/ComputeCache)
+    env = dict(os.environ, **{cache_dir.ENV_DIR: tempfile.mkdtemp(prefix="cudnn_lab_bench_parallel_"),
+                              "CUDA_CACHE_PATH": tempfile.mkdtemp(prefix="cudnn_lab_bench_cuda_jit_")})
+    out = subprocess.run([sys.executable, "-c", FRESH_PARALLEL, spec.to_json(), str(workers)], capture_output=True,
+                         text=True, timeout=600, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"fresh process failed: {out.stderr[-1500:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def issue27_parallel(fresh: dict, budget_s: float | None = None) -> None:
+    """Fill ``fresh["parallel"]`` with each problem's runs without and with parallel builds (a problem is not started
+    once ``budget_s`` seconds have gone)."""
+    t0 = time.perf_counter()
+    fresh["parallel"] = done = {}
+    for name, spec in PARALLEL_PROBLEMS.items():
+        if budget_s is not None and time.perf_counter() - t0 > budget_s:
+            print(f"parallel builds, {name}: not measured (--budget-s {budget_s:g} spent)", flush=True)
+            continue
+        done[name] = pair = {"without": fresh_parallel(spec, 0), "with": fresh_parallel(spec, PARALLEL_WORKERS)}
+        same = pair["without"]["statuses"] == pair["with"]["statuses"]
+        for how, r in pair.items():
+            rep = r.get("report") or {}
+            skipped = f" skipped: {rep['skipped']}" if rep.get("skipped") else ""
+            helped = (f"; helpers: {rep.get('helpers')} built {rep.get('built')} plans in {rep.get('wall_s', 0):.2f} "
+                      f"s (serial {rep.get('serial_s', 0):.2f} s, saved {rep.get('saved_s', 0):.2f} s; their start "
+                      f"before the clock {r['helpers_start_s']:.2f} s){skipped}" if r["workers"] else "")
+            print(f"parallel builds, {name}, {how}: first plan {_s(r['first_s'])}, all plans {_s(r['all_s'])} "
+                  f"({r['plans']} plans, {r['ran']} ran, {r['from_cache']} from cache{helped})\n    phase_s: "
+                  f"{_phases(r)}", flush=True)
+        print(f"    same plans and statuses with and without: {same}", flush=True)
+
+
+def _s(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds:.2f} s"
+
+
 def _count(value) -> int:
     try:
         return int(round(float(value)))
@@ -296,6 +399,15 @@ def targets(rows: list[dict], fresh: dict, sweep: dict | None) -> list[tuple[str
                     fp8_warm["run_s"] <= 4.0))
         out.append(("FP8 8192^3 repeat in the same process", "<= 0.3 s", f"{fp8_warm['repeat_s']:.3f} s",
                     fp8_warm["repeat_s"] <= 0.3))
+    for name, pair in (fresh.get("parallel") or {}).items():
+        a, b = pair["without"], pair["with"]
+        target = name.startswith("rmsnorm")
+        out.append((f"{name}: all plans, torch up, cold caches, without -> with {PARALLEL_WORKERS} warm helpers",
+                    "<= 5 s with" if target else "(info)",
+                    f"{_s(a['all_s'])} -> {_s(b['all_s'])} (first plan {_s(a['first_s'])} -> {_s(b['first_s'])}; "
+                    f"helpers' start {_s(b['helpers_start_s'])}; same statuses "
+                    f"{a['statuses'] == b['statuses']})",
+                    (b["all_s"] is not None and b["all_s"] <= 5.0) if target else None))
     if plain and kcache:
         speedup = plain["sweep_s"] / kcache["sweep_s"] if kcache["sweep_s"] > 0 else float("nan")
         out.append(("6-shape GEMM sweep (n varied), kernel cache on vs off", ">= 2x",
@@ -342,9 +454,11 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="suite problems to run (default: all)")
     parser.add_argument("--sweep", help="JSON written by benchmarks/sweep_throughput.py --json, for the sweep target")
     parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
-    parser.add_argument("--issue27", nargs="?", const="all", choices=("all", "fp8", "sweep"),
+    parser.add_argument("--issue27", nargs="?", const="all", choices=("all", "fp8", "sweep", "parallel"),
                         help="only the issue-27 rows: FP8 8192^3 first run and repeat ('fp8'), a 6-shape GEMM sweep "
-                        "with and without cuDNN's kernel cache ('sweep'); default both")
+                        "with and without cuDNN's kernel cache ('sweep'); parallel plan builds ('parallel'); default "
+                        "all")
+    parser.add_argument("--budget-s", type=float, help="issue 27 parallel part: start no new problem after this long")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="fresh processes compile Python as they find it (no shared PYTHONPYCACHEPREFIX)")
     args = parser.parse_args()
@@ -353,8 +467,11 @@ def main() -> None:
     os.environ[cache_dir.ENV_DIR] = tempfile.mkdtemp(prefix="cudnn_lab_bench_cache_")
     os.environ.pop(cache_dir.ENV_OFF, None)
     fresh: dict = {}
-    if args.issue27:
+    if args.issue27 in ("all", "parallel"):
+        issue27_parallel(fresh, args.budget_s)
+    if args.issue27 and args.issue27 != "parallel":
         issue27(fresh, args.issue27)
+    if args.issue27:
         args.only, args.no_fresh = ["-"], True  # nothing else
     if not args.no_fresh:
         if not args.no_bytecode_cache:  # PYTHONDONTWRITEBYTECODE (set on some GPU hosts) would defeat the folder
@@ -395,7 +512,8 @@ def main() -> None:
         with open(args.sweep) as f:
             sweep = json.load(f)
     table = targets(rows, fresh, sweep)
-    device = rows[0]["device"] if rows else next((v["gpu"] for v in fresh.values()), "?")
+    device = rows[0]["device"] if rows else next((v["gpu"] for v in fresh.values() if "gpu" in v), None) or next(
+        (p["with"]["gpu"] for p in (fresh.get("parallel") or {}).values()), "?")
     print(f"\ntargets (issues 13, 27) on {device}:")
     width = max((len(t) for t, *_ in table), default=10)
     for target, limit, measured, met in table:

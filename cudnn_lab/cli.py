@@ -22,6 +22,13 @@ from .options import RunOptions, option_info
 from .results import RunResult, load_results
 from .runs import run
 from .sweeps import sweep
+from . import cache_dir, errors, whatif
+from .capabilities import probe
+from .errors import CudnnLabError, OptionError
+from .report import save_report
+from .results.anatomy import is_proposed, with_knob_names
+from .results.loading import read_spec_file, read_sweep_file
+from .results.paths import as_path, check_output_path
 
 __all__ = ["main", "EXIT_CODES", "EXIT_UNSAVED", "EXIT_INTERRUPTED", "exit_code", "say_error"]
 
@@ -177,9 +184,6 @@ def _default_beside(path: Path, suffix: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from cudnn_lab.results.loading import read_spec_file
-    from cudnn_lab.results.paths import as_path, check_output_path
-
     spec_path = as_path(args.spec, what="spec")
     spec = read_spec_file(spec_path)
     options = RunOptions.coerce(None, **_run_overrides(args))
@@ -191,8 +195,6 @@ def _run(args: argparse.Namespace) -> int:
     # Save first, print last: a stdout closed under the table (`| head`) must not lose a finished run.
     codes = {out: _save(lambda p: result.save(p), out, "result JSON", ".result.json")}
     if report is not None:
-        from cudnn_lab.report import save_report
-
         codes[report] = _save(lambda p: save_report(result, p), report, "report", ".html")
     with _pandas_wide():
         table = plan_table(result).to_string(index=False)
@@ -224,8 +226,6 @@ PLAN_TABLE = ("heuristic_rank", "plan", "knob_names", "status", "median_ms", "iq
 
 def plan_table(result: Any) -> Any:
     """The plan table the `run` command prints: fastest first, knobs named by the backend knob table."""
-    from cudnn_lab.results.anatomy import is_proposed, with_knob_names
-
     plans = with_knob_names(result.plans, result.device.get("cudnn_backend"))
     if "proposed" in plans.columns and plans["proposed"].astype(object).map(is_proposed).all():
         plans = plans.drop(columns="proposed")  # a run without exploration: every plan was proposed
@@ -238,8 +238,6 @@ def _save(write: Any, path: Path, what: str, suffix: str) -> int:
     """Write after the work and before any printing (the caller says "saved PATH" on 0); if that fails, write to a
     temporary file instead and say both on stderr (EXIT_UNSAVED)."""
     import tempfile
-
-    from cudnn_lab.errors import CudnnLabError
 
     try:
         write(path)
@@ -290,9 +288,6 @@ def _discard(stream: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from cudnn_lab.results.loading import read_sweep_file
-    from cudnn_lab.results.paths import as_path
-
     path = as_path(args.sweep, what="sweep")
     data = read_sweep_file(path)
     options = RunOptions.coerce(data["options"], **_run_overrides(args))
@@ -307,10 +302,6 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from cudnn_lab.errors import OptionError
-    from cudnn_lab.report import save_report
-    from cudnn_lab.results.paths import check_output_path
-
     out = check_output_path(args.output, what="report")
     result = load_results(args.results)  # a RunResult, or a sweep frame: save_report makes either report
     if not isinstance(result, RunResult) and not hasattr(result, "columns"):
@@ -321,9 +312,6 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _plans(args: argparse.Namespace) -> int:
-    from cudnn_lab import whatif
-    from cudnn_lab.results.loading import read_spec_file
-
     spec = read_spec_file(args.spec)
     recorded = True if args.recorded else None
     targets = args.target or [None]
@@ -346,8 +334,6 @@ def _plans(args: argparse.Namespace) -> int:
 
 
 def _profile(args: argparse.Namespace) -> int:
-    from cudnn_lab import whatif
-
     target = whatif.profile(args.output)
     _say(f"saved {args.output}: {target.label}")
     return 0
@@ -398,8 +384,6 @@ def _command(argv: Sequence[str] | None) -> int:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
 
     if args.command == "doctor":
-        from cudnn_lab.capabilities import probe
-
         _say(probe().summary())
         return 0
     if args.command in ("run", "sweep", "report", "plans", "profile"):
@@ -416,8 +400,6 @@ def _command(argv: Sequence[str] | None) -> int:
 
 def _kit_command(args: argparse.Namespace) -> int:
     """Run a kit command; the kit's errors become one readable message and an exit code from EXIT_CODES."""
-    from cudnn_lab import errors
-
     handlers = {"run": _run, "sweep": _sweep, "report": _report, "plans": _plans, "profile": _profile}
     try:
         return handlers[args.command](args)
@@ -432,8 +414,6 @@ def _cache(args: argparse.Namespace) -> int:
     """``cudnn-lab cache [--info] [--clear]``: where the caches are, whether they can be used, their size; --clear
     removes the entries the kit wrote (nothing else) and says what it removed and what it left, and why. Exit code 1
     when an entry of the kit's could not be removed."""
-    from cudnn_lab import cache_dir
-
     code = 0
     if args.clear:
         cleared = cache_dir.clear()
@@ -471,8 +451,6 @@ def say_error(prog: str, error: BaseException) -> int:
 
 def exit_code(error: BaseException) -> int:
     """The exit code of a kit error, from :data:`EXIT_CODES` (the first class in the table it is an instance of)."""
-    from cudnn_lab import errors
-
     return next((code for name, code, _ in EXIT_CODES if isinstance(error, getattr(errors, name))), 1)
 
 

@@ -105,6 +105,11 @@ def check_sm_count(value: Any, name: str = "sm_count") -> int:
     return _int(name, value, 1, MAX_SM_COUNT, SM_COUNT_ALLOWED)
 
 
+#: Most helper processes ``parallel_builds`` may ask for (the pool also stays within the plans and the CPU cores).
+MAX_PARALLEL_BUILDS = 64
+PARALLEL_BUILDS_ALLOWED = f"a whole number of helper processes from 0 (off) to {MAX_PARALLEL_BUILDS}, or None (off)"
+
+
 #: How an option enters a sweep point's id: always; only when not at its default (options added after sweeps were
 #: first stored, so a store written before them still resumes); never (it does not change a point's numbers).
 POINT_ID_RULES: tuple[str, ...] = ("always", "not_default", "never")
@@ -176,6 +181,10 @@ class RunOptions:
         "process and on disk beside the plan cache: shapes sharing a runtime-compiled kernel build in milliseconds, "
         "but the heuristics' pick may change (the run records the pick without it)", point_id="not_default",
         default_text="on for sweeps over one dimension, off otherwise")
+    parallel_builds: int | None = _option(
+        None, "--parallel-builds", "build the proposed plans in this many warm helper processes on the same GPU "
+        "before the run (gpu/parallel_build.py), handed over through the plan cache and checked like any cached "
+        "plan; 0: off", unit="helper processes", point_id="never", default_text="off")
 
     #: Option names accepted by older keyword spellings.
     ALIASES: ClassVar[dict[str, str]] = {"torch_baseline": "baselines", "device_index": "device"}
@@ -212,6 +221,9 @@ class RunOptions:
         s(self, "explore_time_s", _float("explore_time_s", self.explore_time_s, 0.0, 86_400.0, lo_open=True))
         if self.kernel_cache is not None:
             s(self, "kernel_cache", _bool("kernel_cache", self.kernel_cache))
+        if self.parallel_builds is not None:
+            s(self, "parallel_builds", _int("parallel_builds", self.parallel_builds, 0, MAX_PARALLEL_BUILDS,
+                                            PARALLEL_BUILDS_ALLOWED))
         if self.sm_count is not None:
             s(self, "sm_count", check_sm_count(self.sm_count))
             if self.explore:

@@ -30,7 +30,8 @@ from . import __version__, plots
 from .errors import CudnnLabError, NoGPUError, UnsupportedGraphError
 from .plots.axes import default_axes
 from .plots.tables import _bytes, frame_table_html, plan_table_html, sig3, us_text
-from .plots.whatif_tables import answer_label_html, compare_table_html, refusals_html
+from .block_whatif import recorded_block_scale_answers
+from .plots.whatif_tables import answer_label_html, block_scale_answers_html, compare_table_html, refusals_html
 from .provenance import cudnn_version_text
 from .results import anatomy
 from .results.loading import check_result, check_sweep_frame
@@ -209,6 +210,24 @@ def _whatif_body(result: RunResult) -> str:
             + shifted)
 
 
+_BLOCK_TITLE = "Blackwell block formats (MXFP8, NVFP4): cuDNN's answers"
+
+
+def _block_formats_body(result: RunResult) -> str:
+    """For a matmul or conv: cuDNN's recorded answers for block-scaled graphs of the same operation (on sm100/sm120
+    targets and the recording GPU), with the problem they were asked for; '' for other operations."""
+    try:
+        answers = [a for a in recorded_block_scale_answers() if a.spec.op == result.spec.op]
+    except CudnnLabError as e:
+        return f"<p class='note'>The recorded block-format answers cannot be shown: {html.escape(str(e))}</p>"
+    if not answers:
+        return ""
+    asked = sorted({a.spec.label() for a in answers})
+    return (f"<p class='note'>Asked for {html.escape('; '.join(asked))} (not necessarily this problem); the numerics "
+            "of these formats for this problem: <code>cl.block_format_whatif(spec, fmt)</code> (emulated).</p>"
+            + block_scale_answers_html(answers))
+
+
 def graph_svg(result: RunResult) -> str:
     """The graph drawn as inline SVG (with ``dot``), or its DOT source with an install hint (without); a drawing
     ``dot`` rejects says so in one sentence, its DOT source and dot's message folded under it (the report is still
@@ -383,6 +402,7 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
         ("plans", "Plans", plan_table_html(shown, columns=columns), []),
         ("plan-anatomy", "Plan anatomy", _anatomy_body(result), []),
         ("what-if", _WHATIF_TITLE, _whatif_body(result), []),
+        ("block-formats", _BLOCK_TITLE, _block_formats_body(result), []),
         ("device", "Device", f"<table class='cl-device'>{_device_rows(result)}</table>", []),
         ("spec", "Spec", f"<pre>{html.escape(json.dumps(result.spec.to_dict(), indent=1))}</pre>", []),
         ("settings", "Settings", f"<pre>{html.escape(json.dumps(result.settings, indent=1))}</pre>", []),

@@ -19,6 +19,7 @@ from ..specs import Spec
 from . import anatomy
 from .cache import RunCache
 from .execution import FrontendPlan, Phases, PlanRecord, finish_rows, measure_plan, plan_row
+from .parallel_build import parallel_prebuild
 from .plans import PlanEntry
 from .session import require_gpu, session
 from .timing import Timer, TimingOptions
@@ -48,6 +49,8 @@ class Run:
         self.space: dict[str, Any] = {}
         self.explored_histograms: dict[str, Any] = {}
         self.torch_info: dict[str, Any] = {}
+        #: what the parallel plan builds did (settings["parallel_build"]; None: not asked for)
+        self.parallel_build: dict[str, Any] | None = None
         self.kernel_cache: Any = None
         self.kernels_saved = False
         self.sess: Any = None
@@ -97,6 +100,9 @@ class Run:
         self.cache = cache
         self.records = [PlanRecord(entry=e, rank=rank, plan=FrontendPlan(e, sess, cache))
                         for rank, e in enumerate(entries)]
+        if options.parallel_builds:  # helpers put the plans into the plan cache the builds below read
+            with self.phases("parallel_build"):
+                self.parallel_build = parallel_prebuild(self.spec, options, info, plans=[r.name for r in self.records])
         self.topts = TimingOptions.from_options(options)
         with self.phases("time"):
             self.timer = Timer(sess.stream, self.topts, graph_cache=sess.graphs)
@@ -327,6 +333,7 @@ class Run:
         settings = {**self.options.to_dict(), "proposed": len(self.sess.entries),
                     "plan_cache_stats": self.cache.summary(), "proposals_recalled": self.sess.recalled,
                     **quantization, **kernel_facts, "partial": partial,
+                    **({"parallel_build": self.parallel_build} if self.parallel_build is not None else {}),
                     **({"stopped": self.stopped} if partial else {}),
                     "phase_s": self.phases.record(time.perf_counter() - self.t_start)}
         return {"plans": rows, "device": dict(self.info), "torch": self.torch_info,

@@ -760,8 +760,8 @@ def sweep_row_problems(frame: Any) -> list[RowProblem]:
             ids = pd.Series(frame["point_id"].to_numpy(), dtype=object).where(flag)
             bad = flag & ids.duplicated().to_numpy(bool)
             if bad.any():
-                out.append(RowProblem(col, f"marking a second {role} in its point", bad, lambda pos, col=col, role=role: (
-                    f"field {col}: marks a second {role} in its point")))
+                said = f"field {col}: marks a second {role} in its point"
+                out.append(RowProblem(col, f"marking a second {role} in its point", bad, lambda pos, said=said: said))
     for col in JSON_COLUMNS:
         if col not in frame.columns:
             continue

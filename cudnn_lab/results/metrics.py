@@ -19,7 +19,8 @@ import math
 from typing import Any
 from ..errors import OptionError
 
-__all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput", "intensity", "ridge", "roof",
+__all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput",
+           "intensity", "ridge", "roof",
            "pct_of_roof", "ran", "timed", "pick", "best", "tied_with_best", "TIE_REL", "regret", "point_key",
            "sweep_ran", "sweep_chosen",
            "sweep_regret", "row_tflops", "row_gbps", "row_intensity", "WHICH"]

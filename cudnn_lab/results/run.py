@@ -5,8 +5,9 @@ unit, title and meaning, are in :mod:`cudnn_lab.results.schema` (``schema.doc_ta
 
 Saved as JSON (``RunResult.save``): an object with ``schema`` (1), ``spec`` (``Spec.to_dict``), ``plans`` (one object
 per row, the columns above), ``device``, ``torch``, ``ceilings`` (objects of scalars), ``settings`` (``RunOptions``
-plus what the run recorded; ``partial`` is True for a run stopped before its end, ``stopped`` says why), and optionally ``warnings`` (texts), ``created`` (ISO time) and ``histograms`` (plan ->
-{"edges", "counts"}) and ``engine_space`` (the engines of the graph with their knob ranges, what was sampled, and
+plus what the run recorded; ``partial`` is True for a run stopped before its end, ``stopped`` says why), and
+optionally ``warnings`` (texts), ``created`` (ISO time) and ``histograms`` (plan -> {"edges", "counts"}) and
+``engine_space`` (the engines of the graph with their knob ranges, what was sampled, and
 whether a configuration outside the proposals beat the heuristics' best). The JSON is standard: a NaN or infinite
 number is written as null. ``loading.check_result`` checks every field on load, its type and its value (latencies
 finite and not negative, sizes and ranks in range, plan names unique, ``knobs`` and ``kernels`` JSON of their shape).
@@ -28,7 +29,6 @@ from .loading import (BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, SCHEMA_VERSION, 
 from .paths import check_output_path, write_text
 from .schema import PLAN_COLUMNS
 from ..provenance import cudnn_version_text
-from .anatomy import beat_heuristics
 
 __all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "json_ready", "plans_frame"]
 
@@ -153,6 +153,8 @@ class RunResult:
     @property
     def exploration(self) -> dict[str, Any]:
         """Did a configuration sampled beyond the proposals beat the heuristics' best (``results.anatomy``)?"""
+        from .anatomy import beat_heuristics  # in here: knobs' table loads with the anatomy, not at import
+
         return beat_heuristics(self.plans)
 
     @property
@@ -175,6 +177,10 @@ class RunResult:
         if self.partial:
             lines.append(f"PARTIAL: {self.settings.get('stopped') or 'stopped'}; {n} of "
                          f"{self.settings.get('proposed', n)} proposed plans reached")
+        if pb := self.settings.get("parallel_build"):  # gpu/parallel_build.py's report
+            lines.append(f"parallel builds: skipped ({pb['skipped']})" if pb.get("skipped") else
+                         f"parallel builds: {pb['helpers']} helpers built {pb['built']} plans in {pb['wall_s']:.1f} s "
+                         f"(serial {pb['serial_s']:.1f} s, saved {pb['saved_s']:.1f} s)")
         regret = metrics.regret(self.plans)
         if regret is not None:
             h, b = self.heuristic_pick, self.best

@@ -9,6 +9,7 @@ The pick and the best plan are :mod:`cudnn_lab.results.metrics`' (one definition
 from __future__ import annotations
 
 import html
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +51,11 @@ def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], 
 
 
 #: The view each figure of :func:`_figure_makers` is shown in (a plan pick redraws only the view on screen).
+#: The order the views a new result left waiting are drawn in when the kernel is idle (the views users open first,
+#: first), and the pauses: before the first (clicks right after a load are answered first) and between two. A plan
+#: pick's waiting views are drawn when shown (a pick changes only their highlight).
+_VIEW_ORDER = ("Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy")
+_IDLE_START_S, _IDLE_STEP_S = 1.0, 0.05
 FIGURE_VIEWS = {"latency": "Latency", "heuristics": "Heuristics", "errors": "Numerics", "histogram": "Numerics",
                 "roofline": "Roofline"}
 
@@ -78,6 +84,8 @@ class ResultView:
         #: the views whose figures wait for a redraw until they are shown.
         self.visible: str | None = None
         self.stale: set[str] = set()
+        #: When the user last acted (time.monotonic()); see :meth:`touch`.
+        self.last_activity = 0.0
         self.info = W.HTML("", _dom_classes=("cl-result-info",))
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
@@ -122,8 +130,9 @@ class ResultView:
             self._silent = False
         self.selected = None
         self.plans_html.value = _all_columns_html(result)  # the result's, whichever plan is picked
-        self.select(pick_name(result))  # the view on screen now, the others when shown (or asked for)
+        self.select(pick_name(result))  # the view on screen now, the others when idle, shown or asked for
         self._blank_stale()
+        self._draw_stale_when_idle()
         self.label(spec)
         for note in getattr(result, "warnings", []) or []:
             self._log.note(str(note))
@@ -137,6 +146,7 @@ class ResultView:
                 raise OptionError("selected", plan, "is not a plan of the result shown" if known else
                                   "no result is shown yet")
         self.selected = plan
+        self.touch()
         self._silent = True
         try:
             self.plan_select.value = plan
@@ -158,13 +168,44 @@ class ResultView:
                 self._figures.blank(key)
             self.engines_html.value = self.kernels_html.value = ""
 
+    def _draw_stale_when_idle(self) -> None:
+        """In a notebook's kernel, draw the waiting views one by one once the kernel is idle (each a callback of its
+        event loop, so a click in between is answered first): the user's next tab is usually drawn before it is
+        clicked. Without a running event loop (plain Python, tests) they wait to be shown or asked for."""
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        result = self.result
+
+        def step() -> None:
+            if self.result is not result or not self.stale:  # a newer result or pick took over
+                return
+            quiet = time.monotonic() - self.last_activity
+            if quiet < _IDLE_START_S:  # the user is clicking: wait until they pause
+                loop.call_later(_IDLE_START_S - quiet, step)
+                return
+            view = next((v for v in _VIEW_ORDER if v in self.stale), None) or sorted(self.stale)[0]
+            self.stale.discard(view)
+            self._log.guard(self._draw_views, {view})
+            loop.call_later(_IDLE_STEP_S, step)
+
+        loop.call_later(_IDLE_START_S, step)
+
     def draw_stale(self) -> None:
         """Draw every view a load or plan pick left waiting (for code that reads the figures of hidden views)."""
         waiting, self.stale = set(self.stale), set()
         self._draw_views(waiting)
 
+    def touch(self) -> None:
+        """Note that the user acted (a click, a keystroke): views waiting to be drawn when idle wait a moment more."""
+        self.last_activity = time.monotonic()
+
     def show_view(self, name: str | None) -> None:
         """The Lab's tab changed to ``name``: draw that view's figures if a plan pick left them waiting."""
+        self.touch()
         self.visible = name
         if name in self.stale:
             self.stale.discard(name)

@@ -230,7 +230,7 @@ class WhatIfView:
             self.label_html.value = answer_label_html(frame.attrs["answers"])
             self.table_html.value = compare_table_html(frame)
             self.refused_html.value = refusals_html(frame)
-        self._offer(self.why_target, list((frame.attrs["refused"] if frame is not None else {})))
+        self._offer(self.why_target, list(frame.attrs["refused"] if frame is not None else {}))
         self._offer(self.drift_target, names, keep="h200")
         self._set_enabled(self._busy.busy)
         self.draw_why()

@@ -85,3 +85,30 @@ def test_the_heuristic_policy_hands_out_the_pick_then_the_plans_it_did_not_build
     assert all(s == "build_failed" for s in statuses[:first])
     assert all(s == "not_built" for s in statuses[first + 1:])
     assert heard.rows[first]["plan"] == result.heuristic_pick["plan"]
+
+
+def test_the_lab_table_fills_in_during_a_live_run_and_stop_keeps_a_partial_result() -> None:
+    from cudnn_lab.ui import Lab
+
+    lab = Lab(SPEC, gpu=True)
+    lab.run_options = cl.RunOptions(**QUICK, resample=True)
+    table = lab.results.plans_table
+    seen: list[list[str]] = []
+    fill = table.show_rows
+
+    def watch(spec: cl.Spec, rows: list[dict]) -> None:  # the real table, its calls recorded
+        seen.append([r["plan"] for r in rows])
+        fill(spec, rows)
+        assert not lab.stop_button.disabled  # Stop is on while the run is under way
+
+    table.show_rows = watch
+    result = lab.run()
+    order = list(result.plans.sort_values("heuristic_rank", kind="stable")["plan"])
+    assert seen == [order[:i] for i in range(1, len(order) + 1)] and not result.partial
+    assert lab.stop_button.disabled  # idle again
+
+    seen.clear()
+    table.show_rows = lambda spec, rows: (watch(spec, rows), lab.stop())  # Stop as the first row arrives
+    part = lab.run()
+    assert part.partial and len(part.plans) == 1 and seen == [order[:1]]
+    assert "PARTIAL run" in lab.results.info.value and table.plans_shown() == order[:1]

@@ -46,3 +46,17 @@ def test_a_recording_without_answers_has_no_what_if_section() -> None:
     pool = cl.load_results("h100_pool_max_fp16")  # pooling: no answer of the heuristics is recorded
     assert whatif_html(pool) == ""
     assert "What-if" not in report_html(pool)
+
+
+def test_a_matmul_report_shows_the_recorded_block_format_answers_and_a_norm_report_does_not() -> None:
+    """Issue 28: the Blackwell block formats section lists cuDNN's recorded answers for block-scaled graphs of the
+    same operation (MXFP8 and NVFP4 on sm100/sm120), labelled as no measurement; other operations have none."""
+    from cudnn_lab.block_whatif import recorded_block_scale_answers
+
+    answers = [a for a in recorded_block_scale_answers() if a.spec.op == "matmul"]
+    assert answers  # shipped in cudnn_lab/data/whatif/block_scale
+    text = report_html(cl.load_results("h100_matmul_bf16_tn_4096"))
+    assert text.count("Blackwell block formats (MXFP8, NVFP4)") == 2  # the table of contents and the section
+    section = text.split("Blackwell block formats (MXFP8, NVFP4)")[2].split("<h2>")[0]
+    assert "not a measurement" in section and "nvfp4" in section.lower() and "block_format_whatif" in section
+    assert "Blackwell block formats" not in report_html(cl.load_results("h100_layernorm_bf16"))

@@ -90,7 +90,8 @@ def test_to_dict_is_plain_json() -> None:
     assert d == {"op": "sdpa", "batch": 2, "heads": 4, "kv_heads": 2, "seq_q": 16, "seq_kv": 16, "head_dim": 64,
                  "causal": True, "sliding_window": 4, "layout": "BSHD", "dtype": "fp16",
                  "direction": "fwd_inference", "attn_scale": 0.2, "seq_lens_q": None, "seq_lens_kv": None,
-                 "ragged": False, "page_size": 0, "num_pages": None, "sink": False, "bias": "none", "dropout": 0.0, "dropout_seed": 0, "diagonal_alignment": "top_left",
+                 "ragged": False, "page_size": 0, "num_pages": None, "sink": False, "bias": "none",
+                 "dropout": 0.0, "dropout_seed": 0, "diagonal_alignment": "top_left",
                  "out_dtype": "fp8_e4m3", "scale_q": None, "scale_k": None, "scale_v": None, "scale_o": None,
                  "scale_do": None}
 

@@ -25,7 +25,8 @@ LAYOUTS = [(1280, 800, True), (1600, 1000, False), (1280, 800, False)]
 SHOTS = ROOT / "docs" if os.environ.get("CUDNN_LAB_SCREENSHOT") == "1" else Path(tempfile.gettempdir())
 #: The view's parts measured against the pane, beside the harness's own selectors.
 WHATIF_SELECTORS = (".cl-whatif-label", ".cl-whatif-targets", ".cl-whatif-refused", ".cl-whatif-version",
-                    ".cl-whatif-why-target", ".cl-whatif-drift-target", ".cl-whatif-wrap")  # tables scroll in their wrap
+                    ".cl-whatif-why-target", ".cl-whatif-drift-target",
+                    ".cl-whatif-wrap")  # tables scroll in their wrap
 
 
 

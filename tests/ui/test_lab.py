@@ -383,3 +383,21 @@ def test_a_load_draws_only_the_view_on_screen_and_the_rest_when_asked(lab: Lab) 
     lab.view = "Latency"
     assert lab.figure_host.shown("latency")["data"] and "Latency" not in lab.results.stale
     assert lab.figures["errors"].data and not lab.results.stale
+
+
+def test_in_a_running_event_loop_the_waiting_views_are_drawn_when_idle(lab: Lab) -> None:
+    """Issue 24: in a notebook's kernel (an event loop runs), the views a load left waiting are drawn one by one
+    by the loop's callbacks after the load, so that the next tab clicked is drawn already."""
+    import asyncio
+
+    async def load_then_idle() -> None:
+        lab.view = "Graph"
+        lab.load_recorded(CONV_RECORDING)
+        assert {"Latency", "Numerics"} <= lab.results.stale
+        for _ in range(100):  # the loop is idle: its callbacks run
+            if not lab.results.stale:
+                break
+            await asyncio.sleep(0.05)
+
+    asyncio.run(load_then_idle())
+    assert not lab.results.stale and lab.figure_host.shown("latency")["data"]

@@ -190,7 +190,7 @@ def test_a_state_with_the_what_if_view_rebuilds_it(lab: Lab) -> None:
 
 
 def test_what_was_measured_under_cudnn_9_14_is_shown_for_the_conv(lab: Lab) -> None:
-    lab.load_recorded("h100_conv_nhwc_fp16")  # its problem was also run under the system's cuDNN 9.14 (data/whatif/runs)
+    lab.load_recorded("h100_conv_nhwc_fp16")  # also run under the system's cuDNN 9.14 (data/whatif/runs)
     lab.view = "What-if"
     view = lab.whatif_view
     text = view.run_drift_html.value

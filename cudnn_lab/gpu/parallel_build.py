@@ -1,0 +1,617 @@
+"""Parallel plan builds: warm helper processes on the same GPU host build a graph's proposed plans and hand them to
+the run through the plan cache (``gpu/cache.py``).
+
+Why processes: building one graph's plans from 8 threads of one process was no faster than from one; from 8
+processes it was (``../shared/GPU_FACTS.md``: rmsnorm bf16 4096x4096, 24 plans, 11.5 s in one process, 0.63-0.90 s
+in each of eight). A pool of helpers (``python -m cudnn_lab.gpu.parallel_build``, one JSON line per message) is
+started once per process and device and kept: each imports torch and cuDNN and makes its CUDA context and cuDNN
+handle at start, so a later run finds it ready.
+
+:func:`prebuild` asks every helper for the graph's plan list (each builds the same graph from the spec and asks the
+same heuristic modes), keeps the helpers whose list matches, gives each a round-robin share (the heuristics' first
+choices first) and has it build its plans through :class:`~cudnn_lab.gpu.cache.RunCache` exactly as a run would:
+same identity and keys, same rule for what is stored. The run proper then loads them from the plan cache and checks
+each against the reference before its time is shown, as it does for any cached plan. A helper that dies, hangs past
+the per-plan deadline, lists other plans or cannot build a plan is left out: those plans are built in the run's own
+process as usual, one warning says so, and the pool starts a new helper next time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares", "pool_size", "prebuild",
+           "parallel_prebuild", "PLAN_DEADLINE_S", "START_DEADLINE_S"]
+
+#: A helper that has not answered for this long while building one plan (or listing the plans) is killed; its
+#: remaining plans are built in the run's process.
+PLAN_DEADLINE_S = 120.0
+#: Seconds a helper may take to start (import torch and cuDNN, make its CUDA context and handle).
+START_DEADLINE_S = 120.0
+#: What :class:`PlanBuild.status` can say.
+STATUSES: dict[str, str] = {
+    "stored": "built by a helper and put into the plan cache: the run loads it",
+    "cached": "already in the plan cache: nothing to build",
+    "fast": "built by a helper faster than the plan cache's threshold (not stored, as a run would not store it): "
+            "the run builds it",
+    "not_stored": "built by a helper but not stored (cuDNN could not serialize it, or the cache is off): the run "
+                  "builds it",
+    "failed": "the helper could not build it: the run builds it (and records cuDNN's reason if it fails there too)",
+    "missed": "its helper died, hung or was left out before reaching it: the run builds it",
+}
+#: Identity fields a helper must share with the run's process (else its plans would go under other keys).
+_IDENTITY_FIELDS = ("gpu", "compute_capability", "cudnn_backend", "cudnn_frontend")
+
+
+# ------------------------------------------------------------------------------------------------ the report
+
+@dataclasses.dataclass(frozen=True)
+class PlanBuild:
+    """One plan of a prebuild: which helper had it (-1: none), what happened and its build time in the helper."""
+
+    plan: str
+    helper: int
+    status: str
+    build_ms: float | None = None
+    error: str = ""
+
+    def __post_init__(self) -> None:
+        assert self.status in STATUSES, self.status
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildReport:
+    """What a prebuild did: per plan its helper, status and build ms; wall time (``start_s`` of it starting
+    helpers), the serial sum of the handed-over plans' build times and the time saved; the problems met."""
+
+    workers: int
+    helpers: int
+    plans: tuple[PlanBuild, ...] = ()
+    wall_s: float = 0.0
+    start_s: float = 0.0
+    problems: tuple[str, ...] = ()
+    skipped: str = ""
+
+    @property
+    def built(self) -> int:
+        """Plans the helpers built and handed over (stored in the plan cache)."""
+        return sum(p.status == "stored" for p in self.plans)
+
+    @property
+    def serial_s(self) -> float:
+        """Seconds one process would have spent building the handed-over plans one after another."""
+        return sum(p.build_ms or 0.0 for p in self.plans if p.status == "stored") / 1e3
+
+    @property
+    def saved_s(self) -> float:
+        """Serial build time minus the prebuild's wall time (negative: the helpers cost more than they saved)."""
+        return self.serial_s - self.wall_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """For the run's ``settings["parallel_build"]`` (plain JSON)."""
+        return {"workers": self.workers, "helpers": self.helpers, "built": self.built,
+                "wall_s": round(self.wall_s, 4), "start_s": round(self.start_s, 4),
+                "serial_s": round(self.serial_s, 4), "saved_s": round(self.saved_s, 4),
+                "plans": [dataclasses.asdict(p) for p in self.plans], "problems": list(self.problems),
+                **({"skipped": self.skipped} if self.skipped else {})}
+
+
+def split_shares(plans: Sequence[str], helpers: int) -> list[list[str]]:
+    """Round-robin shares of ``plans`` (heuristic order) for ``helpers`` helpers: every helper's first plan is among
+    the heuristics' first choices; no helper gets more than one plan above another's count."""
+    if helpers < 1:
+        return []
+    return [list(plans[i::helpers]) for i in range(helpers)]
+
+
+def pool_size(workers: int, plans: int, cores: int | None = None) -> int:
+    """Helpers a prebuild uses: ``min(workers, plans, cores)`` (cores: this host's usable CPU cores)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(0, min(int(workers), int(plans), int(cores)))
+
+
+# ------------------------------------------------------------------------------------------------ the pool
+
+class Helper:
+    """One helper process and its pipe (JSON lines); ``index`` is its place in the pool."""
+
+    def __init__(self, index: int, command: list[str]) -> None:
+        from .asker import worker_env
+
+        self.index = index
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     bufsize=0, env=worker_env(None), start_new_session=True)
+        self.ready: dict[str, Any] | None = None
+        self._buf = b""
+        #: messages read from the pipe and not yet handled (a read may bring several lines at once)
+        self.inbox: list[dict[str, Any]] = []
+        #: the pipe reached its end (the helper died or closed it)
+        self.eof = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def fd(self) -> int:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """Write one message; False when the helper is gone."""
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def fill(self) -> None:
+        """Read what the pipe holds now (call when it is readable): whole JSON lines go to :attr:`inbox` (other
+        lines are ignored), an empty read sets :attr:`eof`."""
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except OSError:
+            data = b""
+        if not data:
+            self.eof = True
+            return
+        self._buf += data
+        *lines, self._buf = self._buf.split(b"\n")
+        for line in lines:
+            try:
+                message = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(message, dict):
+                self.inbox.append(message)
+
+    def how_it_ended(self) -> str:
+        """'exit code N' / 'signal N (NAME)' once the process ended, else 'no answer'."""
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "no answer"
+        if code < 0:
+            try:
+                return f"signal {-code} ({signal.Signals(-code).name})"
+            except ValueError:
+                return f"signal {-code}"
+        return f"exit code {code}"
+
+    def kill(self) -> None:
+        """End the helper (its process group) and close its pipes."""
+        if self.alive():
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+def _pump(helpers: list[Helper], deadline_s: float, handle: Any) -> set[int]:
+    """Hand each helper's messages to ``handle(helper, message)`` (True: that helper is finished) until every helper
+    is finished, reached the end of its pipe or sent nothing for ``deadline_s`` seconds; the indices of those that
+    timed out (the others ended or finished; see ``Helper.eof``)."""
+    live = {h.index: h for h in helpers}
+    last = {h.index: time.perf_counter() for h in helpers}
+    timed_out: set[int] = set()
+    sel = selectors.DefaultSelector()
+    try:
+        for h in helpers:
+            sel.register(h.fd, selectors.EVENT_READ, h)
+
+        def settle(h: Helper) -> None:
+            while h.index in live and h.inbox:
+                if handle(h, h.inbox.pop(0)):
+                    del live[h.index]
+                    sel.unregister(h.fd)
+            if h.index in live and h.eof:
+                del live[h.index]
+                sel.unregister(h.fd)
+
+        for h in helpers:
+            settle(h)
+        while live:
+            now = time.perf_counter()
+            for index in [i for i in live if now - last[i] > deadline_s]:
+                timed_out.add(index)
+                sel.unregister(live.pop(index).fd)
+            if not live:
+                break
+            timeout = max(0.0, min(last[i] + deadline_s for i in live) - now)
+            for key, _ in sel.select(timeout):
+                h = key.data
+                if h.index not in live:
+                    continue
+                h.fill()
+                last[h.index] = time.perf_counter()
+                settle(h)
+    finally:
+        sel.close()
+    return timed_out
+
+
+def _wait_lines(helpers: list[Helper], deadline_s: float, want: Any) -> dict[int, Any]:
+    """The first message of each helper that ``want(message)`` accepts, by index; None for a helper whose pipe
+    ended first, "timeout" for one silent for ``deadline_s`` seconds."""
+    out: dict[int, Any] = {}
+
+    def handle(h: Helper, message: dict[str, Any]) -> bool:
+        if want(message):
+            out[h.index] = message
+            return True
+        return False
+
+    timed_out = _pump(helpers, deadline_s, handle)
+    for h in helpers:
+        if h.index not in out:
+            out[h.index] = "timeout" if h.index in timed_out else None
+    return out
+
+
+class HelperPool:
+    """Warm helper processes for one GPU (``device``), started on first use and kept; a dead one is replaced the
+    next time helpers are asked for. ``command`` (default: this module as a helper) is what each one runs."""
+
+    def __init__(self, device: int = 0, command: list[str] | None = None,
+                 start_deadline_s: float = START_DEADLINE_S) -> None:
+        self.device = int(device)
+        self.command = command or [sys.executable, "-m", "cudnn_lab.gpu.parallel_build", "--device", str(device)]
+        self.start_deadline_s = float(start_deadline_s)
+        self.helpers: list[Helper] = []
+        #: helpers started (again) over the pool's life, and why the last start of each failed
+        self.started = 0
+        self.lock = threading.Lock()
+
+    def ensure(self, n: int) -> tuple[list[Helper], float, list[str]]:
+        """``n`` ready helpers where they can be had: starts the missing ones and replaces dead ones (in parallel).
+        Returns the ready helpers, the seconds spent starting and one problem per helper that did not start."""
+        t0 = time.perf_counter()
+        problems: list[str] = []
+        fresh: list[Helper] = []
+        for i in range(n):
+            if i < len(self.helpers) and self.helpers[i].alive() and self.helpers[i].ready:
+                continue
+            if i < len(self.helpers):
+                self.helpers[i].kill()
+            try:
+                h = Helper(i, self.command)
+            except OSError as e:
+                problems.append(f"helper {i} could not be started ({e})")
+                continue
+            self.started += 1
+            if i < len(self.helpers):
+                self.helpers[i] = h
+            else:
+                self.helpers.append(h)
+            fresh.append(h)
+        answers = _wait_lines(fresh, self.start_deadline_s, lambda m: "ready" in m) if fresh else {}
+        for h in fresh:
+            answer = answers.get(h.index)
+            if isinstance(answer, dict) and answer.get("ready"):
+                h.ready = answer
+                continue
+            why = (f"did not start within {self.start_deadline_s:.0f} s" if answer == "timeout"
+                   else f"could not start: {answer.get('error', '')}" if isinstance(answer, dict)
+                   else f"ended while starting ({h.how_it_ended()})")
+            problems.append(f"helper {h.index} {why}")
+            h.kill()
+        ready = [h for h in self.helpers[:n] if h.alive() and h.ready]
+        return ready, (time.perf_counter() - t0) if fresh else 0.0, problems
+
+    def close(self) -> None:
+        """End every helper."""
+        for h in self.helpers:
+            h.kill()
+        self.helpers = []
+
+
+_POOLS: dict[int, HelperPool] = {}
+
+
+def pool_for(device: int) -> HelperPool:
+    """The process's pool of helpers for ``device`` (made on first use; helpers start when first asked for)."""
+    if device not in _POOLS:
+        _POOLS[device] = HelperPool(device)
+    return _POOLS[device]
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in _POOLS.values():
+        pool.close()
+
+
+# ------------------------------------------------------------------------------------------------ prebuild
+
+def _identity_fields(info: dict[str, Any]) -> dict[str, str]:
+    return {k: str(info.get(k)) for k in _IDENTITY_FIELDS}
+
+
+def prebuild(spec: Any, options: Any, workers: int, *, info: dict[str, Any] | None = None,
+             plans: Sequence[str] | None = None, pool: HelperPool | None = None,
+             deadline_s: float = PLAN_DEADLINE_S, cores: int | None = None) -> BuildReport:
+    """Build ``spec``'s proposed plans (``options``' heuristic modes and carve-out) in up to ``workers`` warm helpers
+    and put them into the plan cache as a run would; never raises for a helper's trouble (see the module's doc).
+
+    ``plans``: the run's own proposals in heuristic order (a helper whose list differs is left out); None: the list
+    most helpers agree on, cut to ``options.max_plans``. ``info``: the run's device record (a helper on another GPU
+    or cuDNN is left out)."""
+    from .. import cache_dir
+
+    t0 = time.perf_counter()
+    pool = pool or pool_for(options.device)
+    expected = list(plans) if plans is not None else None
+    n = pool_size(workers, len(expected) if expected is not None else workers, cores)
+    problems: list[str] = []
+    with pool.lock:
+        helpers, start_s, started_problems = pool.ensure(n)
+        problems += started_problems
+        if info is not None:
+            for h in list(helpers):
+                theirs = _identity_fields((h.ready or {}).get("info") or {})
+                if theirs != _identity_fields(info):
+                    problems.append(f"helper {h.index} runs on another GPU or cuDNN ({theirs}): left out")
+                    helpers.remove(h)
+        # 1. every helper lists the plans of the same graph; those that disagree are left out
+        query = {"cmd": "propose", "spec": spec.to_dict(), "modes": list(options.heuristics),
+                 "sm_count": options.sm_count, "cache_root": str(cache_dir.cache_root()),
+                 "info": info}
+        helpers = [h for h in helpers if h.send(query) or problems.append(f"helper {h.index} is gone") or False]
+        answers = _wait_lines(helpers, deadline_s, lambda m: "plans" in m or "error" in m)
+        lists: dict[int, list[str]] = {}
+        for h in helpers:
+            answer = answers.get(h.index)
+            if isinstance(answer, dict) and isinstance(answer.get("plans"), list):
+                lists[h.index] = [str(p) for p in answer["plans"]]
+            else:
+                problems.append(_trouble(h, answer, deadline_s, "listing the plans"))
+        if expected is None:
+            candidates = [tuple(v) for v in lists.values()]
+            best = max(candidates, key=candidates.count) if candidates else ()
+            expected = list(best)[:options.max_plans] if options.max_plans is not None else list(best)
+        agreeing = []
+        for h in helpers:
+            if h.index not in lists:
+                continue
+            if lists[h.index][:len(expected)] == expected:
+                agreeing.append(h)
+            else:
+                problems.append(f"helper {h.index} proposed other plans ({len(lists[h.index])} plans, not the run's "
+                                f"{len(expected)}): left out")
+        agreeing = agreeing[:pool_size(len(agreeing), len(expected), cores)]
+        # 2. each agreeing helper builds its share, answering plan by plan
+        shares = split_shares(expected, len(agreeing))
+        outcome: dict[str, PlanBuild] = {}
+        for h, share in zip(agreeing, shares):
+            if not h.send({"cmd": "build", "plans": share}):
+                problems.append(f"helper {h.index} is gone")
+        outcome.update(_collect(agreeing, shares, deadline_s, problems))
+    builds = tuple(outcome.get(p, PlanBuild(p, -1, "missed")) for p in expected)
+    report = BuildReport(workers=int(workers), helpers=len(agreeing), plans=builds,
+                         wall_s=time.perf_counter() - t0, start_s=start_s, problems=tuple(problems))
+    if problems or any(b.status in ("failed", "missed") for b in builds):
+        _warn(report)
+    return report
+
+
+def _trouble(h: Helper, answer: Any, deadline_s: float, doing: str) -> str:
+    """One problem line for a helper that did not answer as asked (and is killed: the pool replaces it)."""
+    if answer == "timeout":
+        h.kill()
+        return f"helper {h.index} gave no answer within {deadline_s:g} s {doing}: killed"
+    if isinstance(answer, dict) and answer.get("error"):
+        return f"helper {h.index} failed {doing}: {str(answer['error'])[:200]}"
+    how = h.how_it_ended()
+    h.kill()
+    return f"helper {h.index} died {doing} ({how})"
+
+
+def _collect(helpers: list[Helper], shares: list[list[str]], deadline_s: float,
+             problems: list[str]) -> dict[str, PlanBuild]:
+    """Read each helper's per-plan answers until it says done, dies or misses the per-plan deadline (then it is
+    killed and its remaining plans are 'missed': the run builds them)."""
+    out: dict[str, PlanBuild] = {}
+    pending = {h.index: list(share) for h, share in zip(helpers, shares)}
+    finished: set[int] = set()
+
+    def handle(h: Helper, message: dict[str, Any]) -> bool:
+        if message.get("done"):
+            finished.add(h.index)
+            return True
+        plan = message.get("plan")
+        if plan in pending[h.index]:
+            pending[h.index].remove(plan)
+            status = str(message.get("status"))
+            ms = message.get("build_ms")
+            out[str(plan)] = PlanBuild(str(plan), h.index, status if status in STATUSES else "failed",
+                                       float(ms) if isinstance(ms, (int, float)) else None,
+                                       str(message.get("error") or "")[:300])
+        return False
+
+    timed_out = _pump(helpers, deadline_s, handle)
+    for h in helpers:
+        if h.index not in finished:
+            doing = f"building {pending[h.index][0]}" if pending[h.index] else "finishing"
+            problems.append(_trouble(h, "timeout" if h.index in timed_out else None, deadline_s, doing))
+        for plan in pending[h.index]:
+            out[plan] = PlanBuild(plan, h.index, "missed")
+    return out
+
+
+_warned_lock = threading.Lock()
+
+
+def _warn(report: BuildReport) -> None:
+    """One warning per prebuild that met trouble: what went wrong, and that nothing is lost."""
+    left = [p.plan for p in report.plans if p.status in ("failed", "missed")]
+    said = "; ".join(report.problems[:4]) + (f"; and {len(report.problems) - 4} more" if len(report.problems) > 4
+                                             else "")
+    plans = (f"{len(left)} plan(s) ({', '.join(left[:3])}{', ...' if len(left) > 3 else ''}) were not built by a "
+             f"helper: the run builds them in its own process as usual" if left
+             else "the other helpers built every plan")
+    warnings.warn(f"cudnn_lab: parallel builds went on without some help ({said or 'a helper could not build'}): "
+                  f"{plans}, and nothing is lost. A helper that died or hung is started again next time "
+                  f"(settings['parallel_build']).", RuntimeWarning, stacklevel=3)
+
+
+#: Graphs whose plans were handed over in this process: (spec, modes, sm_count, device, plan cache root).
+_DONE: set[tuple[Any, ...]] = set()
+
+
+def parallel_prebuild(spec: Any, options: Any, info: dict[str, Any],
+                      plans: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """What a run calls once before its build step: None when ``options.parallel_builds`` is off; NoGPUError without
+    a usable GPU (before any helper starts); else the report (:class:`BuildReport`) as ``settings["parallel_build"]``,
+    or ``{"skipped": why, ...}`` where helpers cannot help (no frontend graph, kernel cache, plan cache off, already
+    handed over in this process). ``plans``: the run's proposals in heuristic order (recommended)."""
+    workers = options.parallel_builds
+    if not workers:
+        return None
+    from .. import cache_dir
+    from .frontend import graph_plans
+    from .plans import PLAN_SOURCES
+    from .session import require_gpu
+
+    require_gpu(options.device)
+    key = (spec, tuple(options.heuristics), options.sm_count, options.device, str(cache_dir.cache_root()))
+    why = ("its plans come from a classic cuDNN call, not a frontend graph" if PLAN_SOURCES.get(spec) is not graph_plans
+           else "kernel_cache=True: plans built with cuDNN's kernel cache are built in the run's process"
+           if options.kernel_cache
+           else "plan_cache=False: helpers hand plans over through the plan cache" if not options.plan_cache
+           else f"the plan cache is off ({cache_dir.disabled_reason() or 'CUDNN_LAB_NO_CACHE'})"
+           if not cache_dir.cache_enabled()
+           else "this graph's plans were handed over earlier in this process" if key in _DONE
+           else "no plans to build" if plans is not None and not plans else "")
+    if why:
+        return {"workers": int(workers), "helpers": 0, "built": 0, "skipped": why}
+    report = prebuild(spec, options, int(workers), info=info, plans=plans)
+    if report.built:
+        _DONE.add(key)
+    return report.to_dict()
+
+
+# ------------------------------------------------------------------------------------------------ the helper
+
+def _start_helper(device: int) -> tuple[Any, dict[str, Any]]:
+    """Import torch and cuDNN, make the CUDA context and a cuDNN handle on ``device``; the handle and device record."""
+    import cudnn
+    import torch
+
+    from .session import require_gpu
+
+    require_gpu(device)
+    torch.cuda.set_device(device)
+    torch.zeros(1, device=f"cuda:{device}")  # the CUDA context, now rather than on the first build
+    from .device import device_info
+
+    handle = cudnn.create_handle()
+    return handle, device_info(device)
+
+
+def serve(device: int, stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
+    """A helper's loop: say ready, then answer ``propose`` (the plan list) and ``build`` (one line per plan, then
+    ``{"done": true}``) until stdin closes."""
+    t0 = time.perf_counter()
+
+    def say(message: dict[str, Any]) -> None:
+        stdout.write(json.dumps(message, default=str) + "\n")
+        stdout.flush()
+
+    try:
+        handle, info = _start_helper(device)
+    except Exception as e:  # noqa: BLE001 - no GPU or no cuDNN here: one line, not a traceback
+        say({"ready": False, "error": " ".join(str(e).split())[:300]})
+        return 3
+    say({"ready": True, "pid": os.getpid(), "start_s": time.perf_counter() - t0, "info": _identity_fields(info)})
+    entries: dict[str, Any] = {}
+    cache: Any = None
+    for line in stdin:
+        if not line.strip():
+            continue
+        query = json.loads(line)
+        if query.get("cmd") == "propose":
+            try:
+                entries, cache = _propose(query, handle, info)
+                say({"plans": list(entries)})
+            except Exception as e:  # noqa: BLE001 - the run goes on without this helper
+                say({"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"})
+        elif query.get("cmd") == "build":
+            for name in query.get("plans") or []:
+                say(_build_one(entries.get(name), name, cache))
+            say({"done": True})
+    return 0
+
+
+def _propose(query: dict[str, Any], handle: Any, info: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The graph's plans as the run lists them (same source, modes and carve-out) and the RunCache that builds and
+    stores them under the run's keys."""
+    from .. import cache_dir
+    from ..specs import spec_from_dict
+    from .cache import RunCache
+    from .frontend import graph_plans
+
+    os.environ[cache_dir.ENV_DIR] = str(query["cache_root"])  # the run's plan cache, wherever it is
+    spec = spec_from_dict(query["spec"])
+    sm_count = query.get("sm_count")
+    options = {"sm_count": int(sm_count)} if sm_count is not None else None
+    found = graph_plans(spec, handle, tuple(query["modes"]), str(info.get("gpu")), str(info.get("cudnn_backend")),
+                        graph_options=options)
+    cache = RunCache(spec, query.get("info") or info, handle, True, sm_count=sm_count)
+    return {e.name: e for e in found}, cache
+
+
+def _build_one(entry: Any, name: str, cache: Any) -> dict[str, Any]:
+    """Build one plan as a run would (RunCache.build: from the cache if there, stored if slow) and say how it went."""
+    if entry is None or cache is None:
+        return {"plan": name, "status": "failed", "error": "this helper does not list the plan"}
+    store = cache.store
+    before_hits, before_stored = store.counts["hits"], store.counts["stored"]
+    try:
+        ok = cache.build(entry, {})
+    except Exception as e:  # noqa: BLE001 - one plan failing must not stop the others
+        return {"plan": name, "status": "failed", "error": " ".join(str(e).split())[:300]}
+    if not ok:
+        return {"plan": name, "status": "failed", "error": entry.build_error}
+    if store.counts["hits"] > before_hits:
+        return {"plan": name, "status": "cached", "build_ms": None}
+    from .cache import SERIALIZE_MIN_BUILD_MS
+
+    stored = store.counts["stored"] > before_stored
+    status = "stored" if stored else "fast" if (entry.build_ms or 0.0) < SERIALIZE_MIN_BUILD_MS else "not_stored"
+    return {"plan": name, "status": status, "build_ms": entry.build_ms}
+
+
+if __name__ == "__main__":
+    _device = int(sys.argv[sys.argv.index("--device") + 1]) if "--device" in sys.argv else 0
+    _messages = os.fdopen(os.dup(1), "w")  # the pipe to the pool; anything a library prints goes to stderr
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    sys.exit(serve(_device, stdout=_messages))

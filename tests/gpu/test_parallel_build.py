@@ -1,0 +1,168 @@
+"""gpu/parallel_build.py without a GPU: the option, the share split, the report's arithmetic, NoGPUError before any
+helper starts, and the warning path with helper processes that exit at once or hang (the run loses nothing)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+import pytest
+
+import cudnn_lab as cl
+from cudnn_lab.gpu import parallel_build as pb
+from cudnn_lab.options import RunOptions
+
+def _spec() -> cl.MatmulSpec:
+    return cl.MatmulSpec(batch=1, m=64, n=64, k=64, dtype="fp16")
+
+
+# ------------------------------------------------------------------------------------------------ the option
+
+def test_parallel_builds_defaults_off_and_round_trips() -> None:
+    assert RunOptions().parallel_builds is None
+    o = RunOptions(parallel_builds=8)
+    assert o.parallel_builds == 8 and RunOptions.from_dict(o.to_dict()) == o
+    assert RunOptions(parallel_builds=0).parallel_builds == 0
+    assert RunOptions.coerce(None, parallel_builds=64).parallel_builds == 64
+
+
+@pytest.mark.parametrize("bad", [-1, 65, 2.0, True, "3", [2]])
+def test_parallel_builds_must_be_a_whole_number_from_0_to_64(bad) -> None:
+    with pytest.raises(cl.OptionError) as info:
+        RunOptions(parallel_builds=bad)
+    assert info.value.option == "parallel_builds" and "0 (off) to 64" in str(info.value)
+
+
+def test_parallel_builds_has_a_cli_flag_from_its_metadata() -> None:
+    from cudnn_lab.cli import run_option_flag
+
+    flag, kwargs = run_option_flag("parallel_builds")
+    assert flag == "--parallel-builds" and kwargs["type"] is int and "helper processes" in kwargs["help"]
+
+
+# ------------------------------------------------------------------------------------------------ shares and report
+
+def test_shares_are_round_robin_and_cover_every_plan_once() -> None:
+    plans = [f"p{i}" for i in range(24)]
+    shares = pb.split_shares(plans, 8)
+    assert [s[0] for s in shares] == plans[:8]  # every helper starts with one of the heuristics' first choices
+    assert sorted(p for s in shares for p in s) == sorted(plans)
+    assert {len(s) for s in shares} == {3}
+    uneven = pb.split_shares(plans[:7], 3)
+    assert [len(s) for s in uneven] == [3, 2, 2]
+    assert pb.split_shares(plans, 0) == []
+
+
+def test_pool_size_is_the_least_of_workers_plans_and_cores() -> None:
+    assert pb.pool_size(8, 24, cores=16) == 8
+    assert pb.pool_size(8, 3, cores=16) == 3
+    assert pb.pool_size(8, 24, cores=2) == 2
+    assert pb.pool_size(8, 0, cores=16) == 0
+
+
+def test_the_report_counts_only_handed_over_plans() -> None:
+    plans = (pb.PlanBuild("a", 0, "stored", 900.0), pb.PlanBuild("b", 1, "stored", 600.0),
+             pb.PlanBuild("c", 0, "fast", 5.0), pb.PlanBuild("d", 1, "failed", None, "no"),
+             pb.PlanBuild("e", -1, "missed"), pb.PlanBuild("f", 1, "cached"))
+    r = pb.BuildReport(workers=4, helpers=2, plans=plans, wall_s=0.5, start_s=0.1)
+    assert r.built == 2 and r.serial_s == pytest.approx(1.5) and r.saved_s == pytest.approx(1.0)
+    d = r.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert (d["built"], d["serial_s"], d["saved_s"], d["helpers"]) == (2, 1.5, 1.0, 2)
+    assert [p["status"] for p in d["plans"]] == ["stored", "stored", "fast", "failed", "missed", "cached"]
+    slow = pb.BuildReport(workers=4, helpers=2, plans=plans[:1], wall_s=2.0)
+    assert slow.saved_s == pytest.approx(-1.1)
+    with pytest.raises(dataclasses_error()):
+        r.wall_s = 1.0  # type: ignore[misc]
+    with pytest.raises(AssertionError):
+        pb.PlanBuild("x", 0, "done")
+
+
+def dataclasses_error() -> type[Exception]:
+    import dataclasses
+
+    return dataclasses.FrozenInstanceError
+
+
+# ------------------------------------------------------------------------------------------------ no GPU, bad helpers
+
+def test_off_means_nothing_happens() -> None:
+    assert pb.parallel_prebuild(_spec(), RunOptions(), {}) is None
+    assert pb.parallel_prebuild(_spec(), RunOptions(parallel_builds=0), {}) is None
+
+
+def test_without_a_gpu_parallel_builds_raise_no_gpu_error_before_any_helper_starts(monkeypatch) -> None:
+    if cl.probe().gpu:
+        pytest.skip("a GPU is present")
+    started = []
+    monkeypatch.setattr(pb.Helper, "__init__", lambda self, *a: started.append(a))
+    with pytest.raises(cl.NoGPUError):
+        pb.parallel_prebuild(_spec(), RunOptions(parallel_builds=4), {})
+    assert started == []
+
+
+def test_a_helper_that_exits_at_once_leaves_every_plan_to_the_run_with_one_warning() -> None:
+    pool = pb.HelperPool(command=[sys.executable, "-c", "raise SystemExit(3)"], start_deadline_s=30)
+    plans = ["eng0", "eng4_k24=27", "eng7"]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = pb.prebuild(_spec(), RunOptions(parallel_builds=2), 2, plans=plans, pool=pool, cores=4)
+        said = [w for w in caught if "parallel builds" in str(w.message)]
+        assert len(said) == 1 and issubclass(said[0].category, RuntimeWarning)
+        assert "nothing is lost" in str(said[0].message) and "exit code 3" in str(said[0].message)
+        assert report.helpers == 0 and report.built == 0
+        assert [(p.plan, p.status) for p in report.plans] == [(p, "missed") for p in plans]
+        assert len(report.problems) == 2 and all("exit code 3" in p for p in report.problems)
+        assert pool.started == 2
+    finally:
+        pool.close()
+
+
+HANGS = ("import json, os, sys, time\n"
+         "print(json.dumps({'ready': True, 'pid': os.getpid(), 'info': {}}), flush=True)\n"
+         "time.sleep(600)\n")
+
+
+def test_a_helper_that_hangs_is_killed_at_the_deadline_and_started_again_next_time() -> None:
+    pool = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = pb.prebuild(_spec(), RunOptions(), 1, plans=["eng0"], pool=pool, deadline_s=0.5, cores=4)
+        assert [(p.plan, p.status) for p in report.plans] == [("eng0", "missed")]
+        assert any("no answer within 0.5 s" in p for p in report.problems)
+        assert len([w for w in caught if "parallel builds" in str(w.message)]) == 1
+        first = pool.helpers[0]
+        assert not first.alive()
+        ready, _, _ = pool.ensure(1)
+        assert len(ready) == 1 and ready[0].pid != first.pid and pool.started == 2
+    finally:
+        pool.close()
+
+
+def test_a_helper_on_another_gpu_or_cudnn_is_left_out() -> None:
+    pool = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    info = {"gpu": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "cudnn_backend": 91900,
+            "cudnn_frontend": "1.32.0"}
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            report = pb.prebuild(_spec(), RunOptions(), 1, info=info, plans=["eng0"], pool=pool, cores=4)
+        assert report.helpers == 0 and any("another GPU or cuDNN" in p for p in report.problems)
+        assert report.plans[0].status == "missed"
+    finally:
+        pool.close()
+
+
+def test_the_real_helper_without_a_gpu_says_why_it_cannot_start() -> None:
+    if cl.probe().gpu:
+        pytest.skip("a GPU is present")
+    pool = pb.HelperPool(start_deadline_s=60)
+    try:
+        ready, _, problems = pool.ensure(1)
+        assert ready == [] and len(problems) == 1 and "helper 0 could not start" in problems[0]
+        assert "no CUDA GPU" in problems[0] and not pool.helpers[0].alive()
+    finally:
+        pool.close()

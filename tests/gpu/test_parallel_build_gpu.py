@@ -1,0 +1,88 @@
+"""Parallel plan builds on a real GPU: helpers build the rmsnorm bf16 4096x4096 plans, the run loads them from the
+plan cache with the same plan set and statuses as a run without helpers, and the time saved is positive; a killed
+helper is started again, a hung one is cut at the deadline and the run loses nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import warnings
+
+import pytest
+
+import cudnn_lab as cl
+from cudnn_lab import cache_dir
+
+pytestmark = pytest.mark.gpu
+
+RMSNORM = cl.NormSpec(kind="rmsnorm", phase="inference", rows=4096, features=4096, dtype="bf16")
+SMALL = cl.NormSpec(kind="layernorm", phase="inference", rows=512, features=1024, dtype="bf16")
+QUICK = dict(plans="all", baselines=False, roofline=False, kernels=False, notes=False, time_cap_s=0.05)
+
+
+def _statuses(r) -> dict[str, str]:
+    return dict(zip(r.plans["plan"], r.plans["status"]))
+
+
+def test_rmsnorm_with_eight_helpers_has_the_same_plans_and_statuses_and_saves_time(tmp_path, monkeypatch) -> None:
+    from cudnn_lab.gpu.device import device_info
+    from cudnn_lab.gpu.parallel_build import parallel_prebuild, pool_for, pool_size
+
+    ready, _, problems = pool_for(0).ensure(pool_size(8, 8))  # warm helpers, as a process that used them before
+    assert len(ready) >= 2, problems
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "without"))
+    without = cl.run(RMSNORM, **QUICK)
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "with"))
+    options = cl.RunOptions(parallel_builds=8, **QUICK, seed=1)  # another seed: another session, nothing built yet
+    proposed = list(without.plans["plan"])
+    with warnings.catch_warnings(record=True):  # said once for plans cuDNN cannot build (checked below)
+        warnings.simplefilter("always")
+        report = parallel_prebuild(RMSNORM, options, device_info(0), plans=proposed)
+    assert report is not None and not report.get("skipped"), report
+    assert not report["problems"] and "missed" not in {p["status"] for p in report["plans"]}, report
+    before = _statuses(without)
+    assert all(before[p["plan"]] == "build_failed" for p in report["plans"] if p["status"] == "failed")
+    assert report["helpers"] >= 2 and report["built"] >= 1 and report["start_s"] == 0
+    assert [p["plan"] for p in report["plans"]] == proposed
+    assert report["saved_s"] > 0 and report["serial_s"] > report["wall_s"]
+    helpers = {p["helper"] for p in report["plans"] if p["status"] == "stored"}
+    assert len(helpers) >= 2
+    with_help = cl.run(RMSNORM, options)
+    assert _statuses(with_help) == _statuses(without)
+    stats = with_help.settings["plan_cache_stats"]
+    assert stats["hits"] >= report["built"]
+    loaded = with_help.plans[with_help.plans["plan"].isin(
+        [p["plan"] for p in report["plans"] if p["status"] == "stored"])]
+    assert loaded["from_cache"].fillna(False).astype(bool).all()
+    assert (loaded["status"] == "ok").sum() == (without.plans.set_index("plan").loc[loaded["plan"], "status"]
+                                                == "ok").sum()
+
+
+def test_a_killed_helper_is_started_again_and_a_hung_one_costs_nothing(tmp_path, monkeypatch) -> None:
+    from cudnn_lab.gpu.device import device_info
+    from cudnn_lab.gpu.parallel_build import pool_for, prebuild
+
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path))
+    pool = pool_for(0)
+    ready, _, problems = pool.ensure(2)
+    assert len(ready) == 2, problems
+    dead = ready[0].pid
+    os.kill(dead, signal.SIGKILL)
+    ready[0].proc.wait(timeout=30)  # dead before the next call (one that dies during a call: the warning path)
+    options = cl.RunOptions(**QUICK)
+    report = prebuild(SMALL, options, 2, info=device_info(0))
+    assert pool.helpers[0].pid != dead and pool.helpers[0].alive()
+    assert report.helpers >= 1 and not report.problems and report.start_s > 0
+    assert {p.status for p in report.plans} <= {"stored", "fast", "cached"}
+    # a per-plan deadline no build can meet: the helpers are cut off, one warning, the run builds every plan itself
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "hung"))
+        hung = prebuild(SMALL, options, 2, info=device_info(0), deadline_s=1e-3)
+    assert [w for w in caught if "parallel builds" in str(w.message)]
+    assert hung.built == 0 and any("no answer within" in p for p in hung.problems)
+    r = cl.run(SMALL, options.replace(seed=2))
+    assert len(r.plans) == r.settings["proposed"] and (r.plans["status"] == "ok").any()
+    assert not pool.helpers[0].alive()  # cut off: the pool starts it again on its next use
+    again, _, _ = pool.ensure(2)
+    assert len(again) == 2
