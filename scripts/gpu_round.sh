@@ -51,7 +51,7 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         fusion) timeout -k 10 "$secs" $PY benchmarks/fusion.py --json "$WORK/bench/${slug}_${DAY}_fusion.json" ;;
         anatomy) timeout -k 10 "$secs" $PY benchmarks/anatomy.py --json "$WORK/bench/${slug}_${DAY}_anatomy.json" ;;
         plans) timeout -k 10 "$secs" $PY benchmarks/plans.py --json "$WORK/bench/${slug}_${DAY}_plans.json" ;;
-        issue27) timeout -k 10 "$secs" $PY benchmarks/plans.py --issue27 all \
+        issue27) timeout -k 10 "$secs" $PY benchmarks/plans.py --issue27 all --budget-s $((secs * 2 / 3)) \
                     --json "$WORK/bench/${slug}_${DAY}_issue27.json" ;;
         paged) timeout -k 10 "$secs" $PY benchmarks/paged_decode.py --quick \
                     --json "$WORK/bench/${slug}_${DAY}_paged_decode.json" ;;
