@@ -386,3 +386,18 @@ def test_importing_plots_loads_neither_plotly_nor_ipywidgets():
     code = "import sys, cudnn_lab.plots; print(sorted(m for m in ('plotly', 'ipywidgets') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_moe_recording_draws_the_dense_gemm_and_grouped_mm_beside_pytorch():
+    """Issue 28: what the routing costs: the MoE recording's latency figure has a line (and the roofline a marker)
+    for one dense GEMM of the same FLOPs and for torch._grouped_mm, beside PyTorch's loop, at their measured times."""
+    r = cl.load_results("h100_moe_bf16_8x2048")
+    fig = plots.latency_bar(r)
+    legend = " ".join(t.name or "" for t in fig.data)
+    for title, key in (("dense GEMM, same FLOPs", "dense_gemm_ms"), ("torch._grouped_mm", "grouped_mm_ms"),
+                       ("PyTorch", "benchmark_off_ms")):
+        assert f"{title} {r.torch[key] * 1e3:.3g} µs" in legend
+    lines = {round(s.y0, 6) for s in fig.layout.shapes if s.type == "line" and s.y0 == s.y1}
+    assert round(r.torch["dense_gemm_ms"] * 1e3, 6) in lines
+    roof = plots.roofline(r)
+    assert {"dense GEMM, same FLOPs", "torch._grouped_mm"} <= {t.name for t in roof.data}
