@@ -24,8 +24,11 @@ And those of issue 27 (``--issue27`` runs only these), in fresh processes with t
   rmsnorm bf16 4096x4096 inference, layernorm bf16 training 12608x1024, matmul bf16 4096x14336x4096 + bias + GELU and
   an FP8 e5m2 GEMM 2048x28672x8192, each in a fresh process with torch and CUDA up and an empty cache folder, without
   and with 8 warm helpers (``gpu/parallel_build.py``; the helpers are started before the clock, as a kernel that used
-  them before has them, and their start is printed beside); kernels, notes, baselines and roofline off. Target: all
-  plans of the rmsnorm problem within 5 s with them. ``--budget-s`` stops starting new problems after that long.
+  them before has them, and their start is printed beside); kernels, notes, baselines and roofline off. With helpers
+  the run uses the asynchronous prebuild (it builds the heuristics' pick itself while the helpers build the rest).
+  Targets: the first measured plan within 2 s of the call for every problem, all plans of the rmsnorm problem within
+  5 s, both with helpers. ``--budget-s`` stops starting new problems after that long; ``--parallel-with-only`` skips
+  the runs without helpers.
 
 Fresh processes share a Python bytecode folder (``PYTHONPYCACHEPREFIX``) that a first process (the tiny conv,
 roofline off: it fills neither the conv's nor the GEMM's plan cache nor their ceilings) fills, as any normal install
@@ -261,7 +264,7 @@ torch.zeros(1, device="cuda")
 torch.cuda.synchronize()
 import cudnn_lab as cl
 from cudnn_lab.gpu.device import device_info
-from cudnn_lab.gpu.parallel_build import parallel_prebuild, pool_for, pool_size
+from cudnn_lab.gpu.parallel_build import pool_for, pool_size
 spec = cl.spec_from_json(sys.argv[1])
 workers = int(sys.argv[2])
 options = cl.RunOptions(plans="all", baselines=False, roofline=False, kernels=False, notes=False,
@@ -284,11 +287,10 @@ class Rows:
         self.last = now
 rows = Rows()
 t0 = time.perf_counter()
-report = parallel_prebuild(spec, options, info) if workers else None
-t1 = time.perf_counter()
-r = cl.run(spec, options, progress=rows)
+r = cl.run(spec, options, progress=rows)  # with helpers: the asynchronous prebuild, inside the run
 t2 = time.perf_counter()
-print(json.dumps({"workers": workers, "helpers_start_s": helpers_start_s, "prebuild_s": t1 - t0,
+report = r.settings.get("parallel_build")
+print(json.dumps({"workers": workers, "helpers_start_s": helpers_start_s,
                   "first_s": None if rows.first is None else rows.first - t0,
                   "all_s": None if rows.last is None else rows.last - t0, "run_s": t2 - t0,
                   "plans": len(r.plans), "ran": len(r.ok),
@@ -322,27 +324,35 @@ def fresh_parallel(spec: cl.Spec, workers: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def issue27_parallel(fresh: dict, budget_s: float | None = None) -> None:
+#: Issue 27's targets with helpers: the first measured plan of every problem, all plans of the rmsnorm problem (s).
+FIRST_PLAN_TARGET_S = 2.0
+ALL_PLANS_TARGET_S = 5.0
+
+
+def issue27_parallel(fresh: dict, budget_s: float | None = None, with_only: bool = False) -> None:
     """Fill ``fresh["parallel"]`` with each problem's runs without and with parallel builds (a problem is not started
-    once ``budget_s`` seconds have gone)."""
+    once ``budget_s`` seconds have gone; ``with_only``: no run without helpers)."""
     t0 = time.perf_counter()
     fresh["parallel"] = done = {}
     for name, spec in PARALLEL_PROBLEMS.items():
         if budget_s is not None and time.perf_counter() - t0 > budget_s:
             print(f"parallel builds, {name}: not measured (--budget-s {budget_s:g} spent)", flush=True)
             continue
-        done[name] = pair = {"without": fresh_parallel(spec, 0), "with": fresh_parallel(spec, PARALLEL_WORKERS)}
-        same = pair["without"]["statuses"] == pair["with"]["statuses"]
+        pair = {} if with_only else {"without": fresh_parallel(spec, 0)}
+        done[name] = pair = {**pair, "with": fresh_parallel(spec, PARALLEL_WORKERS)}
         for how, r in pair.items():
             rep = r.get("report") or {}
             skipped = f" skipped: {rep['skipped']}" if rep.get("skipped") else ""
             helped = (f"; helpers: {rep.get('helpers')} built {rep.get('built')} plans in {rep.get('wall_s', 0):.2f} "
-                      f"s (serial {rep.get('serial_s', 0):.2f} s, saved {rep.get('saved_s', 0):.2f} s; their start "
-                      f"before the clock {r['helpers_start_s']:.2f} s){skipped}" if r["workers"] else "")
+                      f"s (serial {rep.get('serial_s', 0):.2f} s, saved {rep.get('saved_s', 0):.2f} s, the run "
+                      f"waited {rep.get('waited_s', 0):.2f} s; their start before the clock "
+                      f"{r['helpers_start_s']:.2f} s){skipped}" if r["workers"] else "")
             print(f"parallel builds, {name}, {how}: first plan {_s(r['first_s'])}, all plans {_s(r['all_s'])} "
                   f"({r['plans']} plans, {r['ran']} ran, {r['from_cache']} from cache{helped})\n    phase_s: "
                   f"{_phases(r)}", flush=True)
-        print(f"    same plans and statuses with and without: {same}", flush=True)
+        if "without" in pair:
+            print(f"    same plans and statuses with and without: "
+                  f"{pair['without']['statuses'] == pair['with']['statuses']}", flush=True)
 
 
 def _s(seconds: float | None) -> str:
@@ -400,14 +410,18 @@ def targets(rows: list[dict], fresh: dict, sweep: dict | None) -> list[tuple[str
         out.append(("FP8 8192^3 repeat in the same process", "<= 0.3 s", f"{fp8_warm['repeat_s']:.3f} s",
                     fp8_warm["repeat_s"] <= 0.3))
     for name, pair in (fresh.get("parallel") or {}).items():
-        a, b = pair["without"], pair["with"]
+        a, b = pair.get("without") or {}, pair["with"]
         target = name.startswith("rmsnorm")
+        same = f"; same statuses {a['statuses'] == b['statuses']}" if a else ""
+        out.append((f"{name}: first measured plan, torch up, cold caches, without -> with {PARALLEL_WORKERS} warm "
+                    f"helpers", f"<= {FIRST_PLAN_TARGET_S:g} s with",
+                    f"{_s(a.get('first_s'))} -> {_s(b['first_s'])} (async prebuild; the run waited "
+                    f"{_s((b.get('report') or {}).get('waited_s'))} for helpers)",
+                    b["first_s"] is not None and b["first_s"] <= FIRST_PLAN_TARGET_S))
         out.append((f"{name}: all plans, torch up, cold caches, without -> with {PARALLEL_WORKERS} warm helpers",
-                    "<= 5 s with" if target else "(info)",
-                    f"{_s(a['all_s'])} -> {_s(b['all_s'])} (first plan {_s(a['first_s'])} -> {_s(b['first_s'])}; "
-                    f"helpers' start {_s(b['helpers_start_s'])}; same statuses "
-                    f"{a['statuses'] == b['statuses']})",
-                    (b["all_s"] is not None and b["all_s"] <= 5.0) if target else None))
+                    f"<= {ALL_PLANS_TARGET_S:g} s with" if target else "(info)",
+                    f"{_s(a.get('all_s'))} -> {_s(b['all_s'])} (helpers' start {_s(b['helpers_start_s'])}{same})",
+                    (b["all_s"] is not None and b["all_s"] <= ALL_PLANS_TARGET_S) if target else None))
     if plain and kcache:
         speedup = plain["sweep_s"] / kcache["sweep_s"] if kcache["sweep_s"] > 0 else float("nan")
         out.append(("6-shape GEMM sweep (n varied), kernel cache on vs off", ">= 2x",
@@ -459,6 +473,8 @@ def main() -> None:
                         "with and without cuDNN's kernel cache ('sweep'); parallel plan builds ('parallel'); default "
                         "all")
     parser.add_argument("--budget-s", type=float, help="issue 27 parallel part: start no new problem after this long")
+    parser.add_argument("--parallel-with-only", action="store_true",
+                        help="issue 27 parallel part: only the runs with helpers (none without)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="fresh processes compile Python as they find it (no shared PYTHONPYCACHEPREFIX)")
     args = parser.parse_args()
@@ -468,7 +484,7 @@ def main() -> None:
     os.environ.pop(cache_dir.ENV_OFF, None)
     fresh: dict = {}
     if args.issue27 in ("all", "parallel"):
-        issue27_parallel(fresh, args.budget_s)
+        issue27_parallel(fresh, args.budget_s, args.parallel_with_only)
     if args.issue27 and args.issue27 != "parallel":
         issue27(fresh, args.issue27)
     if args.issue27:

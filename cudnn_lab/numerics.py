@@ -10,6 +10,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .errors import SpecError
+from .specs import spec_classes
+from .specs.fp8 import Fp8Operands
+from .specs.tolerance import CUDNN_SOURCE, TORCH_SOURCE, ToleranceBand
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -20,21 +23,7 @@ __all__ = ["ToleranceBand", "TOLERANCES", "TOLERANCES_BY_OP", "FP8_GEMM_BANDS", 
            "REL_FLOOR", "ErrorMetrics", "compare", "tf32_note"]
 
 
-@dataclasses.dataclass(frozen=True)
-class ToleranceBand:
-    """An element passes when |actual - expected| <= atol + rtol * |expected| (torch.testing's rule)."""
-
-    rtol: float
-    atol: float
-    source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict."""
-        return dataclasses.asdict(self)
-
-
-_TORCH = "torch.testing.assert_close default"
-_CUDNN = "cuDNN frontend's test tolerance"
+_TORCH, _CUDNN = TORCH_SOURCE, CUDNN_SOURCE
 
 #: Two bands per dtype: ``'torch'`` is torch.testing.assert_close's default (strict: it expects the same
 #: algorithm), ``'cudnn'`` the looser band cuDNN's own tests accept for a single op. cuDNN's "fp32" engines may run
@@ -50,18 +39,6 @@ TOLERANCES: dict[str, dict[str, ToleranceBand]] = {
     "fp64": {"torch": ToleranceBand(1e-7, 1e-7, _TORCH), "cudnn": ToleranceBand(1e-7, 1e-7, _CUDNN)},
 }
 
-#: Per-op replacements of a dtype's bands where cuDNN's own tests of that op accept a looser one. SDPA rounds the
-#: softmax P and its gradient dS to fp16/bf16 before the second GEMMs, so sums over many rows (dV of the first keys
-#: under a causal mask, GQA's summed dK/dV) carry errors near 1e-2 in bf16; PyTorch's flash attention shows the same.
-TOLERANCES_BY_OP: dict[str, dict[str, dict[str, ToleranceBand]]] = {
-    "sdpa": {d: {"cudnn": ToleranceBand(2e-2, 2e-2, _CUDNN + " for SDPA")} for d in ("fp16", "bf16")},
-}
-# A standalone reduction (ReductionSpec) reads x exactly and accumulates and writes float32 whatever x's dtype, so
-# its bands are float32's: an fp16 band would pass a sum off by 0.5% (measured: rel. L2 <= 6e-7, max/min exact).
-TOLERANCES_BY_OP["reduction"] = {d: {"torch": ToleranceBand(1.3e-6, 1e-5, _TORCH + " for fp32 (the output's type)"),
-                                      "cudnn": ToleranceBand(1e-3, 1e-3, _CUDNN + " for fp32 (the output's type)")}
-                                  for d in ("fp16", "bf16")}
-
 # FP8. An FP8 kernel is compared with a float64 reference computed from the same FP8 values (quantization is
 # reported apart), so its error is the accumulation's and the output's rounding. cuDNN's own FP8 matmul and conv
 # samples check no numbers: the second band of an FP8 GEMM or convolution is PyTorch's, from test_matmul_cuda.py
@@ -76,18 +53,16 @@ FP8_GEMM_BANDS: dict[str, dict[str, ToleranceBand]] = {
     "fp32": {"torch": ToleranceBand(1.3e-6, 1e-5, _TORCH + " for the fp32 output"),
              "cudnn": ToleranceBand(3e-3, 3e-3, _SCALED_MM)},
 }
-# FP8 attention, outputs dequantized: cuDNN's test/python/sdpa/fp8.py accepts atol 0.08, rtol 0.2 for O and atol
-# 0.04, rtol 0.2 for dQ, dK, dV. torch.testing compares FP8 exactly, which a float64 reference never meets: the first
-# band is one rounding step of the output's FP8 format (2 x its unit roundoff, as rtol and atol).
-_SDPA_FP8 = _CUDNN + " for FP8 SDPA (test/python/sdpa/fp8.py)"
-for _dt, _step in (("fp8_e4m3", 2.0**-3), ("fp8_e5m2", 2.0**-2)):
+for _dt in ("fp8_e4m3", "fp8_e5m2"):
     TOLERANCES[_dt] = FP8_GEMM_BANDS["bf16"]  # what plots show per dtype: the GEMM's default bf16 output
-    TOLERANCES_BY_OP.setdefault("sdpa", {})[_dt] = {
-        "torch": ToleranceBand(_step, _step, f"one rounding step of {_dt} (2 x its unit roundoff)"),
-        "cudnn": ToleranceBand(0.2, 0.08, _SDPA_FP8 + ", forward")}
-    TOLERANCES_BY_OP.setdefault("sdpa_bwd", {})[_dt] = {
-        "torch": ToleranceBand(_step, _step, f"one rounding step of {_dt} (2 x its unit roundoff)"),
-        "cudnn": ToleranceBand(0.2, 0.04, _SDPA_FP8 + ", backward")}
+
+#: Per-op replacements of a dtype's bands, band key (an op, or a variant such as 'sdpa_bwd') -> dtype -> bands:
+#: derived from each family's ``Spec.tolerances`` (the family owns why its op takes a looser band).
+TOLERANCES_BY_OP: dict[str, dict[str, dict[str, ToleranceBand]]] = {
+    key: {dt: dict(bands) for dt, bands in by_dtype.items()}
+    for cls in spec_classes().values() for key, by_dtype in cls.tolerances.items()}
+#: The families whose FP8 bands follow the output dtype (FP8_GEMM_BANDS): the FP8 GEMMs and convolutions.
+_FP8_GEMM_OPS = frozenset(op for op, cls in spec_classes().items() if issubclass(cls, Fp8Operands))
 
 
 def tolerance_bands(dtype: str, op: str | None = None, out_dtype: str | None = None) -> dict[str, ToleranceBand]:
@@ -95,23 +70,16 @@ def tolerance_bands(dtype: str, op: str | None = None, out_dtype: str | None = N
 
     An FP8 GEMM or convolution (``dtype`` FP8, ``op`` matmul or conv) takes the bands of its ``out_dtype``
     (FP8_GEMM_BANDS); FP8 attention its own (op 'sdpa', or 'sdpa_bwd' for the backward)."""
-    if dtype in ("fp8_e4m3", "fp8_e5m2") and op in ("matmul", "conv") and out_dtype in FP8_GEMM_BANDS:
+    if dtype in ("fp8_e4m3", "fp8_e5m2") and op in _FP8_GEMM_OPS and out_dtype in FP8_GEMM_BANDS:
         return dict(FP8_GEMM_BANDS[out_dtype])
     by_op = TOLERANCES_BY_OP.get(op or "", {}).get(dtype, {})
-    if op == "sdpa_bwd" and not by_op:
-        by_op = TOLERANCES_BY_OP["sdpa"].get(dtype, {})
     return {**TOLERANCES[dtype], **by_op}
 
 
-def band_args(spec: Any) -> dict[str, Any]:
+def band_args(spec: Spec) -> dict[str, Any]:
     """The keywords :func:`compare` takes for ``spec``'s outputs: its dtype, op ('sdpa_bwd' for an attention
     backward) and, for FP8, the output dtype that picks the bands."""
-    op = spec.op
-    if op == "sdpa" and getattr(spec, "direction", "") == "bwd":
-        op = "sdpa_bwd"
-    out = getattr(spec, "c_dtype", None) or (getattr(spec, "out_dtype", None) if getattr(spec, "fp8", False)
-                                             else None)
-    return {"dtype": spec.dtype, "op": op, "out_dtype": out}
+    return spec.tolerance_args()
 
 
 #: max_rel divides by |expected| + REL_FLOOR: an exact zero in the reference then gives a large but finite
@@ -241,7 +209,7 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, dtype: str, op: str | 
 
 def tf32_note(spec: Spec | str) -> str | None:
     """A plain-words note on TF32 when the problem is fp32 (else None): why fp32 errors near 1e-4 are not a bug."""
-    dtype = spec if isinstance(spec, str) else getattr(spec, "dtype", None)
+    dtype = spec if isinstance(spec, str) else spec.tolerance_args()["dtype"]
     if dtype != "fp32":
         return None
     import torch

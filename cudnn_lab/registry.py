@@ -28,6 +28,12 @@ class FamilyRegistry(Generic[T]):
     def __init__(self, what: str) -> None:
         self.what = what
         self._items: dict[type, T] = {}
+        self._default: tuple[T, FamilyRegistry[Any]] | None = None
+
+    def set_default(self, item: T, families: FamilyRegistry[Any]) -> None:
+        """``item`` for every family registered in ``families`` that registers none of its own here (the frontend
+        graph's drawing for a family with a recipe), so such a family needs no entry of its own."""
+        self._default = (item, families)
 
     def register(self, spec_cls: type) -> Callable[[T], T]:
         """Decorator: ``@REG.register(ConvSpec)`` over the implementation for that family."""
@@ -48,6 +54,8 @@ class FamilyRegistry(Generic[T]):
         for base in cls.__mro__:
             if base in self._items:
                 return self._items[base]
+        if self._default is not None and cls in self._default[1]:
+            return self._default[0]
         return None
 
     def __getitem__(self, spec_or_cls: Any) -> T:
@@ -69,4 +77,6 @@ class FamilyRegistry(Generic[T]):
         return iter(self._items)
 
     def names(self) -> list[str]:
-        return sorted(c.__name__ for c in self._items)
+        """The families that have an item here (their own, or the default)."""
+        defaulted = self._default[1].names() if self._default is not None else []
+        return sorted({*(c.__name__ for c in self._items), *defaulted})

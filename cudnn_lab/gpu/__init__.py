@@ -5,7 +5,7 @@ It returns plain records (:func:`~cudnn_lab.gpu.runner.run_records`); ``cudnn_la
 frontend graph for every spec; the classic API for pooling, softmax, activations, tensor transforms and RNNs.
 """
 
-from . import classic_ops, classic_pool, classic_rnn, frontend  # noqa: F401 - register the plan sources
+from . import classic, frontend  # noqa: F401 - register the plan sources
 from .runner import run_records
 
 __all__ = ["run_records"]

@@ -29,7 +29,7 @@ def _version(value: Any) -> str:
 
 def unmet_requirements(spec: Spec, info: dict[str, Any]) -> list[str]:
     """Sentences naming each of ``spec.gpu_requirements()`` this GPU (``device_info``) or its cuDNN does not meet."""
-    reqs = getattr(spec, "gpu_requirements", lambda: ())()
+    reqs = spec.gpu_requirements()
     version = int(info.get("cudnn_backend") or 0)
     return [msg for req in reqs if (msg := unmet(req, _cc(info), version)) is not None]
 

@@ -14,6 +14,12 @@ same identity and keys, same rule for what is stored. The run proper then loads 
 each against the reference before its time is shown, as it does for any cached plan. A helper that dies, hangs past
 the per-plan deadline, lists other plans or cannot build a plan is left out: those plans are built in the run's own
 process as usual, one warning says so, and the pool starts a new helper next time.
+
+A run uses the asynchronous form (:func:`start_prebuild`, :class:`AsyncPrebuild`): the helpers list the plans and build
+their round-robin shares of every plan but the heuristics' pick (which the run builds itself at once) in one message
+each, while the run makes its inputs and reference and builds, checks and times the pick; for each later plan the run
+waits for its helper (:meth:`AsyncPrebuild.wait`), then loads it from the plan cache, or builds it itself where the
+helper failed or ran out of time. :func:`prebuild` (blocking, every plan) stays for comparison.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares", "pool_size", "prebuild",
-           "parallel_prebuild", "PLAN_DEADLINE_S", "START_DEADLINE_S"]
+           "parallel_prebuild", "AsyncPrebuild", "start_prebuild", "parallel_prebuild_async", "PLAN_DEADLINE_S",
+           "START_DEADLINE_S"]
 
 #: A helper that has not answered for this long while building one plan (or listing the plans) is killed; its
 #: remaining plans are built in the run's process.
@@ -50,6 +57,7 @@ STATUSES: dict[str, str] = {
                   "builds it",
     "failed": "the helper could not build it: the run builds it (and records cuDNN's reason if it fails there too)",
     "missed": "its helper died, hung or was left out before reaching it: the run builds it",
+    "left": "left to the run: the heuristics' pick, which the run builds itself at once while helpers build the rest",
 }
 #: Identity fields a helper must share with the run's process (else its plans would go under other keys).
 _IDENTITY_FIELDS = ("gpu", "compute_capability", "cudnn_backend", "cudnn_frontend")
@@ -83,6 +91,8 @@ class BuildReport:
     start_s: float = 0.0
     problems: tuple[str, ...] = ()
     skipped: str = ""
+    #: seconds the run spent waiting for helpers' plans (asynchronous prebuild)
+    waited_s: float = 0.0
 
     @property
     def built(self) -> int:
@@ -104,6 +114,7 @@ class BuildReport:
         return {"workers": self.workers, "helpers": self.helpers, "built": self.built,
                 "wall_s": round(self.wall_s, 4), "start_s": round(self.start_s, 4),
                 "serial_s": round(self.serial_s, 4), "saved_s": round(self.saved_s, 4),
+                "waited_s": round(self.waited_s, 4),
                 "plans": [dataclasses.asdict(p) for p in self.plans], "problems": list(self.problems),
                 **({"skipped": self.skipped} if self.skipped else {})}
 
@@ -495,6 +506,19 @@ def parallel_prebuild(spec: Any, options: Any, info: dict[str, Any],
     workers = options.parallel_builds
     if not workers:
         return None
+    key, why = _skip_reason(spec, options, plans)
+    if why:
+        return {"workers": int(workers), "helpers": 0, "built": 0, "skipped": why}
+    report = prebuild(spec, options, int(workers), info=info, plans=plans)
+    if report.built:
+        _DONE.add(key)
+    return report.to_dict()
+
+
+def _skip_reason(spec: Any, options: Any, plans: Sequence[str] | None,
+                 all_plans: bool = False) -> tuple[tuple[Any, ...], str]:
+    """The graph's key in :data:`_DONE` and why helpers cannot help this run ("" where they can); NoGPUError without
+    a usable GPU. ``all_plans``: the run builds more than the pick only with ``plans='all'``."""
     from .. import cache_dir
     from .frontend import graph_plans
     from .plans import PLAN_SOURCES
@@ -508,14 +532,249 @@ def parallel_prebuild(spec: Any, options: Any, info: dict[str, Any],
            else "plan_cache=False: helpers hand plans over through the plan cache" if not options.plan_cache
            else f"the plan cache is off ({cache_dir.disabled_reason() or 'CUDNN_LAB_NO_CACHE'})"
            if not cache_dir.cache_enabled()
+           else "plans='heuristic' builds only the heuristics' pick, in the run's own process"
+           if all_plans and options.plans != "all"
            else "this graph's plans were handed over earlier in this process" if key in _DONE
            else "no plans to build" if plans is not None and not plans else "")
+    return key, why
+
+
+# ------------------------------------------------------------------------------------------------ asynchronous
+
+class AsyncPrebuild:
+    """Helpers building a graph's plans while the run goes on: a thread starts them and reads their answers; the
+    run asks plan by plan (:meth:`wait`) and for the report at its end (:meth:`report`). The first ``leave`` plans
+    (the heuristics' pick) are left to the run; helper ``slot`` of ``n`` builds plans ``leave + slot::n``."""
+
+    def __init__(self, spec: Any, options: Any, workers: int, *, info: dict[str, Any] | None = None,
+                 plans: Sequence[str] | None = None, leave: int = 1, pool: HelperPool | None = None,
+                 deadline_s: float = PLAN_DEADLINE_S, cores: int | None = None, key: tuple[Any, ...] | None = None
+                 ) -> None:
+        self.t0 = time.perf_counter()
+        #: perf_counter when every helper had finished (None: still building)
+        self.ended_at: float | None = None
+        self.workers, self.leave, self.deadline_s = int(workers), max(0, int(leave)), float(deadline_s)
+        self.max_plans = options.max_plans
+        self._cond = threading.Condition()
+        cut = list(plans) if plans is not None else None
+        self._ref: list[str] | None = cut[:self.max_plans] if cut is not None and self.max_plans else cut
+        self._slots: int | None = None
+        self._slot_helper: dict[int, int] = {}  # slot -> helper index
+        self._dead: set[int] = set()  # slots whose helper is gone or left out
+        self._outcome: dict[str, PlanBuild] = {}
+        self._problems: list[str] = []
+        self._helpers = 0
+        self._start_s = 0.0
+        self._waited = 0.0
+        self._finished = False
+        self._warned = False
+        self._key = key
+        self._thread = threading.Thread(target=self._drive, name="cudnn_lab-prebuild", daemon=True,
+                                        args=(spec, options, info, pool or pool_for(options.device), cores))
+        self._thread.start()
+
+    # ---------------------------------------------------------------- the run's side
+
+    @property
+    def finished(self) -> bool:
+        """Every helper has finished, died or been cut off."""
+        return self._finished
+
+    def wait(self, name: str, timeout: float | None = None) -> PlanBuild | None:
+        """Wait until ``name``'s helper has answered for it (at most ``timeout`` s); its :class:`PlanBuild`, or None
+        at once for a plan no helper has (the pick, a plan the helpers did not list) and after a timeout (the run
+        then builds it itself; said once in the report)."""
+        t = time.perf_counter()
+        with self._cond:
+            def ready() -> bool:
+                return (self._finished or name in self._outcome
+                        or (self._ref is not None and name not in self._ref[self.leave:]))
+
+            ok = self._cond.wait_for(ready, timeout)
+            self._waited += time.perf_counter() - t
+            if name in self._outcome:
+                return self._outcome[name]
+            if not ok:
+                self._problems.append(f"the run waited {timeout:g} s for {name} and built it itself")
+            return None
+
+    def report(self, timeout: float | None = None) -> BuildReport:
+        """The prebuild's report (waits up to ``timeout`` s for the helpers to finish; plans still building then are
+        'missed'); the one warning about trouble is given here, in the caller's thread."""
+        self._thread.join(timeout)
+        with self._cond:
+            ref = self._ref or []
+            plans = tuple(self._outcome.get(p) or PlanBuild(p, -1, "left" if i < self.leave else "missed",
+                                                            error="" if self._finished or i < self.leave
+                                                            else "still building when the run ended")
+                          for i, p in enumerate(ref))
+            problems = list(self._problems)
+            if not self._finished:
+                problems.append("the helpers were still building when the run ended")
+            report = BuildReport(workers=self.workers, helpers=self._helpers, plans=plans,
+                                 wall_s=(self.ended_at or time.perf_counter()) - self.t0, start_s=self._start_s,
+                                 problems=tuple(problems), waited_s=self._waited)
+            warn = not self._warned and (bool(problems) or any(b.status in ("failed", "missed") for b in plans))
+            self._warned = self._warned or warn
+        if warn:
+            _warn(report)
+        return report
+
+    # ---------------------------------------------------------------- the helpers' side (the thread)
+
+    def _drive(self, spec: Any, options: Any, info: dict[str, Any] | None, pool: HelperPool,
+               cores: int | None) -> None:
+        """Start the helpers, send each its share and read their answers until all are done (the thread's body)."""
+        from .. import cache_dir
+
+        helpers: list[Helper] = []
+        try:
+            wanted = max(0, len(self._ref) - self.leave) if self._ref is not None else self.workers
+            n = pool_size(self.workers, wanted, cores)
+            if n == 0:
+                return
+            with pool.lock:
+                ready, start_s, problems = pool.ensure(n)
+                with self._cond:
+                    self._start_s = start_s
+                    self._problems += problems
+                for h in ready:
+                    theirs = _identity_fields((h.ready or {}).get("info") or {})
+                    if info is not None and theirs != _identity_fields(info):
+                        with self._cond:
+                            self._problems.append(f"helper {h.index} runs on another GPU or cuDNN ({theirs}): left out")
+                    else:
+                        helpers.append(h)
+                query = {"cmd": "share", "spec": spec.to_dict(), "modes": list(options.heuristics),
+                         "sm_count": options.sm_count, "cache_root": str(cache_dir.cache_root()), "info": info,
+                         "leave": self.leave, "max_plans": self.max_plans, "slots": len(helpers)}
+                with self._cond:
+                    self._slots, self._helpers = len(helpers), len(helpers)
+                    self._slot_helper = {slot: h.index for slot, h in enumerate(helpers)}
+                slot_of = {h.index: slot for slot, h in enumerate(helpers)}
+                sent = []
+                for slot, h in enumerate(helpers):
+                    if h.send({**query, "slot": slot}):
+                        sent.append(h)
+                    else:
+                        self._fail(slot, f"helper {h.index} is gone")
+                self._read(sent, slot_of)
+        except Exception as e:  # noqa: BLE001 - the run goes on without help
+            with self._cond:
+                self._problems.append(f"the helpers' thread failed: {type(e).__name__}: {' '.join(str(e).split())}")
+        finally:
+            self._end()
+
+    def _fail(self, slot: int, problem: str = "") -> None:
+        """Slot ``slot``'s helper builds nothing more: its plans without an answer are 'missed' (the run builds
+        them)."""
+        with self._cond:
+            if problem:
+                self._problems.append(problem)
+            self._dead.add(slot)
+            self._mark_dead()
+            self._cond.notify_all()
+
+    def _owner(self, i: int) -> int:
+        """The slot of plan ``i`` of the list (``i >= leave``)."""
+        return (i - self.leave) % (self._slots or 1)
+
+    def _mark_dead(self) -> None:
+        """(Holding the lock.) Plans of dead slots still without an answer become 'missed'."""
+        if self._ref is None or not self._slots:
+            return
+        for i, p in enumerate(self._ref):
+            if i >= self.leave and p not in self._outcome and self._owner(i) in self._dead:
+                self._outcome[p] = PlanBuild(p, self._slot_helper.get(self._owner(i), -1), "missed")
+
+    def _read(self, helpers: list[Helper], slot_of: dict[int, int]) -> None:
+        """Read every helper's listing and per-plan answers until each is done, dies, disagrees or times out."""
+        listed: set[int] = set()
+        finished: set[int] = set()
+        left_out: list[Helper] = []
+
+        def handle(h: Helper, message: dict[str, Any]) -> bool:
+            slot = slot_of[h.index]
+            with self._cond:
+                if h.index not in listed:
+                    if not isinstance(message.get("plans"), list):
+                        if "error" not in message:
+                            return False
+                        listed.add(h.index)
+                        finished.add(h.index)
+                        self._problems.append(_trouble(h, message, self.deadline_s, "listing the plans"))
+                        self._dead.add(slot)
+                        self._mark_dead()
+                        self._cond.notify_all()
+                        return True
+                    listed.add(h.index)
+                    names = [str(p) for p in message["plans"]]
+                    names = names[:self.max_plans] if self.max_plans else names
+                    if self._ref is None:
+                        self._ref = names
+                        self._mark_dead()
+                    elif names != self._ref:
+                        self._problems.append(f"helper {h.index} proposed other plans ({len(names)} plans, not the "
+                                              f"run's {len(self._ref)}): left out")
+                        left_out.append(h)  # killed after the pump: what it builds now goes under its own keys
+                        finished.add(h.index)
+                        self._dead.add(slot)
+                        self._mark_dead()
+                    self._cond.notify_all()
+                    return h.index in finished
+                if message.get("done"):
+                    finished.add(h.index)
+                    return True
+                plan = message.get("plan")
+                if plan in (self._ref or []) and plan not in self._outcome:
+                    status, ms = str(message.get("status")), message.get("build_ms")
+                    self._outcome[str(plan)] = PlanBuild(str(plan), h.index, status if status in STATUSES else "failed",
+                                                         float(ms) if isinstance(ms, (int, float)) else None,
+                                                         str(message.get("error") or "")[:300])
+                    self._cond.notify_all()
+                return False
+
+        timed_out = _pump(helpers, self.deadline_s, handle)
+        for h in left_out:
+            h.kill()
+        for h in helpers:
+            if h.index not in finished:
+                doing = "building its plans" if h.index in listed else "listing the plans"
+                self._fail(slot_of[h.index], _trouble(h, "timeout" if h.index in timed_out else None,
+                                                      self.deadline_s, doing))
+
+    def _end(self) -> None:
+        """Every plan without an answer is 'missed'; wake the run; remember a graph whose plans were handed over."""
+        with self._cond:
+            for i, p in enumerate(self._ref or []):
+                if i >= self.leave and p not in self._outcome:
+                    self._outcome[p] = PlanBuild(p, self._slot_helper.get(self._owner(i), -1), "missed")
+            self._finished = True
+            self.ended_at = time.perf_counter()
+            if self._key is not None and any(b.status == "stored" for b in self._outcome.values()):
+                _DONE.add(self._key)
+            self._cond.notify_all()
+
+
+def start_prebuild(spec: Any, options: Any, workers: int, **kwargs: Any) -> AsyncPrebuild:
+    """Start helpers building ``spec``'s plans (all but the first ``leave``, default 1) and return at once; keyword
+    arguments as :class:`AsyncPrebuild`."""
+    return AsyncPrebuild(spec, options, workers, **kwargs)
+
+
+def parallel_prebuild_async(spec: Any, options: Any, info: dict[str, Any],
+                            plans: Sequence[str] | None = None) -> AsyncPrebuild | dict[str, Any] | None:
+    """What a run calls before making its session: None when ``options.parallel_builds`` is off; NoGPUError without
+    a usable GPU (before any helper starts); ``{"skipped": why, ...}`` where helpers cannot help (as
+    :func:`parallel_prebuild`, and for ``plans='heuristic'``); else a started :class:`AsyncPrebuild` (the heuristics'
+    pick left to the run). ``plans``: the run's proposals in heuristic order where known (None: the helpers' list)."""
+    workers = options.parallel_builds
+    if not workers:
+        return None
+    key, why = _skip_reason(spec, options, plans, all_plans=True)
     if why:
         return {"workers": int(workers), "helpers": 0, "built": 0, "skipped": why}
-    report = prebuild(spec, options, int(workers), info=info, plans=plans)
-    if report.built:
-        _DONE.add(key)
-    return report.to_dict()
+    return start_prebuild(spec, options, int(workers), info=info, plans=plans, leave=1, key=key)
 
 
 # ------------------------------------------------------------------------------------------------ the helper
@@ -565,6 +824,19 @@ def serve(device: int, stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
                 say({"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"})
         elif query.get("cmd") == "build":
             for name in query.get("plans") or []:
+                say(_build_one(entries.get(name), name, cache))
+            say({"done": True})
+        elif query.get("cmd") == "share":  # list, then build this slot's round-robin share at once (AsyncPrebuild)
+            try:
+                entries, cache = _propose(query, handle, info)
+            except Exception as e:  # noqa: BLE001 - the run goes on without this helper
+                say({"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"})
+                continue
+            names = list(entries)[:query["max_plans"]] if query.get("max_plans") else list(entries)
+            slots, slot = int(query.get("slots") or 1), int(query.get("slot") or 0)
+            share = split_shares(names[int(query.get("leave") or 0):], slots)[slot] if slot < slots else []
+            say({"plans": names, "share": share})
+            for name in share:
                 say(_build_one(entries.get(name), name, cache))
             say({"done": True})
     return 0

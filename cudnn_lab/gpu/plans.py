@@ -2,7 +2,7 @@
 
 A plan source turns a spec into its list of plans (``PlanEntry``), in heuristic order. The cuDNN frontend graph is
 the source of every spec (``gpu/frontend.py``, registered for :class:`~cudnn_lab.specs.Spec`); a family that has no
-graph node registers its own source for its spec class (pooling: ``gpu/classic_pool.py``). A plan's build state
+graph node registers its own source for its spec class (pooling: ``gpu/classic/pool.py``). A plan's build state
 (built, build time, workspace) belongs to its session and lasts; what happened to it in one run is the runner's.
 """
 

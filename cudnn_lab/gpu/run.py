@@ -19,7 +19,7 @@ from ..specs import Spec
 from . import anatomy
 from .cache import RunCache
 from .execution import FrontendPlan, Phases, PlanRecord, finish_rows, measure_plan, plan_row
-from .parallel_build import parallel_prebuild
+from .parallel_build import PLAN_DEADLINE_S, AsyncPrebuild, parallel_prebuild_async
 from .plans import PlanEntry
 from .session import require_gpu, session
 from .timing import Timer, TimingOptions
@@ -51,6 +51,9 @@ class Run:
         self.torch_info: dict[str, Any] = {}
         #: what the parallel plan builds did (settings["parallel_build"]; None: not asked for)
         self.parallel_build: dict[str, Any] | None = None
+        #: helpers building the plans while the run goes on (None: not asked for, or skipped)
+        self.prebuild: AsyncPrebuild | None = None
+        self.waited_for_helpers = False  # a plan was waited for (else the end of the plans does not wait for them)
         self.kernel_cache: Any = None
         self.kernels_saved = False
         self.sess: Any = None
@@ -88,6 +91,13 @@ class Run:
         record per plan in heuristic order (``max_plans`` first ones), the plan cache and the timer."""
         options, info = self.options, self.info
         self.kernel_cache = kernels = _kernel_cache(options, info)
+        if options.parallel_builds:  # helpers start now: they list and build while the session makes its inputs
+            with self.phases("parallel_build"):
+                started = parallel_prebuild_async(self.spec, options, info)
+            if isinstance(started, AsyncPrebuild):
+                self.prebuild = started
+            else:
+                self.parallel_build = started
         sess = self.sess = session(self.spec, options.heuristics, device=options.device, seed=options.seed,
                                    check=options.check, sm_count=options.sm_count,
                                    kernel_cache=kernels.cache if kernels is not None else None)
@@ -100,9 +110,6 @@ class Run:
         self.cache = cache
         self.records = [PlanRecord(entry=e, rank=rank, plan=FrontendPlan(e, sess, cache))
                         for rank, e in enumerate(entries)]
-        if options.parallel_builds:  # helpers put the plans into the plan cache the builds below read
-            with self.phases("parallel_build"):
-                self.parallel_build = parallel_prebuild(self.spec, options, info, plans=[r.name for r in self.records])
         self.topts = TimingOptions.from_options(options)
         with self.phases("time"):
             self.timer = Timer(sess.stream, self.topts, graph_cache=sess.graphs)
@@ -110,7 +117,14 @@ class Run:
 
     def build(self, record: PlanRecord) -> bool:
         """Build one plan (loaded from the plan cache where it is kept; once per session) and make room for its
-        workspace: built, or build_failed with cuDNN's reason."""
+        workspace: built, or build_failed with cuDNN's reason. A plan handed to a helper is waited for first (then
+        loaded from the plan cache, or built here where the helper failed or ran out of time)."""
+        handed = self.prebuild
+        if (handed is not None and record.entry.built is None and record.rank is not None
+                and record.rank >= handed.leave):
+            self.waited_for_helpers = True
+            with self.phases("parallel_wait"):
+                handed.wait(record.name, timeout=PLAN_DEADLINE_S)
         with self.phases("build"):
             if record.plan is None or not record.plan.build():
                 record.status, record.error = "build_failed", record.plan.error if record.plan else ""
@@ -162,6 +176,7 @@ class Run:
                 yield self.preview(record)
                 if self.stop is not None and self.stop():
                     self.halt(f"stop asked after {i + 1} of {total} plans")
+        self.settle_prebuild(PLAN_DEADLINE_S if self.waited_for_helpers else 0.0)
         self.save_kernel_cache()
         self.refuse_empty_carve_out()
 
@@ -274,6 +289,12 @@ class Run:
         finish_rows([row], self.sess.loaded, self.info.get("cudnn_backend"))
         return row
 
+    def settle_prebuild(self, timeout: float) -> None:
+        """The helpers' report as ``settings["parallel_build"]`` (waiting up to ``timeout`` s for them to finish;
+        once per run)."""
+        if self.prebuild is not None and self.parallel_build is None:
+            self.parallel_build = self.prebuild.report(timeout).to_dict()
+
     def save_kernel_cache(self) -> None:
         """Keep what this run compiled in cuDNN's kernel cache, for later runs and processes (once per run)."""
         if self.kernel_cache is not None and self.sess.kernel_cache is not None and not self.kernels_saved:
@@ -321,6 +342,7 @@ class Run:
         """The run's plain records: rows, device, baseline, ceilings, settings (with ``partial`` and, when
         stopped, ``stopped``: why), warnings, histograms and the engine space."""
         t_records = time.perf_counter()
+        self.settle_prebuild(0.0)  # a stopped run does not wait for the helpers: their plans stay in the plan cache
         self.run_notes()
         rows, histograms = self.rows()
         partial = self.stopped is not None

@@ -1,6 +1,6 @@
 """Standalone activations and the cuDNN graph API: the graph API has them only as pointwise nodes fused after a
 conv or matmul (the kit's epilogues), so ``build_graph`` raises :class:`~.classic_call.ClassicOnlyError` and the
-drawing shows the classic ``cudnnActivationForward`` that ``cl.run`` times instead (``gpu/classic_ops.py``).
+drawing shows the classic ``cudnnActivationForward`` that ``cl.run`` times instead (``gpu/classic/ops.py``).
 Pure: no cudnn or torch import here.
 """
 

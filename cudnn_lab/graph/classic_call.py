@@ -37,16 +37,11 @@ class ClassicOnlyError(UnsupportedGraphError):
         RuntimeError.__init__(self, f"{spec.label()}: {summary}")
 
 
-def tensor_dtypes(spec: Spec) -> dict[str, str]:
-    rule = getattr(spec, "tensor_dtypes", None)
-    return rule() if rule is not None else {n: spec.dtype for n in spec.tensor_shapes()}
-
-
 def describe_call(spec: Spec, call: str, inputs: Mapping[str, str], outputs: Mapping[str, str],
                   params: Mapping[str, Any], *, kind: str = "classic cuDNN call (no graph API node)") -> dict[str, Any]:
     """One classic call as ``inspect()`` would show a one-node graph: its tensors (every tensor the spec names,
     with dims, strides and dtype as the call's descriptors say) and the call with its arguments."""
-    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), tensor_dtypes(spec)
+    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes()
     names = [*inputs.values(), *outputs.values()]
     tensors = {name: {"dim": list(shapes[name]), "stride": list(strides[name]),
                       "dtype": f"data_type.{CUDNN_DTYPES[dtypes[name]]}", "is_virtual": False, "uid": uid}

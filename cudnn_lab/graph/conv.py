@@ -6,9 +6,8 @@ from __future__ import annotations
 from ..specs import ConvSpec
 from ..specs.base import pair
 from .epilogue import epilogue_code, with_epilogue
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .families import RECIPES, REFERENCE_CODE
 from .fp8 import scaled_recipe, scaled_reference_code
-from .labgraph import frontend_drawing
 from .recipe import OpDecl, Recipe, TensorDecl, data_type
 
 #: The frontend's keywords for the two operands of each direction.
@@ -47,6 +46,3 @@ def reference_code(spec: ConvSpec) -> list[str]:
         lines = [f"y = torch.nn.grad.conv2d_weight(inputs['X'].double(), {list(spec.w_dims)}, "
                  f"inputs['DY'].double(), {geo})"]
     return [*lines, *epilogue_code(spec.epilogue), "return y"]
-
-
-DRAWINGS.add(ConvSpec, frontend_drawing)

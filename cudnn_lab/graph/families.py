@@ -2,7 +2,8 @@
 
 - :data:`RECIPES`: spec -> :class:`~cudnn_lab.graph.recipe.Recipe` (the tensors and frontend calls of its graph);
 - :data:`REFERENCE_CODE`: spec -> the body lines of the exported script's ``reference(inputs)``;
-- :data:`DRAWINGS`: spec -> its drawing (a ``SafeDigraph``): the frontend graph, or what runs instead.
+- :data:`DRAWINGS`: spec -> its drawing (a ``SafeDigraph``): by default (labgraph) the frontend graph of a family
+  with a recipe; a family that runs outside the graph API registers what runs instead.
 
 Adding a family: a module in this package that registers one of each for its spec class, imported by
 ``graph/__init__.py``.

@@ -18,8 +18,7 @@ from typing import Any
 from ..specs.base import pair
 from ..specs.fusion import ConvConcatSpec, ConvDgradReluSpec, ConvGenstatsSpec, ConvPrologueSpec, ConvReductionSpec
 from . import reduction as _reduction  # noqa: F401 - registers the standalone reduction family (graph/reduction.py)
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
-from .labgraph import frontend_drawing
+from .families import RECIPES, REFERENCE_CODE
 from .recipe import Enum, OpDecl, Recipe, TensorDecl, data_type
 
 _ConvFusion = ConvGenstatsSpec | ConvPrologueSpec | ConvReductionSpec | ConvConcatSpec | ConvDgradReluSpec
@@ -147,7 +146,3 @@ def dgrad_relu_code(spec: ConvDgradReluSpec) -> list[str]:
            f"dilation={list(pair(spec.dilation))}")
     return [f"y = torch.nn.grad.conv2d_input({list(spec.conv.x_dims)}, inputs['W'].double(), "
             f"inputs['DY'].double(), {geo})", "y = y * (inputs['X'] > 0)", "return y"]
-
-
-for _cls in (ConvGenstatsSpec, ConvPrologueSpec, ConvReductionSpec, ConvConcatSpec, ConvDgradReluSpec):
-    DRAWINGS.add(_cls, frontend_drawing)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..specs import Spec
 from .build import build_pygraph
-from .families import DRAWINGS, checked, recipe_for
+from .families import DRAWINGS, RECIPES, checked, recipe_for
 from .recipe import Recipe
 from .render import SafeDigraph, to_dot
 from .. import __version__
@@ -33,7 +33,7 @@ class LabGraph:
 
     def to_dot(self) -> SafeDigraph:
         """The drawing as a graphviz Digraph; shows as SVG in Jupyter, and still shows without ``dot``."""
-        return to_dot(self.inspect(), self.roles, title=self.spec.label(), axes=getattr(self.spec, "tensor_axes", None))
+        return to_dot(self.inspect(), self.roles, title=self.spec.label(), axes=self.spec.tensor_axes)
 
     def to_script(self) -> str:
         """A standalone script (cudnn + torch only) that rebuilds, runs and checks this graph."""
@@ -54,9 +54,19 @@ def build_graph(spec: Spec, *, handle: Any = None, graph_options: Mapping[str, A
     return LabGraph(checked(spec), handle, graph_options)
 
 
+@functools.lru_cache(maxsize=64)
+def viewed_graph(spec: Spec) -> LabGraph:
+    """``spec``'s graph built once (no handle) for the views that only read it: its drawing, script and node
+    details share it, so a change in the Lab builds one cuDNN graph. Never execute it: build_graph for that."""
+    return build_graph(spec)
+
+
 def frontend_drawing(spec: Spec) -> SafeDigraph:
     """The drawing of a family with a frontend graph: the graph itself, as ``inspect()`` describes it."""
-    return build_graph(spec).to_dot()
+    return viewed_graph(spec).to_dot()
+
+
+DRAWINGS.set_default(frontend_drawing, RECIPES)  # a family with a frontend graph is drawn as that graph
 
 
 def drawing(spec: Spec) -> SafeDigraph:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from ..specs import MatmulSpec
 from .epilogue import epilogue_code, with_epilogue
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
+from .families import RECIPES, REFERENCE_CODE
 from .fp8 import scaled_recipe, scaled_reference_code
-from .labgraph import frontend_drawing
 from .recipe import OpDecl, Recipe, TensorDecl, data_type
 
 
@@ -31,6 +30,3 @@ def reference_code(spec: MatmulSpec) -> list[str]:
         return scaled_reference_code("torch.matmul(a, b)", ("A", "B"))
     return ["y = torch.matmul(inputs['A'].double(), inputs['B'].double())", *epilogue_code(spec.epilogue),
             "return y"]
-
-
-DRAWINGS.add(MatmulSpec, frontend_drawing)

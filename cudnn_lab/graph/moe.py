@@ -8,8 +8,7 @@ which fold the router's permutation into the GEMM; the kit's MoE family is the g
 from __future__ import annotations
 
 from ..specs.moe import MoeSpec
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
-from .labgraph import frontend_drawing
+from .families import RECIPES, REFERENCE_CODE
 from .recipe import Enum, OpDecl, Recipe, TensorDecl, data_type
 
 #: The frontend's mode for a grouped GEMM over tokens already sorted by expert.
@@ -37,6 +36,3 @@ def reference_code(spec: MoeSpec) -> list[str]:
             "for e in range(w.shape[0]):",
             "    y[0, offsets[e]:offsets[e + 1]] = x[offsets[e]:offsets[e + 1]] @ w[e]",
             "return y"]
-
-
-DRAWINGS.add(MoeSpec, frontend_drawing)

@@ -10,8 +10,7 @@ Keywords as cuDNN frontend 1.32's pybind signatures name them (``python/pygraph/
 from __future__ import annotations
 
 from ..specs.norm import NormSpec
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
-from .labgraph import frontend_drawing
+from .families import RECIPES, REFERENCE_CODE
 from .recipe import Enum, OpDecl, Recipe, TensorDecl
 
 _FLOAT = (("compute_data_type", Enum("data_type.FLOAT")),)
@@ -117,6 +116,3 @@ def reference_code(spec: NormSpec) -> list[str]:
                   f"xhat = (x - mean) * torch.rsqrt(var + {spec.epsilon!r})"]
     lines += ["y = xhat * inputs['scale'].double() + inputs['bias'].double()", "return y"]
     return lines
-
-
-DRAWINGS.add(NormSpec, frontend_drawing)

@@ -3,7 +3,7 @@
 The cuDNN frontend 1.32 Python graph API cannot hold pooling: ``cudnn.pygraph`` has no pooling (``resample``)
 method, and a resample node loaded from graph JSON (:func:`resample_graph_json`) fails at
 ``build_operation_graph``. So ``build_graph(PoolSpec)`` raises :class:`PoolingHasNoGraphError`, ``cl.run(PoolSpec)``
-runs cuDNN's classic ``cudnnPoolingForward`` (``cudnn_lab/gpu/classic_pool.py``), and the registered drawing
+runs cuDNN's classic ``cudnnPoolingForward`` (``cudnn_lab/gpu/classic/pool.py``), and the registered drawing
 (:func:`to_dot`) shows that call. What was tried and found is in docs/FINDINGS.md. Pure: no cudnn or torch import.
 """
 
@@ -24,10 +24,6 @@ CLASSIC_POOLING_MODES: dict[str, tuple[str, int]] = {
     "max": ("CUDNN_POOLING_MAX", 0),
     "avg": ("CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING", 1),
     "avg_exclude_pad": ("CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING", 2),
-}
-CLASSIC_DATA_TYPES: dict[str, tuple[str, int]] = {
-    "fp32": ("CUDNN_DATA_FLOAT", 0), "fp64": ("CUDNN_DATA_DOUBLE", 1), "fp16": ("CUDNN_DATA_HALF", 2),
-    "bf16": ("CUDNN_DATA_BFLOAT16", 9),
 }
 #: ``cudnnNanPropagation_t``: a NaN under the window makes the max NaN, as PyTorch's max_pool2d does.
 CUDNN_PROPAGATE_NAN = ("CUDNN_PROPAGATE_NAN", 1)

@@ -7,8 +7,7 @@ reasons where none does). Pure: no cudnn import here.
 from __future__ import annotations
 
 from ..specs.reduction import ReductionSpec
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
-from .labgraph import frontend_drawing
+from .families import RECIPES, REFERENCE_CODE
 from .recipe import Enum, OpDecl, Recipe, TensorDecl, data_type
 
 #: PyTorch's float64 expression of each mode over ``{d}`` (the reduced dims), as the exported script writes it;
@@ -48,6 +47,3 @@ def recipe(spec: ReductionSpec) -> Recipe:
 def reference_code(spec: ReductionSpec) -> list[str]:
     """R in float64 from PyTorch's own reduction over the same dims."""
     return ["x = inputs['X'].double()", f"y = {torch_expression(spec)}", "return y"]
-
-
-DRAWINGS.add(ReductionSpec, frontend_drawing)

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from ..specs.attention_masks import alibi_slopes, packed_tokens
 from ..specs.sdpa import SdpaSpec
-from .families import DRAWINGS, RECIPES, REFERENCE_CODE
-from .labgraph import frontend_drawing
+from .families import RECIPES, REFERENCE_CODE
 from .recipe import Enum, OpDecl, Recipe, TensorDecl
 
 _FWD_PORTS = (("q", "Q"), ("k", "K"), ("v", "V"))
@@ -156,6 +155,3 @@ def reference_code(spec: SdpaSpec) -> list[str]:
         "return y",
     ]
     return lines
-
-
-DRAWINGS.add(SdpaSpec, frontend_drawing)

@@ -1,6 +1,6 @@
 """Softmax and the cuDNN graph API: no graph node (cuDNN fuses a softmax only inside SDPA), so ``build_graph``
 raises :class:`~.classic_call.ClassicOnlyError` and the drawing shows the classic ``cudnnSoftmaxForward`` that
-``cl.run`` times instead (``gpu/classic_ops.py``). Pure: no cudnn or torch import here.
+``cl.run`` times instead (``gpu/classic/ops.py``). Pure: no cudnn or torch import here.
 """
 
 from __future__ import annotations

@@ -59,14 +59,8 @@ def empty(dims: Sequence[int], strides: Sequence[int], dtype: str, device: Any) 
 
 def poisoned(spec: Spec, names: Iterable[str], device: Any) -> dict[str, torch.Tensor]:
     """The named tensors with the spec's dims, strides and dtypes, NaN-filled so an element never written shows."""
-    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), tensor_dtypes(spec)
+    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes()
     return {n: empty(shapes[n], strides[n], dtypes[n], device).fill_(math.nan) for n in names}
-
-
-def tensor_dtypes(spec: Spec) -> dict[str, str]:
-    """Each tensor's dtype: the spec's own rule where it has one (SDPA's Stats, a norm's statistics), else its dtype."""
-    rule = getattr(spec, "tensor_dtypes", None)
-    return rule() if rule is not None else {n: spec.dtype for n in spec.tensor_shapes()}
 
 
 def check_inputs(spec: Spec, inputs: Mapping[str, torch.Tensor], names: Sequence[str],
@@ -116,7 +110,7 @@ def check_host_memory(needed: int, what: str, *, share: float = HOST_MEMORY_SHAR
 
 def host_bytes(spec: Spec, names: Iterable[str], extra_per_element: int = 0) -> int:
     """Bytes of the named tensors in their own dtypes, plus ``extra_per_element`` bytes per element."""
-    shapes, dtypes = spec.tensor_shapes(), tensor_dtypes(spec)
+    shapes, dtypes = spec.tensor_shapes(), spec.tensor_dtypes()
     return sum(math.prod(shapes[n]) * (DTYPE_BYTES[dtypes[n]] + extra_per_element) for n in names)
 
 

@@ -296,7 +296,7 @@ def dispatch(plain: Reference, fp8: Reference) -> Reference:
             return None
 
         def call(spec: Any, *args: Any, **kwargs: Any) -> Any:
-            fn = getattr(fp8 if getattr(spec, "fp8", False) else plain, field)
+            fn = getattr(fp8 if spec.fp8 else plain, field)  # dispatch serves Fp8Operands families only
             return fn(spec, *args, **kwargs) if fn is not None else None
         call.__name__ = field
         return call

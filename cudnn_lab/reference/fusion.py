@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..specs.base import pair
 from ..specs.fusion import ConvConcatSpec, ConvDgradReluSpec, ConvGenstatsSpec, ConvPrologueSpec, ConvReductionSpec
 from . import reduction as _reduction  # noqa: F401 - registers the standalone reduction family (reference/reduction.py)
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, tensor_dtypes, uniform
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,7 +54,7 @@ def make_inputs(spec: Fusion, *, device: Any = "cpu", seed: int = 0) -> dict[str
     import torch
 
     spec = _check_spec(spec)
-    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), tensor_dtypes(spec)
+    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes()
     return {n: uniform(n, shapes[n], strides[n], dtypes[n], seed, *_range(spec, n)).to(torch.device(device))
             for n in spec.input_names()}
 

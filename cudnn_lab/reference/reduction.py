@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.reduction import ReductionSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, tensor_dtypes, uniform
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,7 +38,7 @@ def make_inputs(spec: ReductionSpec, *, device: Any = "cpu", seed: int = 0) -> d
     import torch
 
     spec = _spec(spec)
-    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), tensor_dtypes(spec)
+    shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes()
     x = uniform("X", shapes["X"], strides["X"], dtypes["X"], seed, *INPUT_RANGES[spec.mode])
     if spec.mode == "mul_no_zeros":
         flat = torch.arange(x.numel()).reshape(x.shape)

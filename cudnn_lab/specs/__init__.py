@@ -1,7 +1,7 @@
 """Pure, validated problem descriptions: what tests, the CLI, notebooks and widgets share.
 
-One module per op family; each spec class registers itself by its ``op`` when defined, so the import order below
-is the order menus list the families (:func:`spec_classes`). Nothing here imports torch, cudnn, plotly or
+One module per op family; each spec class registers itself by its ``op`` when defined, and its ``menu_order`` is
+where menus list it (:func:`spec_classes`). Nothing here imports torch, cudnn, plotly or
 ipywidgets.
 """
 
@@ -9,9 +9,9 @@ from .base import DTYPE_BYTES, DTYPES, LAYOUTS, Spec, spec_classes, spec_from_di
 from .conv import DIRECTIONS, ConvSpec
 from .matmul import MatmulSpec
 from .sdpa import SdpaSpec
-from .norm import NormSpec  # the import order is the families' menu order
+from .norm import NormSpec
 from .pool import POOL_MODES, PoolSpec
-from .moe import MoeSpec  # the first family after the five classics: tests/specs/test_form_rules.py
+from .moe import MoeSpec
 from .softmax import SoftmaxSpec
 from .activation import ActivationSpec
 from .transform import TransformSpec

@@ -1,7 +1,7 @@
 """Activations as ops of their own: cuDNN's classic ``cudnnActivationForward`` over x [n, c, h, w].
 
 The graph API offers these as pointwise nodes fused after a conv or matmul (the epilogues); standing alone they run
-through the classic call (``gpu/classic_ops.py``). Pure: no torch or cudnn here.
+through the classic call (``gpu/classic/ops.py``). Pure: no torch or cudnn here.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class ActivationSpec(Tensor4dSpec):
     with an :class:`IgnoredFieldWarning` naming it, and ``replace(mode=...)`` to such a mode drops it quietly."""
 
     op: ClassVar[str] = "activation"
+    menu_order: ClassVar[int] = 80
     title: ClassVar[str] = "activation"
     description: ClassVar[str] = ("activations: ActivationSpec (ReLU, sigmoid, tanh, clipped ReLU, ELU, swish; "
                                   "classic call)")

@@ -8,9 +8,13 @@ import json
 import math
 import operator
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..errors import SpecError, shorten
+from .tolerance import ToleranceBand
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .fp8 import GpuRequirement
 
 DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
 LAYOUTS: tuple[str, ...] = ("NCHW", "NHWC")
@@ -120,6 +124,16 @@ class Spec:
     title: ClassVar[str] = ""
     description: ClassVar[str] = ""
     field_order: ClassVar[tuple[str, ...]] = ()
+    #: Where the family sits in the Lab's menu, lowest first (unique among families): spec_classes() sorts by it.
+    menu_order: ClassVar[int] = 0
+    #: The letters naming the logical dims of the main tensors (SDPA: 'BHSD') for the drawing's layout text; None:
+    #: the layout's own letters.
+    tensor_axes: ClassVar[str | None] = None
+    #: The field a sweep panel proposes as its first axis and, optionally, its second; empty: the first field.
+    sweep_axes: ClassVar[tuple[str, ...]] = ()
+    #: Replacements of the dtype's tolerance bands where cuDNN's own tests of the op accept looser ones: band key
+    #: (the op, or a variant :meth:`tolerance_args` names) -> dtype -> band name -> band (numerics applies them).
+    tolerances: ClassVar[Mapping[str, Mapping[str, Mapping[str, ToleranceBand]]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -209,6 +223,43 @@ class Spec:
         """Logical dims of every tensor the graph reads or writes, by name."""
         raise NotImplementedError
 
+    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
+        """Strides of every tensor of :meth:`tensor_shapes` as the graph declares them (its layout), by name."""
+        raise NotImplementedError
+
+    def tensor_dtypes(self) -> dict[str, str]:
+        """Each tensor's dtype, by name: the spec's ``dtype`` unless the family says otherwise (statistics, FP8)."""
+        dtype: str = self.dtype  # type: ignore[attr-defined]  # every family has a dtype field
+        return {n: dtype for n in self.tensor_shapes()}
+
+    def io_names(self) -> tuple[tuple[str, ...], str]:
+        """(every input the graph reads, its main output): a family gives this, or input_names and output_names."""
+        cls = type(self)
+        if cls.input_names is Spec.input_names or cls.output_names is Spec.output_names:
+            raise NotImplementedError(f"{cls.__name__} gives io_names(), or input_names() and output_names()")
+        return self.input_names(), self.output_names()[0]
+
+    def input_names(self) -> tuple[str, ...]:
+        """Every tensor the graph reads, in the frontend call's order."""
+        return self.io_names()[0]
+
+    def output_names(self) -> tuple[str, ...]:
+        """Every tensor the graph writes, the main output first."""
+        return (self.io_names()[1],)
+
+    def gpu_requirements(self) -> tuple[GpuRequirement, ...]:
+        """What the problem needs from the GPU and cuDNN beyond the spec's own rules (checked before a run)."""
+        return ()
+
+    def support_hint(self) -> str:
+        """What to try when cuDNN has no engine for this problem (added to the refusal's sentence); '' if unknown."""
+        return ""
+
+    def tolerance_args(self) -> dict[str, Any]:
+        """The keywords numerics.compare takes for the outputs: dtype, band key (``op``; a family may name a
+        variant of its :attr:`tolerances`) and the output dtype that picks FP8 bands (None: not FP8)."""
+        return {"dtype": self.dtype, "op": self.op, "out_dtype": None}  # type: ignore[attr-defined]
+
     def flops(self) -> int:
         """Floating-point operations of the main op (epilogues not counted)."""
         raise NotImplementedError
@@ -223,8 +274,8 @@ class Spec:
 
 
 def spec_classes() -> dict[str, type[Spec]]:
-    """Every registered spec family, ``op`` -> class, in registration order (the order menus list them)."""
-    return dict(_REGISTRY)
+    """Every registered spec family, ``op`` -> class, in menu order (each family's ``menu_order``)."""
+    return dict(sorted(_REGISTRY.items(), key=lambda item: item[1].menu_order))
 
 
 def spec_from_dict(data: dict[str, Any]) -> Spec:

@@ -34,6 +34,8 @@ class ConvSpec(Fp8Operands, Spec):
     """
 
     op: ClassVar[str] = "conv"
+    menu_order: ClassVar[int] = 10
+    sweep_axes: ClassVar[tuple[str, ...]] = ("n", "layout")
     FP8_SCALES: ClassVar[dict[str, str]] = {"X": "scale_x", "W": "scale_w"}
     title: ClassVar[str] = "conv"
     description: ClassVar[str] = "convolution: ConvSpec (fprop, dgrad, wgrad, fused epilogue)"
@@ -233,6 +235,20 @@ class ConvSpec(Fp8Operands, Spec):
     def min_bytes(self) -> int:
         dtypes = self.tensor_dtypes()
         return sum(DTYPE_BYTES[dtypes[n]] * math.prod(d) for n, d in self.tensor_shapes().items())
+
+    def tolerance_args(self) -> dict[str, Any]:
+        """An FP8 convolution's bands follow its output dtype (numerics.FP8_GEMM_BANDS)."""
+        return {"dtype": self.dtype, "op": self.op, "out_dtype": self.out_dtype if self.fp8 else None}
+
+    def support_hint(self) -> str:
+        """What narrows a convolution's engines: channels off multiples of 8 in half types, groups, an epilogue."""
+        if self.dtype in ("fp16", "bf16") and (self.c % 8 or self.k % 8):
+            return f"Channel counts c={self.c}, k={self.k} that are not multiples of 8 rule out tensor-core engines."
+        if self.groups > 1:
+            return "Grouped convolutions have fewer engines; try groups=1 or depthwise (groups=c)."
+        if self.epilogue:
+            return "Fused epilogues narrow the choice of engines; try without the epilogue."
+        return ""
 
     def label(self) -> str:
         pad = self.padding if isinstance(self.padding, int) else "x".join(map(str, self.padding))

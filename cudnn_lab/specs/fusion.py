@@ -141,6 +141,7 @@ class ConvGenstatsSpec(_ConvFusionSpec):
     [1, k, 1, 1]): the statistics a batch norm after this conv needs, without reading y again."""
 
     op: ClassVar[str] = "conv_genstats"
+    menu_order: ClassVar[int] = 110
     title: ClassVar[str] = "conv + BN statistics"
     description: ClassVar[str] = ("fusion: ConvGenstatsSpec (conv_fprop + genstats: per-channel sum and sum of "
                                   "squares of y, for batch norm)")
@@ -174,6 +175,7 @@ class ConvPrologueSpec(_ConvFusionSpec):
     SQ_SUM as in :class:`ConvGenstatsSpec` (cuDNN 9.19 runs that with fp16 data and fp16 scale and bias only)."""
 
     op: ClassVar[str] = "conv_prologue"
+    menu_order: ClassVar[int] = 120
     title: ClassVar[str] = "BN-ReLU-conv prologue"
     description: ClassVar[str] = ("fusion: ConvPrologueSpec (relu(x*scale+bias) -> conv_fprop, the BN-ReLU-conv "
                                   "of ResNet training; optional genstats)")
@@ -231,6 +233,8 @@ class ConvReductionSpec(_ConvFusionSpec):
     (r [1, k, 1, 1]); r in float32."""
 
     op: ClassVar[str] = "conv_reduction"
+    menu_order: ClassVar[int] = 130
+    sweep_axes: ClassVar[tuple[str, ...]] = ("n", "axes")
     title: ClassVar[str] = "conv + reduction"
     description: ClassVar[str] = ("fusion: ConvReductionSpec (conv_fprop + a sum or max of y over its channels or "
                                   "per channel; y never stored)")
@@ -290,6 +294,8 @@ class ConvConcatSpec(_ConvFusionSpec):
     frontend's sample "Convolution fprop concatenate" (cuDNN 9.8.0+)."""
 
     op: ClassVar[str] = "conv_concat"
+    menu_order: ClassVar[int] = 140
+    sweep_axes: ClassVar[tuple[str, ...]] = ("n", "k0")
     title: ClassVar[str] = "conv + concatenate"
     description: ClassVar[str] = ("fusion: ConvConcatSpec (conv_fprop written into its channels of a concatenated "
                                   "tensor; the other part in place)")
@@ -343,6 +349,8 @@ class ConvDgradReluSpec(_ConvFusionSpec):
     "DgradDrelu")."""
 
     op: ClassVar[str] = "conv_dgrad_relu"
+    menu_order: ClassVar[int] = 150
+    sweep_axes: ClassVar[tuple[str, ...]] = ("n", "dtype")
     title: ClassVar[str] = "conv dgrad + ReLU backward"
     description: ClassVar[str] = ("fusion: ConvDgradReluSpec (conv_dgrad then relu_backward: dx = dgrad(dy, w) * "
                                   "(x > 0))")

@@ -37,6 +37,8 @@ class MatmulSpec(Fp8Operands, Spec):
     """
 
     op: ClassVar[str] = "matmul"
+    menu_order: ClassVar[int] = 20
+    sweep_axes: ClassVar[tuple[str, ...]] = ("m", "dtype")
     FP8_SCALES: ClassVar[dict[str, str]] = {"A": "scale_a", "B": "scale_b"}
     title: ClassVar[str] = "matmul"
     description: ClassVar[str] = "matrix multiplication: MatmulSpec (batched, fused epilogue)"
@@ -153,6 +155,14 @@ class MatmulSpec(Fp8Operands, Spec):
     def min_bytes(self) -> int:
         dtypes = self.tensor_dtypes()
         return sum(DTYPE_BYTES[dtypes[n]] * math.prod(d) for n, d in self.tensor_shapes().items())
+
+    def tolerance_args(self) -> dict[str, Any]:
+        """A matmul's bands follow C's dtype when FP8 picks them (numerics.FP8_GEMM_BANDS)."""
+        return {"dtype": self.dtype, "op": self.op, "out_dtype": self.c_dtype}
+
+    def support_hint(self) -> str:
+        """A fused epilogue is what most often leaves a matmul without an engine."""
+        return "Fused epilogues narrow the choice of engines; try without the epilogue." if self.epilogue else ""
 
     def label(self) -> str:
         t = ("T" if self.transpose_a else "N") + ("T" if self.transpose_b else "N")

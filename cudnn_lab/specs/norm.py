@@ -66,6 +66,8 @@ class NormSpec(Spec):
     """
 
     op: ClassVar[str] = "norm"
+    menu_order: ClassVar[int] = 40
+    sweep_axes: ClassVar[tuple[str, ...]] = ("rows", "dtype")
     title: ClassVar[str] = "norm"
     description: ClassVar[str] = "normalization: NormSpec (layer, RMS, batch and instance norm)"
     field_order: ClassVar[tuple[str, ...]] = (

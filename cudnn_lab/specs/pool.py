@@ -1,7 +1,7 @@
 """2-D pooling: max, average counting the padding, and average over the window's real elements only.
 
 cuDNN frontend 1.32's Python graph API has no pooling (resample) node, so the kit runs these problems through
-cuDNN's classic ``cudnnPoolingForward`` (``cudnn_lab/gpu/classic_pool.py``); the spec itself is plain data.
+cuDNN's classic ``cudnnPoolingForward`` (``cudnn_lab/gpu/classic/pool.py``); the spec itself is plain data.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ class PoolSpec(Spec):
     """
 
     op: ClassVar[str] = "pool"
+    menu_order: ClassVar[int] = 50
+    sweep_axes: ClassVar[tuple[str, ...]] = ("n", "layout")
     title: ClassVar[str] = "pooling"
     description: ClassVar[str] = "pooling: PoolSpec (max, average; cuDNN's classic call, no graph API node)"
     field_order: ClassVar[tuple[str, ...]] = ("mode", "n", "c", "h", "w", "window", "stride", "padding", "layout",

@@ -2,7 +2,7 @@
 
 cuDNN's graph API (frontend 1.32) has no recurrent node; ``cudnnRNNForward`` (with ``cudnnSetRNNDescriptor_v8``,
 ``cudnnBuildRNNDynamic`` for the persistent-dynamic algorithm) and ``cudnnRNNBackwardData_v8`` /
-``cudnnRNNBackwardWeights_v8`` do (``gpu/classic_rnn.py``). Data is sequence-major, as PyTorch's default: x
+``cudnnRNNBackwardWeights_v8`` do (``gpu/classic/rnn.py``). Data is sequence-major, as PyTorch's default: x
 [seq_len, batch, input_size], y [seq_len, batch, directions * hidden_size], the states h (and the LSTM cell c)
 [layers * directions, batch, hidden_size]. The weights are PyTorch's parameters by name (``weight_ih_l0``,
 ``weight_hh_l0``, ``bias_ih_l0``, ``bias_hh_l0``, ``..._reverse`` for the backward direction), gates stacked in
@@ -73,6 +73,7 @@ class RnnSpec(Spec):
     """
 
     op: ClassVar[str] = "rnn"
+    menu_order: ClassVar[int] = 100
     title: ClassVar[str] = "RNN / LSTM / GRU"
     description: ClassVar[str] = ("recurrent networks: RnnSpec (LSTM, GRU, RNN ReLU/tanh; cuDNN's classic "
                                   "cudnnRNNForward, no graph API node)")

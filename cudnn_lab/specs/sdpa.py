@@ -23,6 +23,7 @@ from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_choice, check_in
 from .fp8 import (FP8_DTYPES, SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_FP8_BWD_RAGGED,
                   SDPA_FP8_HALF_OUT, GpuRequirement, check_scale, is_fp8)
 from .layout import packed_strides
+from .tolerance import CUDNN_SOURCE, ToleranceBand
 
 SDPA_DTYPES: tuple[str, ...] = ("fp16", "bf16", *FP8_DTYPES)
 #: What an FP8 attention writes (O, or dQ/dK/dV): FP8 on Hopper; fp16/bf16 need Blackwell and cuDNN 9.13.
@@ -50,6 +51,22 @@ SDPA_SINK = GpuRequirement("sink tokens in attention", min_cc=(8, 0), min_cudnn=
 
 #: Memory order of a logical [b, h, s, d] tensor, slowest axis first.
 _ORDERS = {"BSHD": (0, 2, 1, 3), "BHSD": (0, 1, 2, 3)}
+
+
+# SDPA rounds the softmax P and its gradient dS to fp16/bf16 before the second GEMMs, so sums over many rows (dV of
+# the first keys under a causal mask, GQA's summed dK/dV) carry errors near 1e-2 in bf16; PyTorch's flash attention
+# shows the same: cuDNN's own SDPA tests accept 2e-2.
+_HALF_BANDS = {d: {"cudnn": ToleranceBand(2e-2, 2e-2, CUDNN_SOURCE + " for SDPA")} for d in ("fp16", "bf16")}
+# FP8 attention, outputs dequantized: cuDNN's test/python/sdpa/fp8.py accepts atol 0.08, rtol 0.2 for O and atol
+# 0.04, rtol 0.2 for dQ, dK, dV. torch.testing compares FP8 exactly, which a float64 reference never meets: the first
+# band is one rounding step of the output's FP8 format (2 x its unit roundoff, as rtol and atol).
+_FP8_STEPS = (("fp8_e4m3", 2.0**-3), ("fp8_e5m2", 2.0**-2))
+
+
+def _fp8_bands(dtype: str, step: float, direction: str, atol: float) -> dict[str, ToleranceBand]:
+    """The two bands of FP8 attention in ``dtype`` for one direction (cuDNN's test's atol of that direction)."""
+    return {"torch": ToleranceBand(step, step, f"one rounding step of {dtype} (2 x its unit roundoff)"),
+            "cudnn": ToleranceBand(0.2, atol, CUDNN_SOURCE + f" for FP8 SDPA (test/python/sdpa/fp8.py), {direction}")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +104,11 @@ class SdpaSpec(Spec):
     """
 
     op: ClassVar[str] = "sdpa"
+    menu_order: ClassVar[int] = 30
+    sweep_axes: ClassVar[tuple[str, ...]] = ("seq_q", "causal")
+    tolerances: ClassVar[Mapping[str, Mapping[str, Mapping[str, ToleranceBand]]]] = {
+        "sdpa": {**_HALF_BANDS, **{dt: _fp8_bands(dt, step, "forward", 0.08) for dt, step in _FP8_STEPS}},
+        "sdpa_bwd": {**_HALF_BANDS, **{dt: _fp8_bands(dt, step, "backward", 0.04) for dt, step in _FP8_STEPS}}}
     title: ClassVar[str] = "attention"
     #: The logical dims of Q, K, V, O (and Stats [B, H, S, 1]): the drawing names their layout in these letters.
     tensor_axes: ClassVar[str] = "BHSD"
@@ -497,6 +519,11 @@ class SdpaSpec(Spec):
         ins, _ = self.io_names()
         return {n: dims.get(n, (b + 1, 1, 1, 1) if n.endswith("_offset") else (1, 1, 1, 1))
                 for n in (*ins, *self.output_names())}
+
+    def tolerance_args(self) -> dict[str, Any]:
+        """The bands of the forward ('sdpa') or the backward ('sdpa_bwd'); FP8 outputs in ``out_dtype``."""
+        return {"dtype": self.dtype, "op": "sdpa_bwd" if self.direction == "bwd" else "sdpa",
+                "out_dtype": self.out_dtype if self.fp8 else None}
 
     def tensor_dtypes(self) -> dict[str, str]:
         """Each tensor's dtype: Q, K, V (dO) and Bias/Dropout_mask in ``dtype``; O (or dQ, dK, dV) in ``dtype``, or

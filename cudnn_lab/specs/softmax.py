@@ -1,7 +1,7 @@
 """Softmax as an op of its own: cuDNN's classic ``cudnnSoftmaxForward`` over x [n, c, h, w].
 
 The graph API has no softmax node (cuDNN fuses a softmax only inside its SDPA node), so the kit runs this through
-the classic call (``gpu/classic_ops.py``). Pure: no torch or cudnn here.
+the classic call (``gpu/classic/ops.py``). Pure: no torch or cudnn here.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class SoftmaxSpec(Tensor4dSpec):
     """y = softmax(x) (``algo='log'``: log softmax) over c (``mode='channel'``) or over c, h, w (``'instance'``)."""
 
     op: ClassVar[str] = "softmax"
+    menu_order: ClassVar[int] = 70
     title: ClassVar[str] = "softmax"
     description: ClassVar[str] = "softmax: SoftmaxSpec (accurate, fast, log; per channel or instance; classic call)"
     field_order: ClassVar[tuple[str, ...]] = ("algo", "mode", "n", "c", "h", "w", "layout", "dtype")

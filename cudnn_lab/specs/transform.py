@@ -1,7 +1,7 @@
 """Tensor transforms: a layout change (NCHW <-> NHWC) and a dtype conversion through cuDNN's classic
 ``cudnnTransformTensor``; and the graph API's structural ops (transpose, reshape, slice, concatenate).
 
-``kind='convert'`` runs ``cudnnTransformTensor`` (``gpu/classic_ops.py``): the same copy an NCHW convolution plan
+``kind='convert'`` runs ``cudnnTransformTensor`` (``gpu/classic/ops.py``): the same copy an NCHW convolution plan
 does in its ``nchwToNhwcKernel`` before an NHWC kernel, timed on its own. The graph kinds are real frontend 1.32
 graphs (drawn without a GPU), but cuDNN runs them as standalone graphs only from the version in
 :data:`GRAPH_KIND_NEEDS`; the GPU layer refuses them before that with the version in the message. Every field is
@@ -56,6 +56,7 @@ class TransformSpec(Tensor4dSpec):
     """
 
     op: ClassVar[str] = "transform"
+    menu_order: ClassVar[int] = 90
     title: ClassVar[str] = "tensor transform"
     description: ClassVar[str] = ("tensor transforms: TransformSpec (NCHW<->NHWC and dtype conversion through "
                                   "cudnnTransformTensor; graph API transpose, reshape, slice, concatenate)")

@@ -25,7 +25,7 @@ _NONE = {"none", "default"}
 
 
 def _choices(spec_cls: type[Spec]) -> dict[str, tuple[Any, ...]]:
-    return dict(spec_cls.field_choices()) if hasattr(spec_cls, "field_choices") else {}
+    return dict(spec_cls.field_choices())
 
 
 def _spec_class(spec_cls: Any) -> type[Spec]:
@@ -54,7 +54,7 @@ def sweep_fields(spec_cls: type[Spec] | Spec) -> tuple[str, ...]:
     choices = _choices(cls)
     names = [f.name for f in dataclasses.fields(cls)
              if len(choices.get(f.name, (0, 1))) > 1 and axis_kind(cls, f.name) != "tags"]
-    order = [n for n in getattr(cls, "field_order", ()) if n in names]
+    order = [n for n in cls.field_order if n in names]
     return (*order, *(n for n in names if n not in order))
 
 

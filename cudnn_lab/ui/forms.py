@@ -89,12 +89,18 @@ def _make_widget(W: Any, op: str, name: str, value: Any = None, tooltip: str | N
                         _dom_classes=(field_class,))
 
 
+#: A field whose hint (at the family's defaults) is longer than this has a line of its own: beside another field
+#: its hint would wrap into a narrow column.
+_PAIRED_HINT_CHARS = 16
+
+
 def _lines(op: str) -> list[tuple[str, ...]]:
     """The form's lines: two short fields side by side where they follow each other, the rest alone."""
     out: list[tuple[str, ...]] = []
     pending: list[str] = []
+    texts = hints(controls_from_spec(OPS[op]()))
     for name in fields_of(op):
-        if field_kind(op, name) in _SHORT:
+        if field_kind(op, name) in _SHORT and len(texts.get(name, "")) <= _PAIRED_HINT_CHARS:
             pending.append(name)
             if len(pending) == 2:
                 out.append(tuple(pending))
@@ -236,8 +242,17 @@ class SpecForm:
     def values(self, *, strict: bool = False) -> dict[str, Any]:
         """The shown operation's control values, typed (:func:`~.fields.parse_field`). A text that does not parse
         raises its SpecError with ``strict``; otherwise the current spec's value stands in (for the ranges shown)."""
+        values, error = self._read()
+        if strict and error is not None:
+            raise error
+        return values
+
+    def _read(self) -> tuple[dict[str, Any], SpecError | None]:
+        """One reading of the controls: :meth:`values` (the current spec's value standing in for a text that does
+        not parse) and the first such text's SpecError (None: every text parsed)."""
         op = self.op.value
         out: dict[str, Any] = {"op": op}
+        error: SpecError | None = None
         for name, widget in self.active.items():
             value, kind = widget.value, field_kind(op, name)
             if kind == "tags":
@@ -247,12 +262,11 @@ class SpecForm:
             elif kind in TEXT_KINDS:
                 try:
                     value = parse_field(op, name, value)
-                except SpecError:
-                    if strict:
-                        raise
+                except SpecError as e:
+                    error = error or e
                     value = getattr(self.spec, name) if self.spec.op == op else None
             out[name] = value
-        return out
+        return out, error
 
     def set_spec(self, spec: Spec) -> None:
         """Show ``spec`` (any operation; the choice follows) without a change callback, and make it current."""
@@ -282,9 +296,12 @@ class SpecForm:
 
     def validate(self) -> Spec | None:
         """Build the spec from the controls: on success it becomes :attr:`spec`; on a SpecError mark the field."""
-        self.update_limits()
+        values, error = self._read()  # the form is read once per change
+        self.update_limits(values)
         try:
-            spec = spec_from_controls(self.values(strict=True))
+            if error is not None:
+                raise error
+            spec = spec_from_controls(values)
         except SpecError as e:
             self.mark(e)
             return None
@@ -325,11 +342,12 @@ class SpecForm:
         """The shown operation's fields hidden now."""
         return hidden_fields(self.values())
 
-    def update_limits(self) -> dict[str, tuple[int, int]]:
-        """Show each control's range or rule beside it (from the spec) and hide what the operation ignores now."""
+    def update_limits(self, values: dict[str, Any] | None = None) -> dict[str, tuple[int, int]]:
+        """Show each control's range or rule beside it (from the spec) and hide what the operation ignores now;
+        ``values``: the form as just read by :meth:`values` (default: read it now)."""
         op = self.op.value
         part = self._build(op)
-        values = self.values()
+        values = self.values() if values is None else values
         ranges = limits(values)
         for name, text in hints(values).items():
             hint = part.hints.get(name)

@@ -45,10 +45,10 @@ def dot_source(spec: Spec) -> str:
 @functools.lru_cache(maxsize=64)
 def code_html(spec: Spec) -> str:
     """The Code view: the standalone script that rebuilds the graph, or why the family has none."""
-    from ..graph import build_graph
+    from ..graph.labgraph import viewed_graph
 
     try:
-        script = build_graph(spec).to_script()
+        script = viewed_graph(spec).to_script()
     except UnsupportedGraphError as e:
         return (f"<div class='cl-code-note'><p><b>No standalone script for {html.escape(spec.label())}.</b> "
                 f"{html.escape(str(e))}</p></div>")

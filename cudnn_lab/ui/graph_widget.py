@@ -189,10 +189,10 @@ def node_details(spec: Any) -> dict[str, dict[str, Any]]:
     """What a click on each node of ``spec``'s drawing shows, by dot node id ('t0' the first tensor, 'op0' the
     first operation: :func:`cudnn_lab.graph.render.to_dot`'s ids): ``kind`` ('tensor' or 'operation'), ``name`` and
     ``rows`` ([label, text] pairs) from the graph's ``inspect()``. Empty where the family has no frontend graph."""
-    from ..graph import build_graph  # the graph layer imports graphviz: loaded where a drawing is first clicked
+    from ..graph.labgraph import viewed_graph  # the graph layer imports graphviz: loaded where a drawing is shown
 
     try:
-        graph = build_graph(spec)
+        graph = viewed_graph(spec)
         info = graph.inspect()
         roles = graph.roles
     except Exception:  # noqa: BLE001 - no frontend graph (pooling) or no cudnn frontend: no details, the drawing shows

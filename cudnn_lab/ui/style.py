@@ -82,6 +82,7 @@ CSS = """
 .cl-lab .widget-hbox > .cl-hint .widget-html-content { align-self: center; }
 .cl-lab .cl-label-auto, .cl-lab .cl-label-auto .widget-html-content { white-space: nowrap; flex: 0 0 auto; }
 .cl-lab .cl-flag { flex: 0 0 auto; margin-right: 6px; }
+.cl-lab .cl-cell-first { margin-right: 10px; }  /* its hint never runs into the second field's label */
 /* Narrow (1280 px with JupyterLab's file browser open): a compact controls column, the views beside it. */
 @container cl-lab (max-width: 1000px) {
   .cl-lab > .cl-left { flex: 0 0 380px; width: 380px !important; min-width: 380px !important;

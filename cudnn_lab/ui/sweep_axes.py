@@ -12,21 +12,23 @@ from ..plots.axes import NONE, default_axes, plot_fields  # the figure's axes, s
 from ..specs import Spec
 from .fields import spec_class
 
-__all__ = ["DEFAULT_AXES", "MAX_POINTS", "NONE", "default_axes", "frame_of_op", "parse_values", "plot_fields",
+__all__ = ["MAX_POINTS", "NONE", "default_axes", "default_sweep_axes", "frame_of_op", "parse_values", "plot_fields",
            "sweep_fields", "validate_axes"]
 
 #: Most points the panel sweeps at once (a larger grid: ``cl.sweep`` from code, with a store that resumes).
 MAX_POINTS = 64
-#: The first axis (and second, if any) proposed for each operation (a suggestion; any field can be chosen).
-DEFAULT_AXES: dict[str, tuple[str, str]] = {"conv": ("n", "layout"), "matmul": ("m", "dtype"),
-                                            "sdpa": ("seq_q", "causal"), "norm": ("rows", "dtype"),
-                                            "pool": ("n", "layout"),
-                                            "conv_reduction": ("n", "axes"), "conv_concat": ("n", "k0"),
-                                            "conv_dgrad_relu": ("n", "dtype"), "reduction": ("n", "mode"),
-                                            "moe": ("distribution", "tokens")}
 
 
 # ------------------------------------------------------------------------------------------------ pure helpers
+
+def default_sweep_axes(op: str) -> tuple[str, str]:
+    """The first axis and the second (NONE: none) a sweep panel proposes for ``op``: the family's ``sweep_axes``
+    where they are fields a sweep can vary, else its first such field alone."""
+    fields = sweep_fields(op)
+    proposed = (*spec_class(op).sweep_axes, NONE, NONE)
+    first = proposed[0] if proposed[0] in fields else fields[0]
+    return first, proposed[1] if proposed[1] in fields else NONE
+
 
 def sweep_fields(op: str) -> tuple[str, ...]:
     """The fields of operation ``op`` a sweep can vary (the sweeps layer's :func:`cudnn_lab.sweeps.sweep_fields`)."""

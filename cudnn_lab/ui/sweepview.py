@@ -33,7 +33,7 @@ from .run_form import call_with_options, plan_policy_buttons
 from .status import Busy, StatusLog
 from .style import clear_invalid, mark_invalid, offer_run, section
 from .sweep_report import SweepReport
-from .sweep_axes import (DEFAULT_AXES, MAX_POINTS, NONE, default_axes, frame_of_op, parse_values, plot_fields,
+from .sweep_axes import (MAX_POINTS, NONE, default_axes, default_sweep_axes, frame_of_op, parse_values, plot_fields,
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
 from .. import plots
@@ -266,13 +266,13 @@ class SweepView:
             return
         self._op = op
         fields = list(sweep_fields(op))
-        first, second = DEFAULT_AXES.get(op, (fields[0], NONE))
+        first, second = default_sweep_axes(op)
         self._silent = True
         try:
             self.axis_fields[0].options = fields
-            self.axis_fields[0].value = first if first in fields else fields[0]
+            self.axis_fields[0].value = first
             self.axis_fields[1].options = [("(none)", NONE)] + [(f, f) for f in fields]
-            self.axis_fields[1].value = second if second in fields else NONE
+            self.axis_fields[1].value = second
             for v in self.axis_values:
                 v.value = ""
         finally:

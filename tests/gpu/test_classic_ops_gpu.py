@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 import cudnn_lab as cl
-import cudnn_lab.gpu.classic_ops  # registers the plan sources (also done by cudnn_lab.gpu)
-from cudnn_lab.gpu.classic_ops import NeedsNewerCudnnError
+import cudnn_lab.gpu.classic.ops  # registers the plan sources (also done by cudnn_lab.gpu)
+from cudnn_lab.gpu.classic.ops import NeedsNewerCudnnError
 from cudnn_lab.specs.activation import ACTIVATIONS, ActivationSpec
 from cudnn_lab.specs.softmax import SoftmaxSpec
 from cudnn_lab.specs.transform import TransformSpec

@@ -9,7 +9,8 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.errors import PlanError, UnsupportedGraphError
-from cudnn_lab.gpu import classic, classic_pool
+from cudnn_lab.gpu.classic import loader as classic
+from cudnn_lab.gpu.classic import pool as classic_pool
 from cudnn_lab.gpu.plans import PLAN_SOURCES
 from cudnn_lab.specs import PoolSpec
 
@@ -58,7 +59,7 @@ def test_the_mapped_library_is_read_from_the_process_maps(tmp_path) -> None:
 @pytest.mark.parametrize("handle", [None, 0, True, "handle", 1.5])
 def test_a_call_without_a_handle_is_refused_before_cudnn_is_touched(handle) -> None:
     with pytest.raises(PlanError, match="handle"):
-        classic_pool.ClassicPooling(SPEC).execute_plan_at_index({"X": None, "Y": None}, None, handle=handle)
+        classic_pool.PoolingCall(SPEC).execute_plan_at_index({"X": None, "Y": None}, None, handle=handle)
 
 
 def test_the_raw_handle_of_a_frontend_handle_is_its_backend_handle() -> None:
@@ -71,7 +72,7 @@ def test_the_raw_handle_of_a_frontend_handle_is_its_backend_handle() -> None:
 
 def test_only_plan_index_zero_exists() -> None:
     with pytest.raises(PlanError, match="index 0"):
-        classic_pool.ClassicPooling(SPEC).build_plan_at_index(1)
+        classic_pool.PoolingCall(SPEC).build_plan_at_index(1)
 
 
 def test_pool_specs_are_routed_to_the_classic_source() -> None:
@@ -79,7 +80,7 @@ def test_pool_specs_are_routed_to_the_classic_source() -> None:
 
 
 def test_classic_lab_draws_and_inspects_like_a_graph() -> None:
-    lab = classic_pool.ClassicPoolLab(SPEC)
+    lab = classic_pool.pool_lab(SPEC)
     info = lab.inspect()
     assert set(info["tensors"]) == {"X", "Y"} and info["nodes"][0]["name"] == "cudnnPoolingForward"
     assert lab.roles == {"X": "input", "Y": "output"}
@@ -93,7 +94,7 @@ def test_classic_lab_draws_and_inspects_like_a_graph() -> None:
 @pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_descriptors_build_with_cudnns_output_dims(mode: str, dtype: str, layout: str) -> None:
-    op = classic_pool.ClassicPooling(SPEC.replace(mode=mode, dtype=dtype, layout=layout))
+    op = classic_pool.PoolingCall(SPEC.replace(mode=mode, dtype=dtype, layout=layout))
     assert op.build_plan_at_index(0) is op and op.is_built
     assert op.get_workspace_size_plan_at_index(0) == 0
     op.release()
@@ -121,7 +122,7 @@ def test_a_failed_call_raises_plan_error_with_cudnns_words() -> None:
 def test_descriptors_cudnn_refuses_are_freed_and_named() -> None:
     spec = SPEC.replace(mode="max")
     object.__setattr__(spec, "window", 0)  # past the spec's checks, so that cuDNN itself refuses the window
-    op = classic_pool.ClassicPooling(spec)
+    op = classic_pool.PoolingCall(spec)
     with pytest.raises(PlanError, match="cudnnSetPooling2dDescriptor"):
         op.build_plan_at_index(0)
     assert not op.is_built
@@ -142,7 +143,7 @@ def test_the_classic_call_agrees_with_pytorch(mode: str, layout: str) -> None:
     cudnn.set_stream(handle=handle, stream=stream.cuda_stream)
     inputs, outputs = make_inputs(spec, device="cuda", seed=0), make_outputs(spec, device="cuda")
     outputs["Y"].fill_(math.nan)
-    op = classic_pool.ClassicPooling(spec)
+    op = classic_pool.PoolingCall(spec)
     op.execute_plan_at_index({**inputs, **outputs}, None, index=0, handle=handle)
     torch.cuda.synchronize()
     x = inputs["X"]

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab.gpu import classic_ops, classic_rnn
-from cudnn_lab.gpu.classic_ops import NeedsNewerCudnnError, check_graph_kind
+from cudnn_lab.gpu.classic import ops as classic_ops
+from cudnn_lab.gpu.classic import rnn as classic_rnn
+from cudnn_lab.gpu.classic.ops import NeedsNewerCudnnError, check_graph_kind
 from cudnn_lab.gpu.plans import PLAN_SOURCES
 
 SMALL = dict(n=2, c=3, h=4, w=5)
@@ -43,7 +44,7 @@ def test_rnn_plan_names_say_the_algorithm_and_the_direction() -> None:
 
 
 def test_without_cudnns_library_the_sources_say_so() -> None:
-    from cudnn_lab.gpu import classic
+    from cudnn_lab.gpu.classic import loader as classic
 
     try:
         classic.library()

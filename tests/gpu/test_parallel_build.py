@@ -166,3 +166,93 @@ def test_the_real_helper_without_a_gpu_says_why_it_cannot_start() -> None:
         assert "no CUDA GPU" in problems[0] and not pool.helpers[0].alive()
     finally:
         pool.close()
+
+
+# ------------------------------------------------------------------------------------------------ asynchronous handle
+
+PLANS = ["eng0", "eng4_k24=27", "eng7", "eng8"]
+
+
+def test_the_async_handle_is_off_without_the_option_and_needs_a_gpu_before_any_helper_starts(monkeypatch) -> None:
+    assert pb.parallel_prebuild_async(_spec(), RunOptions(), {}) is None
+    if cl.probe().gpu:
+        pytest.skip("a GPU is present")
+    started = []
+    monkeypatch.setattr(pb.Helper, "__init__", lambda self, *a: started.append(a))
+    with pytest.raises(cl.NoGPUError):
+        pb.parallel_prebuild_async(_spec(), RunOptions(parallel_builds=4), {})
+    assert started == []
+
+
+def test_async_helpers_that_exit_at_once_answer_wait_with_missed_and_the_run_builds_every_plan() -> None:
+    pool = pb.HelperPool(command=[sys.executable, "-c", "raise SystemExit(3)"], start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            handle = pb.start_prebuild(_spec(), RunOptions(), 2, plans=PLANS, pool=pool, cores=4)
+            assert handle.wait("eng0", timeout=60) is None  # the pick is the run's own: never waited for
+            got = handle.wait("eng7", timeout=60)
+            assert got is not None and got.status == "missed" and handle.finished  # answered, not timed out
+            assert not [w for w in caught if "parallel builds" in str(w.message)]  # said once, in report()
+            report = handle.report(timeout=60)
+            handle.report(timeout=60)
+        said = [w for w in caught if "parallel builds" in str(w.message)]
+        assert len(said) == 1 and "exit code 3" in str(said[0].message) and "nothing is lost" in str(said[0].message)
+        assert [(p.plan, p.status) for p in report.plans] == [("eng0", "left")] + [(p, "missed") for p in PLANS[1:]]
+        assert report.helpers == 0 and report.built == 0 and not any("waited" in p for p in report.problems)
+        assert report.to_dict()["plans"][0]["status"] == "left" and report.waited_s >= 0
+    finally:
+        pool.close()
+
+
+def test_async_wait_times_out_on_a_hung_helper_and_the_deadline_cuts_it_off() -> None:
+    pool = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            handle = pb.start_prebuild(_spec(), RunOptions(), 1, plans=PLANS, pool=pool, cores=4, deadline_s=2.0)
+            assert handle.wait("eng4_k24=27", timeout=0.05) is None  # still building: the run builds it itself
+            assert not handle.finished
+            late = handle.wait("eng8", timeout=60)  # the per-helper deadline cuts the silent helper off
+            report = handle.report(timeout=60)
+        assert late is not None and late.status == "missed" and handle.finished
+        assert any("waited 0.05 s for eng4_k24=27 and built it itself" in p for p in report.problems)
+        assert any("no answer within 2 s" in p for p in report.problems)
+        assert [p.status for p in report.plans] == ["left", "missed", "missed", "missed"]
+        assert len([w for w in caught if "parallel builds" in str(w.message)]) == 1
+        assert not pool.helpers[0].alive()
+    finally:
+        pool.close()
+
+
+DISAGREES = ("import json, os, sys\n"
+             "print(json.dumps({'ready': True, 'pid': os.getpid(), 'info': {}}), flush=True)\n"
+             "for line in sys.stdin:\n"
+             "    q = json.loads(line)\n"
+             "    print(json.dumps({'plans': ['other0', 'other1'], 'share': []}), flush=True)\n")
+
+
+def test_an_async_helper_listing_other_plans_is_left_out_and_a_report_before_the_end_says_still_building() -> None:
+    pool = pb.HelperPool(command=[sys.executable, "-c", DISAGREES], start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            handle = pb.start_prebuild(_spec(), RunOptions(max_plans=3), 2, plans=PLANS, pool=pool, cores=4)
+            got = handle.wait("eng7", timeout=60)
+            report = handle.report(timeout=60)
+        assert [p.plan for p in report.plans] == PLANS[:3]  # max_plans cuts the list as the run does
+        assert got is not None and got.status == "missed"
+        assert sum("proposed other plans" in p for p in report.problems) == 2 and report.built == 0
+        assert all(not h.alive() for h in pool.helpers)  # left out and ended: the pool starts fresh ones
+    finally:
+        pool.close()
+    hung = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            handle = pb.start_prebuild(_spec(), RunOptions(), 1, plans=PLANS[:2], pool=hung, cores=4)
+            early = handle.report(timeout=0.0)
+        assert "the helpers were still building when the run ended" in early.problems
+        assert early.plans[1].status == "missed" and "still building" in early.plans[1].error
+    finally:
+        hung.close()

@@ -1,11 +1,13 @@
 """Parallel plan builds on a real GPU: helpers build the rmsnorm bf16 4096x4096 plans, the run loads them from the
 plan cache with the same plan set and statuses as a run without helpers, and the time saved is positive; a killed
-helper is started again, a hung one is cut at the deadline and the run loses nothing."""
+helper is started again, a hung one is cut at the deadline and the run loses nothing; a progressive run with helpers
+(the asynchronous prebuild) hands out its first row before the helpers are done, with the same plans and statuses."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 import warnings
 
 import pytest
@@ -86,3 +88,34 @@ def test_a_killed_helper_is_started_again_and_a_hung_one_costs_nothing(tmp_path,
     assert not pool.helpers[0].alive()  # cut off: the pool starts it again on its next use
     again, _, _ = pool.ensure(2)
     assert len(again) == 2
+
+
+def test_a_progressive_run_with_helpers_gives_its_first_row_before_they_are_done(tmp_path, monkeypatch) -> None:
+    from cudnn_lab.gpu.parallel_build import pool_for, pool_size
+    from cudnn_lab.gpu.run import Run
+    from cudnn_lab.gpu.session import RUN_LOCK
+
+    ready, _, problems = pool_for(0).ensure(pool_size(8, 8))  # warm helpers, as a process that used them before
+    assert len(ready) >= 2, problems
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "without"))
+    without = cl.run(RMSNORM, **QUICK, seed=3)
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "with"))
+    arrived: list[float] = []
+    with RUN_LOCK, warnings.catch_warnings(record=True):  # said once for plans cuDNN cannot build
+        warnings.simplefilter("always")
+        run = Run(RMSNORM, cl.RunOptions(parallel_builds=8, **QUICK, seed=4))
+        run.start()
+        run.propose()
+        assert run.prebuild is not None and not run.prebuild.finished  # propose() did not wait for the helpers
+        for _ in run.plans():
+            arrived.append(time.perf_counter())
+        records = run.finish()
+    handle, report = run.prebuild, records["settings"]["parallel_build"]
+    assert handle.finished and arrived and arrived[0] < handle.ended_at, report
+    assert report["plans"][0]["status"] == "left" and report["helpers"] >= 2 and report["built"] >= 1, report
+    assert "missed" not in {p["status"] for p in report["plans"]}, report
+    assert [p["plan"] for p in report["plans"]] == list(without.plans["plan"])
+    assert {r["plan"]: r["status"] for r in records["plans"]} == _statuses(without)
+    assert [r["plan"] for r in records["plans"]] == list(without.plans["plan"])  # rows in heuristic order
+    stored = {p["plan"] for p in report["plans"] if p["status"] == "stored"}
+    assert all(r.get("from_cache") for r in records["plans"] if r["plan"] in stored)

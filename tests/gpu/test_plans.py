@@ -4,7 +4,7 @@ and a plan's build state kept across runs."""
 from __future__ import annotations
 
 import cudnn_lab as cl
-from cudnn_lab.gpu.classic_pool import ClassicPoolLab, classic_plans
+from cudnn_lab.gpu.classic.pool import classic_plans, pool_lab
 from cudnn_lab.gpu.frontend import graph_plans, knobs_of
 from cudnn_lab.gpu.plans import PLAN_SOURCES, PlanEntry
 
@@ -29,7 +29,7 @@ def test_pooling_has_its_classic_source_and_every_other_family_the_graphs() -> N
 
 
 def test_a_plan_is_built_at_most_once_per_session() -> None:
-    entry = PlanEntry(name="p", engine_id=-1, knobs={}, graph=ClassicPoolLab(cl.PoolSpec(n=1, c=8, h=8, w=8)),
+    entry = PlanEntry(name="p", engine_id=-1, knobs={}, graph=pool_lab(cl.PoolSpec(n=1, c=8, h=8, w=8)),
                       index=0)
     assert entry.built is None
     first = entry.build()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab.gpu.classic_pool import PLAN_NAME
+from cudnn_lab.gpu.classic.pool import PLAN_NAME
 
 pytestmark = pytest.mark.gpu
 

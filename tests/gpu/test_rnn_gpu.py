@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import cudnn_lab as cl
-import cudnn_lab.gpu.classic_rnn  # registers RnnSpec's plan source (also done by cudnn_lab.gpu)
-from cudnn_lab.gpu.classic_rnn import RnnPlan, plan_name
+import cudnn_lab.gpu.classic.rnn  # registers RnnSpec's plan source (also done by cudnn_lab.gpu)
+from cudnn_lab.gpu.classic.rnn import RnnPlan, plan_name
 from cudnn_lab.specs.rnn import CELLS, RnnSpec
 
 pytestmark = pytest.mark.gpu

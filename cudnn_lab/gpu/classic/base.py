@@ -16,11 +16,16 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import PlanError, UnsupportedGraphError
-from . import classic
-from ..graph import drawing
+from ...errors import PlanError, UnsupportedGraphError
+from ...graph import drawing
+from ...graph.classic_call import CLASSIC_DATA_TYPES
+from ...graph.families import DRAWINGS
+from ..plans import PlanEntry
+from . import loader as classic
 
 c_int, c_void_p, c_size_t = ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t
+#: The engine id of a classic call's plan row (it has no engine).
+ENGINE_ID = -1
 #: Sub-libraries tried, in order, for a symbol the shim does not export.
 SUB_LIBRARIES = ("libcudnn_ops.so.9", "libcudnn_adv.so.9", "libcudnn_cnn.so.9")
 
@@ -139,3 +144,76 @@ class ClassicLab:
 
     def __repr__(self) -> str:
         return f"ClassicLab({self.spec!r}, {type(self.pygraph).__name__})"
+
+    @property
+    def roles(self) -> dict[str, str]:
+        """Tensor name -> 'input' or 'output', as the call's description names them (empty without one)."""
+        nodes = self.inspect().get("nodes", [])
+        return {**{n: "input" for node in nodes for n in node["inputs"].values()},
+                **{n: "output" for node in nodes for n in node["outputs"].values()}}
+
+
+class ClassicCall:
+    """One classic call as a one-plan "graph": x and y descriptors made by :meth:`build_plan_at_index`, released
+    by :meth:`release`. Subclasses name the call and add what else it needs (:meth:`_build_extra`, :meth:`_run`)."""
+
+    call = ""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        self._x: c_void_p | None = None
+        self._y: c_void_p | None = None
+        # alpha and beta are host floats for half, bfloat16 and float data (doubles only for double data).
+        self._alpha, self._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+
+    @property
+    def is_built(self) -> bool:
+        return self._y is not None
+
+    def build_plan_at_index(self, index: int = 0) -> ClassicCall:
+        one_plan(index, f"classic {self.call}")
+        if self.is_built:
+            return self
+        spec, strides, shapes = self.spec, self.spec.tensor_strides(), self.spec.tensor_shapes()
+        dtypes = spec.tensor_dtypes()
+        try:
+            self._x = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["X"]][1], shapes["X"], strides["X"], "X")
+            self._build_extra()
+            self._y = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["Y"]][1], shapes["Y"], strides["Y"], "Y")
+        except Exception:
+            self.release()
+            raise
+        return self
+
+    def _build_extra(self) -> None:
+        """Descriptors beyond x and y (an activation descriptor)."""
+
+    def get_workspace_size_plan_at_index(self, index: int = 0) -> int:
+        return 0  # none of these calls takes a workspace
+
+    def execute_plan_at_index(self, tensor_dict: dict[Any, Any], workspace: Any = None, index: int = 0,
+                              handle: Any = None) -> None:
+        """Run the call on ``handle``'s stream with ``tensor_dict['X']`` and ``['Y']`` (the spec's dims and strides)."""
+        raw = classic.backend_handle(handle, self.call)
+        if not self.is_built:
+            self.build_plan_at_index(index)
+        check(self._run(raw, pointer(tensor_dict["X"]), pointer(tensor_dict["Y"])), self.call)
+
+    def _run(self, handle: int, x: int, y: int) -> int:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Destroy the descriptors (safe to call twice)."""
+        destroy("Tensor", self._x)
+        destroy("Tensor", self._y)
+        self._x = self._y = None
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def one_row(spec: Any, executable: ClassicCall, describe: Any) -> list[PlanEntry]:
+    """The plan list of a single-call family: one row (engine id -1, no knobs) whose graph is a :class:`ClassicLab`
+    around ``executable``, described by ``describe(spec)`` and drawn as the family registered its drawing."""
+    lab = ClassicLab(spec, executable, describe=describe, draw=DRAWINGS[spec])
+    return [PlanEntry(name=f"classic {executable.call}", engine_id=ENGINE_ID, knobs={}, graph=lab, index=0)]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError, UnsupportedGraphError
+from ...errors import PlanError, UnsupportedGraphError
 
 LIBRARY_NAME = "libcudnn.so.9"
 SUCCESS = 0  # CUDNN_STATUS_SUCCESS

@@ -11,84 +11,19 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from ..errors import UnsupportedGraphError
-from ..graph import activation as activation_graph
-from ..graph import softmax as softmax_graph
-from ..graph import transform as transform_graph
-from ..graph.classic_call import CLASSIC_DATA_TYPES
-from ..graph.families import DRAWINGS
-from ..specs.activation import ActivationSpec
-from ..specs.softmax import SoftmaxSpec
-from ..specs.transform import TransformSpec
-from . import classic
-from .classic_lib import (ClassicLab, c_int, c_void_p, check, create, destroy, entry, one_plan, pointer,
-                          tensor_descriptor)
-from .plans import PLAN_SOURCES, PlanEntry
-from .frontend import graph_plans
-
-ENGINE_ID = -1
+from ...errors import UnsupportedGraphError
+from ...graph import activation as activation_graph
+from ...graph import softmax as softmax_graph
+from ...graph import transform as transform_graph
+from ...specs.activation import ActivationSpec
+from ...specs.softmax import SoftmaxSpec
+from ...specs.transform import TransformSpec
+from ..frontend import graph_plans
+from ..plans import PLAN_SOURCES, PlanEntry
+from .base import ClassicCall, c_int, c_void_p, check, create, destroy, entry, one_row
 #: ``cudnnNanPropagation_t``: NaN in, NaN out, as PyTorch's activations do.
 CUDNN_PROPAGATE_NAN = 1
 _V = c_void_p
-
-
-class ClassicCall:
-    """One classic call as a one-plan "graph": x and y descriptors made by :meth:`build_plan_at_index`, released
-    by :meth:`release`. Subclasses name the call and add what else it needs (:meth:`_build_extra`, :meth:`_run`)."""
-
-    call = ""
-
-    def __init__(self, spec: Any) -> None:
-        self.spec = spec
-        self._x: c_void_p | None = None
-        self._y: c_void_p | None = None
-        # alpha and beta are host floats for half, bfloat16 and float data (doubles only for double data).
-        self._alpha, self._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
-
-    @property
-    def is_built(self) -> bool:
-        return self._y is not None
-
-    def build_plan_at_index(self, index: int = 0) -> ClassicCall:
-        one_plan(index, f"classic {self.call}")
-        if self.is_built:
-            return self
-        spec, strides, shapes = self.spec, self.spec.tensor_strides(), self.spec.tensor_shapes()
-        dtypes = spec.tensor_dtypes() if hasattr(spec, "tensor_dtypes") else {"X": spec.dtype, "Y": spec.dtype}
-        try:
-            self._x = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["X"]][1], shapes["X"], strides["X"], "X")
-            self._build_extra()
-            self._y = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["Y"]][1], shapes["Y"], strides["Y"], "Y")
-        except Exception:
-            self.release()
-            raise
-        return self
-
-    def _build_extra(self) -> None:
-        """Descriptors beyond x and y (an activation descriptor)."""
-
-    def get_workspace_size_plan_at_index(self, index: int = 0) -> int:
-        return 0  # none of these calls takes a workspace
-
-    def execute_plan_at_index(self, tensor_dict: dict[Any, Any], workspace: Any = None, index: int = 0,
-                              handle: Any = None) -> None:
-        """Run the call on ``handle``'s stream with ``tensor_dict['X']`` and ``['Y']`` (the spec's dims and strides)."""
-        raw = classic.backend_handle(handle, self.call)
-        if not self.is_built:
-            self.build_plan_at_index(index)
-        check(self._run(raw, pointer(tensor_dict["X"]), pointer(tensor_dict["Y"])), self.call)
-
-    def _run(self, handle: int, x: int, y: int) -> int:
-        raise NotImplementedError
-
-    def release(self) -> None:
-        """Destroy the descriptors (safe to call twice)."""
-        destroy("Tensor", self._x)
-        destroy("Tensor", self._y)
-        self._x = self._y = None
-
-    def __del__(self) -> None:
-        self.release()
 
 
 class SoftmaxCall(ClassicCall):
@@ -147,17 +82,12 @@ class TransformCall(ClassicCall):
         return fn(handle, ctypes.byref(self._alpha), self._x, x, ctypes.byref(self._beta), self._y, y)
 
 
-def _one_row(spec: Any, executable: ClassicCall, module: Any) -> list[PlanEntry]:
-    lab = ClassicLab(spec, executable, describe=module.describe, draw=DRAWINGS[spec])
-    return [PlanEntry(name=f"classic {executable.call}", engine_id=ENGINE_ID, knobs={}, graph=lab, index=0)]
-
-
 @PLAN_SOURCES.register(SoftmaxSpec)
 def softmax_plans(spec: SoftmaxSpec, handle: Any = None, modes: tuple[str, ...] = (), where: str = "",
                   cudnn_version: str = "") -> list[PlanEntry]:
     """A SoftmaxSpec's plan list: one row for ``cudnnSoftmaxForward`` (heuristic modes do not apply)."""
     entry("cudnnSoftmaxForward", (_V, c_int, c_int, _V, _V, _V, _V, _V, _V))  # fail here when it is not reachable
-    return _one_row(spec, SoftmaxCall(spec), softmax_graph)
+    return one_row(spec, SoftmaxCall(spec), softmax_graph.describe)
 
 
 @PLAN_SOURCES.register(ActivationSpec)
@@ -165,7 +95,7 @@ def activation_plans(spec: ActivationSpec, handle: Any = None, modes: tuple[str,
                      cudnn_version: str = "") -> list[PlanEntry]:
     """An ActivationSpec's plan list: one row for ``cudnnActivationForward``."""
     entry("cudnnActivationForward", (_V, _V, _V, _V, _V, _V, _V, _V))
-    return _one_row(spec, ActivationCall(spec), activation_graph)
+    return one_row(spec, ActivationCall(spec), activation_graph.describe)
 
 
 class NeedsNewerCudnnError(UnsupportedGraphError):
@@ -194,13 +124,13 @@ def transform_plans(spec: TransformSpec, handle: Any, modes: tuple[str, ...], wh
     kind's ``cudnn.pygraph``; 'convert', a classic call, runs on the whole GPU and refuses them."""
     if spec.kind == "convert":
         if graph_options:
-            from ..errors import OptionError
-            from .frontend import CLASSIC_WHOLE_GPU
+            from ...errors import OptionError
+            from ..frontend import CLASSIC_WHOLE_GPU
 
             raise OptionError("sm_count", dict(graph_options).get("sm_count"),
                               f"TransformSpec kind 'convert' {CLASSIC_WHOLE_GPU}")
         entry("cudnnTransformTensor", (_V, _V, _V, _V, _V, _V, _V))
-        return _one_row(spec, TransformCall(spec), transform_graph)
+        return one_row(spec, TransformCall(spec), transform_graph.describe)
     import cudnn
 
     check_graph_kind(spec, int(cudnn.backend_version()), where, cudnn_version)

@@ -20,17 +20,16 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from ..graph import rnn as rnn_graph
-from ..graph.classic_call import CLASSIC_DATA_TYPES
-from ..specs.rnn import RnnSpec, WeightSlot
-from . import classic
-from .classic_lib import (ClassicLab, c_int, c_size_t, c_void_p, check, create, destroy, entry, one_plan, pointer,
-                          tensor_descriptor, tensor_dims)
-from .plans import PLAN_SOURCES, PlanEntry
-from ..errors import PlanError
-from ..reference.common import torch_dtype
+from ...graph import rnn as rnn_graph
+from ...graph.classic_call import CLASSIC_DATA_TYPES
+from ...specs.rnn import RnnSpec, WeightSlot
+from . import loader as classic
+from .base import (ENGINE_ID, ClassicLab, c_int, c_size_t, c_void_p, check, create, destroy, entry, one_plan,
+                   pointer, tensor_descriptor, tensor_dims)
+from ..plans import PLAN_SOURCES, PlanEntry
+from ...errors import PlanError
+from ...reference.common import torch_dtype
 
-ENGINE_ID = -1
 CUDNN_RNN_DOUBLE_BIAS = 2
 CUDNN_UNIDIRECTIONAL, CUDNN_BIDIRECTIONAL = 0, 1
 CUDNN_LINEAR_INPUT = 0
