@@ -55,7 +55,7 @@ def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], 
 #: first), and the pauses: before the first (clicks right after a load are answered first) and between two. A plan
 #: pick's waiting views are drawn when shown (a pick changes only their highlight).
 _VIEW_ORDER = ("Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy")
-_IDLE_START_S, _IDLE_STEP_S = 1.0, 0.05
+_IDLE_START_S, _IDLE_STEP_S = 0.2, 0.05
 FIGURE_VIEWS = {"latency": "Latency", "heuristics": "Heuristics", "errors": "Numerics", "histogram": "Numerics",
                 "roofline": "Roofline"}
 
@@ -146,7 +146,6 @@ class ResultView:
                 raise OptionError("selected", plan, "is not a plan of the result shown" if known else
                                   "no result is shown yet")
         self.selected = plan
-        self.touch()
         self._silent = True
         try:
             self.plan_select.value = plan
@@ -200,12 +199,13 @@ class ResultView:
         self._draw_views(waiting)
 
     def touch(self) -> None:
-        """Note that the user acted (a click, a keystroke): views waiting to be drawn when idle wait a moment more."""
+        """Note that the user changed the problem (a click, a keystroke): views waiting to be drawn when idle wait a
+        moment more, so that the form and graph answer first (a tab or plan click does not wait: it is answered by
+        what is drawn)."""
         self.last_activity = time.monotonic()
 
     def show_view(self, name: str | None) -> None:
         """The Lab's tab changed to ``name``: draw that view's figures if a plan pick left them waiting."""
-        self.touch()
         self.visible = name
         if name in self.stale:
             self.stale.discard(name)
