@@ -465,8 +465,7 @@ def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> d
     """In the worker process: the heuristics' proposals per mode for the block-scaled graph, or cuDNN's refusal."""
     import cudnn
 
-    from .gpu.deviceless import HEURISTIC_MODES, Proposal
-    from .gpu.frontend import add_ranked
+    from .gpu.deviceless import HEURISTIC_MODES, Proposal, propose_mode
     from .specs import spec_from_dict
 
     spec = spec_from_dict(json.loads(spec_json))
@@ -480,17 +479,10 @@ def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> d
     for mode in HEURISTIC_MODES:
         try:
             g = block_scaled_graph(spec, fmt, description=description, handle=handle)
-            g.validate()
-            g.build_operation_graph()
-            g.create_execution_plans([getattr(cudnn.heur_mode, mode)])
-            count = g.get_execution_plan_count()
-        except Exception as e:  # noqa: BLE001 - a mode proposing nothing is an answer, in cuDNN's words
+        except Exception as e:  # noqa: BLE001 - a graph cuDNN will not describe is an answer, in its words
             declined[mode] = str(e)
             continue
-        if count == 0:
-            declined[mode] = "the heuristics returned no plans"
-        add_ranked(g, count, mode, found, lambda name, engine_id, knobs, notes, i, mode=mode: Proposal(
-            plan=name, engine_id=engine_id, knobs=knobs, behavior_notes=notes, ranks={mode: i}))
+        propose_mode(g, mode, found, declined)
     out: dict[str, Any] = {"cudnn_version": int(cudnn.backend_version()),
                            "proposals": [p.to_dict() for p in found.values()]}
     if not found:

@@ -98,6 +98,25 @@ def _graph_options(description: dict[str, Any] | None, sm_count: int | None) -> 
     return options
 
 
+def propose_mode(g: Any, mode: str, found: dict[str, Proposal], declined: dict[str, str]) -> None:
+    """Ask heuristic ``mode`` for frontend graph ``g``'s plans (nothing is built): its proposals merged into
+    ``found`` by plan name with this mode's rank, or why it proposed none into ``declined``, in cuDNN's words."""
+    import cudnn
+
+    try:
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([getattr(cudnn.heur_mode, mode)])
+        count = g.get_execution_plan_count()
+    except Exception as e:  # noqa: BLE001 - a mode proposing nothing is an answer, kept in cuDNN's words
+        declined[mode] = str(e)
+        return
+    if count == 0:
+        declined[mode] = "the heuristics returned no plans"
+    add_ranked(g, count, mode, found, lambda name, engine_id, knobs, notes, i: Proposal(
+        plan=name, engine_id=engine_id, knobs=knobs, behavior_notes=notes, ranks={mode: i}))
+
+
 def ask(spec: Spec, *, description: dict[str, Any] | None = None, sm_count: int | None = None,
         modes: tuple[str, ...] = HEURISTIC_MODES, handle: Any = None) -> Answer:
     """The plans cuDNN's heuristics propose for ``spec`` on the target ``description`` (None: the card in use),
@@ -114,19 +133,7 @@ def ask(spec: Spec, *, description: dict[str, Any] | None = None, sm_count: int 
 
             handle = _handle(0)  # cuDNN needs a handle (a CUDA context) to ask about the card in use
         lab = build_graph(spec, handle=handle if description is None else None, graph_options=options)
-        g = lab.pygraph
-        try:
-            g.validate()
-            g.build_operation_graph()
-            g.create_execution_plans([getattr(cudnn.heur_mode, mode)])
-            count = g.get_execution_plan_count()
-        except Exception as e:  # noqa: BLE001 - a mode proposing nothing is an answer, kept in cuDNN's words
-            declined[mode] = str(e)
-            continue
-        if count == 0:
-            declined[mode] = "the heuristics returned no plans"
-        add_ranked(g, count, mode, found, lambda name, engine_id, knobs, notes, i, mode=mode: Proposal(
-            plan=name, engine_id=engine_id, knobs=knobs, behavior_notes=notes, ranks={mode: i}))
+        propose_mode(lab.pygraph, mode, found, declined)
     answer = Answer(proposals=tuple(found.values()), declined=declined, cudnn_version=int(cudnn.backend_version()),
                     seconds=time.perf_counter() - t0)
     if not found:
