@@ -29,12 +29,13 @@ sending plotly.js with it, 7.6 s per Load there and "No such comm" messages at e
 shows it in 2.5 s), operation switch 0.19 s, tab switch 0.12 s, Load 0.79 s, plan pick 1.12 s (missed: a pick
 redraws every figure), Load sweep 0.49 s, Compare GPUs 0.37 s.
 Later on 2026-11-26, idle, after the Lab's start got lighter (recording heads scanned without a character loop; 54
-widget updates at start, was 201), a load drew only the view on screen (the others in the kernel's idle time), a
-pick moved one row's highlight, and Run to panel was timed in the page (the command's promise had counted the whole
-notebook): 1280x800 with the file browser, six runs: Run to panel 2.17-3.12 s (one sample a run; 4 of 6 within
-3 s), operation switch 0.19-0.22 s, tab switch 0.12-0.16 s, Load 0.60-0.99 s, plan pick 0.16-0.26 s, 289 models,
-report 1.56 MB (logs/cpu_2026-11-26_lab_load_1280_sidebar.log); 1600x1000: Run to panel 2.65 s, switches 0.23 /
-0.14 s, Load 0.90 s, plan pick 0.14 s (logs/cpu_2026-11-26_lab_load_1600.log).
+widget updates at start, was 201), a pick moved one row's highlight, and Run to panel was timed in the page (the
+command's promise had counted the whole notebook): 1280x800 with the file browser, Run to panel 2.17-3.12 s over
+seven runs (one sample a run; 5 of 7 within 3 s), operation switch 0.19-0.23 s, tab switch 0.12-0.16 s, plan pick
+0.12-0.26 s, 289 models, report 1.56 MB. Load: 0.60-0.99 s while a load drew only the view on screen and the others
+in the kernel's idle time, but that lost clicks that came meanwhile (an operation switch or a tab's first build
+never reached the kernel in about one browser run in three), so a load draws every view again: 0.89-1.32 s, median
+1.11 s, missed (logs/cpu_2026-11-26_lab_load_1280_sidebar.log).
 """
 
 from __future__ import annotations

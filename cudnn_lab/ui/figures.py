@@ -122,14 +122,6 @@ class FigureHost:
         self.widgets[name] = pane
         return fig
 
-    def blank(self, name: str) -> None:
-        """Show nothing in pane ``name`` for now (its figure is drawn when its view is shown); a hidden pane
-        stays hidden."""
-        self.figures.pop(name, None)
-        pane = self.pane(name)
-        if pane.outputs:
-            pane.outputs = ()
-
     def clear(self, name: str) -> None:
         """Show nothing in pane ``name``, for a view whose text already says why there is no figure: no placeholder
         box, the pane hidden (no height) and no longer a ``cl-figure`` (it holds none) until :meth:`show` fills it."""

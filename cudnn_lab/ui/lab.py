@@ -600,7 +600,6 @@ class Lab:
             self.sweep_view  # noqa: B018 - built when first shown
 
     def _on_spec_change(self, spec: Spec) -> None:
-        self.results.touch()
         self.status_log.guard(self.redraw)
 
 

@@ -9,7 +9,6 @@ The pick and the best plan are :mod:`cudnn_lab.results.metrics`' (one definition
 from __future__ import annotations
 
 import html
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -51,11 +50,6 @@ def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], 
 
 
 #: The view each figure of :func:`_figure_makers` is shown in (a plan pick redraws only the view on screen).
-#: The order the views a new result left waiting are drawn in when the kernel is idle (the views users open first,
-#: first), and the pauses: before the first (clicks right after a load are answered first) and between two. A plan
-#: pick's waiting views are drawn when shown (a pick changes only their highlight).
-_VIEW_ORDER = ("Plans", "Latency", "Heuristics", "Numerics", "Roofline", "Anatomy")
-_IDLE_START_S, _IDLE_STEP_S = 0.2, 0.05
 FIGURE_VIEWS = {"latency": "Latency", "heuristics": "Heuristics", "errors": "Numerics", "histogram": "Numerics",
                 "roofline": "Roofline"}
 
@@ -84,8 +78,6 @@ class ResultView:
         #: the views whose figures wait for a redraw until they are shown.
         self.visible: str | None = None
         self.stale: set[str] = set()
-        #: When the user last acted (time.monotonic()); see :meth:`touch`.
-        self.last_activity = 0.0
         self.info = W.HTML("", _dom_classes=("cl-result-info",))
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
@@ -130,9 +122,9 @@ class ResultView:
             self._silent = False
         self.selected = None
         self.plans_html.value = _all_columns_html(result)  # the result's, whichever plan is picked
-        self.select(pick_name(result))  # the view on screen now, the others when idle, shown or asked for
-        self._blank_stale()
-        self._draw_stale_when_idle()
+        # Every view drawn at once: a view drawn later, in the kernel's idle time, raced the widget messages of
+        # the clicks that came meanwhile (lost tab and operation clicks in Chromium, 2026-11-26).
+        self.select(pick_name(result), every_view=True)
         self.label(spec)
         for note in getattr(result, "warnings", []) or []:
             self._log.note(str(note))
@@ -154,55 +146,10 @@ class ResultView:
             self._silent = False
         self.draw(only_visible=not every_view)
 
-    def _blank_stale(self) -> None:
-        """Empty the views left waiting for a new result, so that none shows the last result (or "No results yet")
-        in the moment between its tab's click and its drawing."""
-        for key, view in FIGURE_VIEWS.items():
-            if view in self.stale:
-                self._figures.blank(key)
-        if "Heuristics" in self.stale:
-            self.heuristics_html.value = ""
-        if "Anatomy" in self.stale:
-            for key in ANATOMY_FIGURES:
-                self._figures.blank(key)
-            self.engines_html.value = self.kernels_html.value = ""
-
-    def _draw_stale_when_idle(self) -> None:
-        """In a notebook's kernel, draw the waiting views one by one once the kernel is idle (each a callback of its
-        event loop, so a click in between is answered first): the user's next tab is usually drawn before it is
-        clicked. Without a running event loop (plain Python, tests) they wait to be shown or asked for."""
-        import asyncio
-
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        result = self.result
-
-        def step() -> None:
-            if self.result is not result or not self.stale:  # a newer result or pick took over
-                return
-            quiet = time.monotonic() - self.last_activity
-            if quiet < _IDLE_START_S:  # the user is clicking: wait until they pause
-                loop.call_later(_IDLE_START_S - quiet, step)
-                return
-            view = next((v for v in _VIEW_ORDER if v in self.stale), None) or sorted(self.stale)[0]
-            self.stale.discard(view)
-            self._log.guard(self._draw_views, {view})
-            loop.call_later(_IDLE_STEP_S, step)
-
-        loop.call_later(_IDLE_START_S, step)
-
     def draw_stale(self) -> None:
         """Draw every view a load or plan pick left waiting (for code that reads the figures of hidden views)."""
         waiting, self.stale = set(self.stale), set()
         self._draw_views(waiting)
-
-    def touch(self) -> None:
-        """Note that the user changed the problem (a click, a keystroke): views waiting to be drawn when idle wait a
-        moment more, so that the form and graph answer first (a tab or plan click does not wait: it is answered by
-        what is drawn)."""
-        self.last_activity = time.monotonic()
 
     def show_view(self, name: str | None) -> None:
         """The Lab's tab changed to ``name``: draw that view's figures if a plan pick left them waiting."""
