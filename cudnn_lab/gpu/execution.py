@@ -20,7 +20,7 @@ from ..options import HEURISTIC_MODES
 from ..specs import Spec
 from .anatomy import knob_columns
 from .plans import PlanEntry
-from .timing import Timer, TimingResult, replay_over_kernel
+from .timing import Timer, TimingResult, replay_over_kernel, run_poisoned
 
 #: The parts of a run timed in ``settings["phase_s"]`` (seconds), in the order a run does them.
 PHASES: tuple[str, ...] = ("import", "device", "session", "propose", "inputs", "reference", "build", "ceilings",
@@ -172,19 +172,13 @@ def measure_plan(spec: Spec, plan: ExecutablePlan, sess: Any, timer: Timer, phas
                  contender_ms: float | None = None) -> tuple[tuple[str, str], dict[str, Any], TimingResult | None]:
     """Check one plan's numbers (on NaN-poisoned outputs), then time it: ((status, error), measured columns, the
     timing). ``contender_ms``: the best median so far in this run (a far slower plan is screened)."""
-    import torch
 
     phases = phases or Phases()
     call, outputs, stream, expected = plan.call(), sess.outputs, sess.stream, sess.expected
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
     try:
-        with torch.cuda.stream(stream):
-            for t in outputs.values():
-                if t.is_floating_point():
-                    t.fill_(float("nan"))
-            call()
-        stream.synchronize()
+        run_poisoned(call, outputs, stream)
     except Exception as e:  # noqa: BLE001 - a plan that fails to run is recorded, the others go on
         return ("run_failed", " ".join(str(e).split())[:300]), out, None
     if expected is not None:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 from ..graph import build_graph
+from .timing import run_poisoned
 
 #: The numerical notes asked about, in the order tables show them (frontend ``cudnn.numerical_note`` names).
 NOTES: tuple[str, ...] = ("TENSOR_CORE", "DOWN_CONVERT_INPUTS", "REDUCED_PRECISION_REDUCTION", "FFT", "WINOGRAD",
@@ -211,12 +212,7 @@ def check_determinism(call: Any, outputs: dict[str, Any], stream: Any, runs: int
     differing = 0
     try:
         for r in range(runs):
-            with torch.cuda.stream(stream):
-                for t in outputs.values():
-                    if t.is_floating_point():
-                        t.fill_(float("nan"))
-                call()
-            stream.synchronize()
+            run_poisoned(call, outputs, stream)
             for name, t in outputs.items():
                 raw = t.detach().contiguous().view(-1)
                 if r == 0:

@@ -350,3 +350,16 @@ def replay_over_kernel(median_ms: Any, kernel_ms: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return m / k if m > 0 and k > 0 and m == m and k == k else None
+
+
+def run_poisoned(call: Callable[[], Any], outputs: dict[str, Any], stream: Any) -> None:
+    """Fill the floating-point ``outputs`` with NaN, then ``call()`` on ``stream`` and wait for it: a value the
+    plan did not write cannot pass as its answer."""
+    import torch
+
+    with torch.cuda.stream(stream):
+        for t in outputs.values():
+            if t.is_floating_point():
+                t.fill_(float("nan"))
+        call()
+    stream.synchronize()

@@ -335,9 +335,6 @@ class ConvConcatSpec(_ConvFusionSpec):
         n, k, p, q = conv["Y"]
         return {"X": conv["X"], "W": conv["W"], "Y0": (n, self.k0, p, q), "Y1": (n, k + self.k0, p, q)}
 
-    def tensor_dtypes(self) -> dict[str, str]:
-        return {n: self.dtype for n in self.tensor_shapes()}
-
     def label(self) -> str:
         return f"conv+concat(k0={self.k0}) {self._conv_label()}"
 
@@ -372,9 +369,6 @@ class ConvDgradReluSpec(_ConvFusionSpec):
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         conv = self._conv_shapes()
         return {"DY": conv["Y"], "W": conv["W"], "X": conv["X"], "DX": conv["X"]}
-
-    def tensor_dtypes(self) -> dict[str, str]:
-        return {n: self.dtype for n in self.tensor_shapes()}
 
     def label(self) -> str:
         return f"conv_dgrad+relu_bwd {self._conv_label()}"
