@@ -296,7 +296,8 @@ print(json.dumps({"workers": workers, "helpers_start_s": helpers_start_s,
                   "plans": len(r.plans), "ran": len(r.ok),
                   "from_cache": int(r.plans["from_cache"].fillna(False).astype(bool).sum()),
                   "statuses": dict(zip(r.plans["plan"], r.plans["status"])), "report": report,
-                  "phase_s": r.settings.get("phase_s"), "gpu": r.device.get("gpu")}))
+                  "phase_s": r.settings.get("phase_s"), "gpu": r.device.get("gpu"),
+                  "pick_build_ms": float(r.plans["build_ms"].iloc[0]) if len(r.plans) else None}))
 """
 #: Issue 27's parallel-build problems, in the order they are measured (the rmsnorm one carries the target).
 PARALLEL_PROBLEMS = {
@@ -347,7 +348,9 @@ def issue27_parallel(fresh: dict, budget_s: float | None = None, with_only: bool
                       f"s (serial {rep.get('serial_s', 0):.2f} s, saved {rep.get('saved_s', 0):.2f} s, the run "
                       f"waited {rep.get('waited_s', 0):.2f} s; their start before the clock "
                       f"{r['helpers_start_s']:.2f} s){skipped}" if r["workers"] else "")
-            print(f"parallel builds, {name}, {how}: first plan {_s(r['first_s'])}, all plans {_s(r['all_s'])} "
+            pick = r.get("pick_build_ms")
+            pick = f"; the pick built in {pick / 1e3:.2f} s" if isinstance(pick, (int, float)) else ""
+            print(f"parallel builds, {name}, {how}: first plan {_s(r['first_s'])}{pick}, all plans {_s(r['all_s'])} "
                   f"({r['plans']} plans, {r['ran']} ran, {r['from_cache']} from cache{helped})\n    phase_s: "
                   f"{_phases(r)}", flush=True)
         if "without" in pair:

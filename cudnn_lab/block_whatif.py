@@ -26,10 +26,22 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DataError, NoGPUError, OptionError, SpecError, shorten
+from .errors import DataError, NoGPUError, OptionError, shorten
 from .reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
-from .specs import ConvSpec, MatmulSpec, Spec
+from .specs import ConvSpec, MatmulSpec, Spec, spec_from_dict
+from .specs.base import pair
 from .specs.fp8 import FP8_DTYPES
+from .reference.block_formats import block_dequantize, block_quantization_error, block_quantize
+from .reference.common import CPU_FLOP_LIMIT, check_cpu_work
+from .reference.fp8 import float_inputs
+from .reference.quantize import dequantize, quantization_error, quantize
+from .specs.layout import layout_strides
+from .results.loading import parse_json, read_text
+from .target import as_target, today
+from .results.datasets import dataset_prefix
+from .results.paths import check_output_path, write_text
+from .provenance import cudnn_version_text
+from .whatif import _proposal
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -123,22 +135,16 @@ def _problem(spec: Spec) -> tuple[str, str, dict[str, int], Any, int]:
     """(first operand, second operand, blocked axis per operand, the product, fan-in) for a matmul or an fprop conv."""
     import torch
 
-    if isinstance(spec, MatmulSpec):
-        return "A", "B", {"A": -1, "B": -2}, torch.matmul, spec.k
-    if isinstance(spec, ConvSpec):
-        if spec.direction != "fprop":
-            raise SpecError("direction", spec.direction, "must be fprop for the block-format what-if (blocks run "
-                            "along C, the forward convolution's reduction axis)", spec="ConvSpec")
-        if spec.groups != 1:
-            raise SpecError("groups", spec.groups, "must be 1 for the block-format what-if (cuDNN's block-scaled "
-                            "convolution blocks the whole C axis)", spec="ConvSpec")
-        from .specs.base import pair
-
-        geom = dict(stride=pair(spec.stride), padding=pair(spec.padding), dilation=pair(spec.dilation))
-        return "X", "W", {"X": 1, "W": 1}, lambda x, w: torch.nn.functional.conv2d(x, w, **geom), \
-            spec.c * spec.r * spec.s
-    raise OptionError("spec", spec, "a cl.MatmulSpec or a cl.ConvSpec (fprop): block formats scale the reduction "
-                      "axis of a GEMM-like product", where="block_format_whatif")
+    if spec.block_scale_axis is None:
+        raise OptionError("spec", spec, "a cl.MatmulSpec or a cl.ConvSpec (fprop): block formats scale the "
+                          "reduction axis of a GEMM-like product", where="block_format_whatif")
+    spec.check_block_scale()
+    if spec.block_scale_axis == "K":  # a batched GEMM: A [b, m, k] @ B [b, k, n]
+        return "A", "B", {"A": -1, "B": -2}, torch.matmul, spec.k  # type: ignore[attr-defined]
+    geom = dict(stride=pair(spec.stride), padding=pair(spec.padding),  # type: ignore[attr-defined]
+                dilation=pair(spec.dilation))  # type: ignore[attr-defined]
+    return "X", "W", {"X": 1, "W": 1}, lambda x, w: torch.nn.functional.conv2d(x, w, **geom), \
+        spec.c * spec.r * spec.s  # type: ignore[attr-defined]
 
 
 def _touched(spec: Spec, rows: torch.Tensor) -> torch.Tensor:
@@ -146,10 +152,8 @@ def _touched(spec: Spec, rows: torch.Tensor) -> torch.Tensor:
     output pixels whose window holds an outlier pixel."""
     import torch
 
-    if isinstance(spec, MatmulSpec):
+    if spec.block_scale_axis == "K":
         return rows  # [batch, m, 1]
-    from .specs.base import pair
-
     ones = torch.ones((1, 1, spec.r, spec.s), dtype=torch.float64)
     hit = torch.nn.functional.conv2d(rows.to(torch.float64), ones, stride=pair(spec.stride),
                                      padding=pair(spec.padding), dilation=pair(spec.dilation))
@@ -214,11 +218,6 @@ def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int 
     reference's FLOP limit (SpecError naming the size to shrink)."""
     import torch
 
-    from .reference.block_formats import block_dequantize, block_quantization_error, block_quantize
-    from .reference.common import CPU_FLOP_LIMIT, check_cpu_work
-    from .reference.fp8 import float_inputs
-    from .reference.quantize import dequantize, quantization_error, quantize
-
     if not isinstance(spec, Spec):
         raise OptionError("spec", spec, "a cudnn_lab spec (cl.MatmulSpec or cl.ConvSpec)", where="block_format_whatif")
     f = block_format(fmt, block_size=block_size, scale_format=scale_format, scale_rule=scale_rule)
@@ -230,7 +229,7 @@ def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int 
         raise OptionError("per_tensor", per_tensor, "one of " + ", ".join(FP8_DTYPES), where="block_format_whatif")
     first, second, axes, product, fan_in = _problem(spec)
     limit = CPU_FLOP_LIMIT / PRODUCTS if cpu_flop_limit is None else cpu_flop_limit
-    check_cpu_work(spec, torch.device("cpu"), "m" if isinstance(spec, MatmulSpec) else "n", flop_limit=limit)
+    check_cpu_work(spec, torch.device("cpu"), "m" if spec.block_scale_axis == "K" else "n", flop_limit=limit)
 
     floats = float_inputs(spec, fan_in, seed=seed)
     marked, rows = _with_outliers(floats[first].to(torch.float64), axes[first], share, factor, seed)
@@ -248,7 +247,7 @@ def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int 
     from_block = product(blocked[first], blocked[second])
     from_per = product(per[first], per[second])
     fp32 = product(blocked[first].to(torch.float32), blocked[second].to(torch.float32))
-    return BlockWhatIf(spec=spec, fmt=f, reduction_axis="K" if isinstance(spec, MatmulSpec) else "C",
+    return BlockWhatIf(spec=spec, fmt=f, reduction_axis=str(spec.block_scale_axis),
                        operands=block_errors, output_rel_l2=_rel_l2(from_block, exact),
                        accumulate_rel_l2=_rel_l2(fp32, from_block), per_tensor_dtype=pt, per_tensor=per_errors,
                        per_tensor_output_rel_l2=_rel_l2(from_per, exact),
@@ -281,8 +280,6 @@ def _pad(value: int, to: int) -> int:
 
 
 def _channels_last(dims: tuple[int, ...]) -> list[int]:
-    from .specs.layout import layout_strides
-
     return list(layout_strides(dims, "NHWC"))
 
 
@@ -306,7 +303,7 @@ def block_scaled_graph(spec: Spec, fmt: Any = "mxfp8_e4m3", *, description: dict
                       **options)
     el, sf, bs = _cudnn_type(f.element), _cudnn_type(f.scale_format), f.block_size
     reorder = cudnn.tensor_reordering.F8_128x4
-    if isinstance(spec, MatmulSpec):
+    if spec.block_scale_axis == "K":
         b, m, n, k = spec.batch, spec.m, spec.n, spec.k
         sk = _pad(-(-k // bs), 4)
         mp, np_ = _pad(m, 128), _pad(n, 128)
@@ -322,8 +319,6 @@ def block_scaled_graph(spec: Spec, fmt: Any = "mxfp8_e4m3", *, description: dict
         scale_dims = [1, 1, 1]
     else:
         x_dims, w_dims = spec.x_dims, spec.w_dims  # type: ignore[attr-defined]
-        from .specs.base import pair
-
         sx_dims = (x_dims[0], -(-x_dims[1] // bs), *x_dims[2:])
         sw_dims = (w_dims[0], -(-w_dims[1] // bs), *w_dims[2:])
         x = g.tensor(name="X", dim=list(x_dims), stride=_channels_last(x_dims), data_type=el)
@@ -379,8 +374,6 @@ class BlockScaleAnswer:
 
     def summary(self) -> str:
         """One sentence: what cuDNN answered, for which target and cuDNN, and that it is not a measurement."""
-        from .provenance import cudnn_version_text
-
         where = f"{self.target_label}, cuDNN {cudnn_version_text(self.cudnn_version)}"
         if self.ok:
             return (f"{self.fmt} {self.spec.op}: {self.plan_count} plans of engine"
@@ -391,8 +384,6 @@ class BlockScaleAnswer:
 
     def row(self) -> dict[str, Any]:
         """One table row: problem, format, target, cuDNN, plans, engines, notes or refusal, source."""
-        from .provenance import cudnn_version_text
-
         return {"problem": self.spec.label(), "format": self.fmt, "target": self.target_label,
                 "cuDNN": cudnn_version_text(self.cudnn_version), "plans": self.plan_count,
                 "engines": ", ".join(map(str, self.engine_ids)),
@@ -409,9 +400,6 @@ class BlockScaleAnswer:
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = "block-scale answer") -> BlockScaleAnswer:
-        from .specs import spec_from_dict
-        from .whatif import _proposal
-
         if not isinstance(data, dict):
             raise DataError(source, f"a block-scale answer must be an object, not {shorten(data, 40)}")
         try:
@@ -446,8 +434,6 @@ def recorded_block_scale_answers() -> list[BlockScaleAnswer]:
     """Every block-scale answer recorded on the kit's GPU rounds (``data/whatif/block_scale/*.json``), checked."""
     global _RECORDED
     if _RECORDED is None:
-        from .results.loading import parse_json, read_text
-
         found: list[BlockScaleAnswer] = []
         for path in sorted(BLOCK_SCALE_DIR.glob("*.json")):
             _, text = read_text(path, "recorded block-scale what-if JSON", limit=MAX_BYTES)
@@ -465,13 +451,11 @@ def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> d
     """In the worker process: the heuristics' proposals per mode for the block-scaled graph, or cuDNN's refusal."""
     import cudnn
 
-    from .gpu.deviceless import HEURISTIC_MODES, Proposal, propose_mode
-    from .specs import spec_from_dict
-
+    from .gpu.deviceless import HEURISTIC_MODES, Proposal, propose_mode  # heavy: imports graphviz
     spec = spec_from_dict(json.loads(spec_json))
     handle = None
     if description is None:
-        from .gpu.ask_worker import _handle
+        from .gpu.ask_worker import _handle  # heavy: imports graphviz
 
         handle = _handle()
     found: dict[str, Proposal] = {}
@@ -490,7 +474,7 @@ def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> d
         first = next(iter(declined.values()), "no plans").strip().splitlines()
         out.update(refused="declined", message=(first or ["no plans"])[0][:1000], detail=detail[:20000])
     if description is None:
-        from .gpu.deviceless import device_description
+        from .gpu.deviceless import device_description  # heavy: imports graphviz
 
         out["card"] = str(device_description(0).get("deviceName", "this GPU"))
     return out
@@ -501,9 +485,7 @@ def ask_block_scaled(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100",
     """Ask cuDNN (in a process of its own: a crash or hang becomes a refusal) which plans it proposes for the
     block-scaled graph of ``spec`` on ``target`` (a target name such as ``sm100``, a Target, or None: this GPU).
     NoGPUError where cuDNN cannot be loaded with the NVIDIA driver."""
-    from .gpu.asker import worker_env
-    from .target import as_target
-
+    from .gpu.asker import worker_env  # heavy: imports graphviz
     f = block_format(fmt)
     _problem(spec)
     tgt = as_target(target)
@@ -553,8 +535,6 @@ def block_scale_plans(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100"
         except NoGPUError:
             if recorded is False:
                 raise
-    from .target import as_target
-
     tgt = as_target(target)
     name = tgt.name if tgt else "this GPU"
     fits = [a for a in recorded_block_scale_answers() if a.spec == spec and a.fmt == f.name and a.target == name]
@@ -580,10 +560,6 @@ def record_block_scale(folder: Any, *, budget_s: float = 100.0) -> Path:
     """Ask every RECORD_PROBLEMS question on every RECORD_TARGETS target (this GPU included) and write the answers
     to ``folder/<gpu>_<date>.json`` in the recorded format; questions past ``budget_s`` seconds are left out."""
     import time
-
-    from .results.datasets import dataset_prefix
-    from .results.paths import check_output_path, write_text
-    from .target import today
 
     t0 = time.perf_counter()
     answers: list[BlockScaleAnswer] = []

@@ -6,7 +6,7 @@ folder below the root (``plans/``, ``ceilings/``, ``heuristics/``, ``kernels/``)
 (full disk, read-only folder) is switched off for the rest of the process with one warning; the run itself goes on
 without it.
 
-Every entry is read through :func:`read_entry` (the loading layer's ``read_regular``: regular files only, never
+Every entry is read through :func:`read_entry` (:func:`cudnn_lab.files.read_regular`: regular files only, never
 blocking on a FIFO, the kit's header checked on the first bytes, a size bound per cache). An entry that is corrupt,
 foreign, too big or not a regular file is skipped and set aside (:func:`set_aside`) so it is rebuilt; only when that
 fails does the process warn, once per cache. :func:`clear` removes only the entries the kit wrote (each cache
@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CudnnLabError, DataError, PathError
+from .files import file_kind, read_regular
 
 __all__ = ["ENV_DIR", "ENV_OFF", "cache_root", "cache_enabled", "disable", "disabled_reason", "reset", "atomic_write",
            "folder_info", "clear", "info", "Cleared", "read_entry", "set_aside", "make_way", "root_problem",
-           "warn_once"]
+           "warn_once", "register"]
 
 ENV_DIR = "CUDNN_LAB_CACHE_DIR"
 ENV_OFF = "CUDNN_LAB_NO_CACHE"
@@ -39,6 +40,8 @@ FOLDERS: tuple[str, ...] = ("plans", "ceilings", "heuristics", "kernels")
 #: A recognizer: why the path (its parts below the cache folder; a folder when the flag is set) is not the kit's,
 #: or None when the cache wrote it (a folder: one the cache makes, looked into).
 Recognizer = Callable[[Path, tuple[str, ...], bool], "str | None"]
+#: Each cache folder's recognizer, registered by the cache that writes it (gpu/cache.py, gpu/ceilings.py).
+_RECOGNIZERS: dict[str, Recognizer] = {}
 
 _lock = threading.Lock()
 _disabled: dict[str, str] = {}  # cache root -> why it was switched off in this process
@@ -105,8 +108,6 @@ def read_entry(path: Path, what: str, *, limit: int, magic: bytes = b"") -> byte
     """A cache entry's bytes, or None when there is none. An entry that is a link or not a regular file (PathError),
     does not start with ``magic`` (only its first bytes read) or is larger than ``limit`` bytes (never read; both
     DataError) raises: the caller skips it and sets it aside."""
-    from .results.loading import read_regular
-
     try:
         mode = os.lstat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -181,12 +182,6 @@ def atomic_write(path: Path, data: bytes) -> bool:
 
 # ------------------------------------------------------------------------------------------------ info and clear
 
-def _kind(mode: int) -> str:
-    from .results.loading import file_kind
-
-    return file_kind(mode)
-
-
 def root_problem(root: Path | None = None) -> str | None:
     """Why the cache root cannot be used (not a folder, unreadable, cannot be made); None when it can."""
     root = cache_root() if root is None else root
@@ -204,7 +199,7 @@ def root_problem(root: Path | None = None) -> str | None:
     except OSError as e:
         return f"it cannot be read ({e.strerror or e})"
     if not stat.S_ISDIR(mode):
-        return f"it is {_kind(mode)}, not a folder"
+        return f"it is {file_kind(mode)}, not a folder"
     if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
         return "it is not readable and writable by this user"
     return None
@@ -240,7 +235,7 @@ def _folder_note(folder: Path) -> str | None:
         return f"cannot be read ({e.strerror or e})"
     if stat.S_ISLNK(mode):
         return f"a symbolic link to {os.readlink(folder)}: not followed"
-    return None if stat.S_ISDIR(mode) else f"{_kind(mode)}, not a folder"
+    return None if stat.S_ISDIR(mode) else f"{file_kind(mode)}, not a folder"
 
 
 def info() -> dict[str, Any]:
@@ -268,11 +263,12 @@ class Cleared:
     problem: str | None = None
 
 
-def _recognizers() -> dict[str, Recognizer]:
-    from .gpu import cache, ceilings
-
-    return {"plans": cache.foreign, "heuristics": cache.foreign, "ceilings": ceilings.foreign,
-            "kernels": cache.foreign}
+def register(folder: str, recognize: Recognizer) -> None:
+    """Let :func:`clear` remove ``folder``'s entries that ``recognize`` says the kit wrote (called by each cache
+    when its module loads, so this layer never imports the caches above it)."""
+    if folder not in FOLDERS:
+        raise ValueError(f"cache folder {folder!r} is not one of {', '.join(FOLDERS)}")
+    _RECOGNIZERS[folder] = recognize
 
 
 def clear() -> Cleared:
@@ -287,8 +283,13 @@ def clear() -> Cleared:
         root_ok = False
     if not root_ok:
         return Cleared(str(root), removed, problem=root_problem(root) or "it does not exist")
-    for name, recognize in _recognizers().items():
-        top = root / name
+    for name in FOLDERS:
+        recognize, top = _RECOGNIZERS.get(name), root / name
+        if recognize is None:  # its cache's module is not loaded: nothing tells the kit's entries from others
+            if top.exists():
+                state["left"].append((str(top), "no cache of this process recognizes its entries (import "
+                                                "cudnn_lab.gpu.cache and cudnn_lab.gpu.ceilings first)"))
+            continue
         note = _folder_note(top)
         if note:
             state["left"].append((str(top), note))
@@ -317,7 +318,7 @@ def _clear_folder(folder: Path, rel: tuple[str, ...], recognize: Recognizer, sta
             state["left"].append((str(path), f"a symbolic link to {os.readlink(path)}: not followed"))
             continue
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-            state["left"].append((str(path), f"{_kind(st.st_mode)}, not written by the kit"))
+            state["left"].append((str(path), f"{file_kind(st.st_mode)}, not written by the kit"))
             continue
         try:
             why = recognize(path, parts, stat.S_ISDIR(st.st_mode))

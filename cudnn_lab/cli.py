@@ -25,6 +25,7 @@ from .sweeps import sweep
 from . import cache_dir, errors, whatif
 from .capabilities import probe
 from .errors import CudnnLabError, OptionError
+from .plots.registry import RUN_FIGURES
 from .report import save_report
 from .results.anatomy import is_proposed, with_knob_names
 from .results.loading import read_spec_file, read_sweep_file
@@ -48,6 +49,11 @@ EXIT_CODES: tuple[tuple[str, int, str], ...] = (
     ("UnsupportedGraphError", 4, "cuDNN cannot run the graph here"),
     ("CudnnLabError", 1, "any other failure of the kit"),
 )
+#: What `cudnn-lab report` writes for a run: its figures named from the one registry the Lab and the report read.
+REPORT_TEXT = ("Write a self-contained HTML report (it opens offline). A run's report holds its graph, its plan table "
+               "and its figures where the result has them: "
+               + "; ".join(f.title for f in RUN_FIGURES if f.in_report) + ". A sweep's holds its own figures "
+               "and one row per point.")
 _EPILOG = ("exit codes: 0 success; " + "; ".join(f"{code} {meaning}" for _, code, meaning in EXIT_CODES)
            + f"; {EXIT_UNSAVED} the work ran but its output could not be written (saved to a temporary file, named)"
            + f"; {EXIT_INTERRUPTED} interrupted. Results are saved before anything is printed: a closed stdout (e.g. "
@@ -157,7 +163,7 @@ def _parser() -> argparse.ArgumentParser:
                        "the kit wrote (nothing else; links not followed) and say what was left")
     cache.add_argument("--info", action="store_true", help="say where the caches are and how big (the default)")
     report = commands.add_parser("report", help="write a self-contained HTML report of a result (opens offline)",
-                                 allow_abbrev=False, epilog=_EPILOG)
+                                 description=REPORT_TEXT, allow_abbrev=False, epilog=_EPILOG)
     report.add_argument("results", help="a result JSON written by `cudnn-lab run`, a sweep (Parquet file or store "
                         "folder written by `cudnn-lab sweep`), or a recorded dataset's name (run or sweep)")
     report.add_argument("-o", "--output", required=True, help="the HTML file to write")
@@ -416,6 +422,8 @@ def _cache(args: argparse.Namespace) -> int:
     when an entry of the kit's could not be removed."""
     code = 0
     if args.clear:
+        from .gpu import cache, ceilings  # noqa: F401 - heavy (the gpu package); each registers what it may clear
+
         cleared = cache_dir.clear()
         lines = ["cleared " + ", ".join(f"{name}: {n} file(s)" for name, n in cleared.removed.items())
                  + f" ({cleared.bytes / 2**20:.1f} MiB) in {cleared.root}"

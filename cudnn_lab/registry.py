@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 from .errors import SpecError
+from .specs import Spec
 
 T = TypeVar("T")
 
@@ -61,8 +62,6 @@ class FamilyRegistry(Generic[T]):
     def __getitem__(self, spec_or_cls: Any) -> T:
         item = self.get(spec_or_cls)
         if item is None:
-            from .specs import Spec
-
             cls = spec_or_cls if isinstance(spec_or_cls, type) else type(spec_or_cls)
             if not issubclass(cls, Spec):
                 raise SpecError("spec", cls.__name__, "must be a cudnn_lab spec such as ConvSpec or MatmulSpec")

@@ -29,6 +29,7 @@ from .results.paths import check_output_path, write_text
 from . import __version__, plots
 from .errors import CudnnLabError, NoGPUError, UnsupportedGraphError
 from .plots.axes import default_axes
+from .plots.registry import RUN_FIGURES
 from .plots.tables import _bytes, frame_table_html, plan_table_html, sig3, us_text
 from .block_whatif import recorded_block_scale_answers
 from .plots.whatif_tables import answer_label_html, block_scale_answers_html, compare_table_html, refusals_html
@@ -36,6 +37,7 @@ from .provenance import cudnn_version_text
 from .results import anatomy
 from .results.loading import check_result, check_sweep_frame
 from .results.metrics import cell_text, point_key, row_gbps, row_tflops
+from .results.schema import point_column
 from .target import targets
 from .whatif import compare, drift, recorded_whatifs
 
@@ -232,8 +234,8 @@ def graph_svg(result: RunResult) -> str:
     """The graph drawn as inline SVG (with ``dot``), or its DOT source with an install hint (without); a drawing
     ``dot`` rejects says so in one sentence, its DOT source and dot's message folded under it (the report is still
     written)."""
-    from .graph import drawing
-    from .graph.render import DOT_INSTALL_HINT, DrawingError, to_svg
+    from .graph import drawing  # heavy: imports graphviz
+    from .graph.render import DOT_INSTALL_HINT, DrawingError, to_svg  # heavy: imports graphviz
 
     dot = drawing(result.spec)
     try:
@@ -247,13 +249,10 @@ def graph_svg(result: RunResult) -> str:
 
 
 def _figures(result: RunResult) -> list[Any]:
+    """The run's figures the report shows (plots/registry.py: the Lab's too), or none when no plan was timed."""
     if metrics.timed(result.plans).empty:
         return []
-    figs = [plots.latency_bar(result), plots.heuristic_vs_measured(result), plots.errors_per_plan(result),
-            plots.error_histogram(result), plots.roofline(result)]
-    if result.exploration["explored"]:  # the engine space sampled beyond the proposals (explore > 0)
-        figs += [plots.engine_space(result), plots.engine_knobs(result)]
-    return figs
+    return [figure.draw(result, None) for figure in RUN_FIGURES if figure.in_report and figure.applies(result)]
 
 
 @functools.lru_cache(maxsize=1)
@@ -369,7 +368,7 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
     """The whole report as one HTML string; plotly's library is embedded once, so it opens with no network.
     ``origin`` says where the numbers come from (default: :func:`cudnn_lab.provenance.provenance` of the result).
     A sweep frame gets :func:`sweep_report_html`."""
-    from .graph import build_graph
+    from .graph import build_graph  # heavy: imports graphviz
 
     if _is_sweep(result):
         return sweep_report_html(result, title=title)
@@ -502,8 +501,8 @@ def _points_table(frame: Any) -> str:
     rows = metrics.sweep_regret(frame)
     if rows.empty:
         return "<p class='note'>No point of this sweep ran.</p>"
-    heads = ["operation", "problem", "heuristic's pick", "pick (µs)", "best plan", "best (µs)", "regret",
-             "TFLOP/s", "GB/s"]
+    heads = [point_column("op").title, point_column("label").title, "heuristic's pick", "pick (µs)", "best plan",
+             "best (µs)", "regret", "TFLOP/s", "GB/s"]
     kinds = ["cl-text", "cl-text cl-problem", "cl-plan", "", "cl-plan", "", "", "", ""]  # CSS: text, plan names
     body = []
     for _, r in rows.sort_values(["op", "label"] if "label" in rows.columns else ["op"], kind="stable").iterrows():

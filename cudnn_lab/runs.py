@@ -65,7 +65,7 @@ def check_stop(stop: Any, *, where: str = "run") -> Callable[[], bool] | None:
 
 def check_runnable(options: RunOptions) -> RunOptions:
     """Options that this version's GPU layer cannot honour yet, refused before the GPU is asked for."""
-    from .gpu.timing import SUPPORTED_MODES
+    from .gpu.timing import SUPPORTED_MODES  # heavy: imports graphviz
 
     if options.timing not in SUPPORTED_MODES:
         raise OptionError("timing", options.timing, f"is not measured by this version yet; use one of "
@@ -106,7 +106,7 @@ def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progr
     progress = check_progress(progress)
     halt = check_stop(stop)
     _preload("pandas")
-    from .gpu import run_records
+    from .gpu import run_records  # heavy: imports graphviz
 
     return _result(spec, run_records(spec, opts, progress, halt))
 

@@ -40,7 +40,6 @@ from .results import metrics
 from .results.loading import parse_json, read_text, spec_from_data
 from .results.run import json_ready, typed_columns
 from .runs import check_carve_out, check_progress, check_runnable, check_spec, run
-from .specs import ConvSpec, MatmulSpec
 from .why_not import category_of, read_reasons
 
 __all__ = ["LABEL", "DEFAULT_SM_COUNTS", "FRAME_COLUMNS", "REFUSED_COLUMNS", "PER_COUNT_COLUMNS", "ScalingResult",
@@ -297,20 +296,10 @@ def _typed(frame: Any) -> Any:
 # ---------------------------------------------------------------------------------------------- measuring
 
 
-def _gemm_mn(spec: Spec) -> tuple[int, int] | None:
-    """The (M, N) of the GEMM a conv fprop (output pixels x output channels) or a matmul computes, else None."""
-    if isinstance(spec, ConvSpec) and spec.direction == "fprop":
-        p, q = spec.out_hw
-        return spec.n * p * q, spec.k
-    if isinstance(spec, MatmulSpec):
-        return spec.batch * spec.m, spec.n
-    return None
-
-
 def _waves(spec: Spec, tile: Any, sms: int) -> dict[str, Any]:
     """Output tiles of the best plan's kernel tile over the GEMM view of ``spec``, and the waves they make on
     ``sms`` SMs at one tile per SM at a time (an assumption: occupancy is not recorded); NaN where unknown."""
-    mn = _gemm_mn(spec)
+    mn = spec.gemm_mn()
     dims = [int(d) for d in str(tile).split("x")[:2]] if isinstance(tile, str) and "x" in tile else []
     if mn is None or len(dims) < 2 or min(dims) <= 0:
         return {"tiles": math.nan, "waves": math.nan}
@@ -406,8 +395,8 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
     if not gpu_visible():  # before torch is imported
         raise NoGPUError("no NVIDIA GPU is visible to the driver (or PyTorch is not installed), so there is no SM "
                          "count to scale")
-    from .gpu.device import device_info
-    from .gpu.session import require_gpu
+    from .gpu.device import device_info  # heavy: imports graphviz
+    from .gpu.session import require_gpu  # heavy: imports graphviz
 
     require_gpu(opts.device)
     info = device_info(opts.device)

@@ -23,9 +23,11 @@ from .why_not import reasons_frame, summarize
 from .options import RunOptions
 from .results import recorded_datasets, RunResult
 from .results.datasets import dataset_prefix
-from .results.loading import read_json
+from .results.loading import read_json, parse_json, read_text
 from .runs import run
 from .target import check_description, today
+from .results.paths import check_output_path
+from .results.metrics import best, tied_with_best
 
 __all__ = ["WhatIf", "plans_for", "profile", "run_under", "run_drift", "RunDrift", "compare", "drift", "Drift",
            "recorded_whatifs", "recorded_run_drifts", "ANSWER_LABEL", "WHATIF_DIR"]
@@ -144,8 +146,6 @@ def recorded_whatifs() -> list[WhatIf]:
     """Every answer recorded on the kit's GPU rounds (``cudnn_lab/data/whatif/*.json``), files checked on read."""
     global _RECORDED
     if _RECORDED is None:
-        from .results.loading import parse_json, read_text
-
         found: dict[str, list[WhatIf]] = {}
         for path in sorted(WHATIF_DIR.glob("*.json")):
             _, text = read_text(path, "recorded what-if JSON", limit=MAX_WHATIF_BYTES)
@@ -184,7 +184,7 @@ def _within_gpu(sm_count: int | None, target: Target | None, card: dict[str, Any
 
 def _started(cudnn_lib: Any) -> Any:
     """The warm worker for ``cudnn_lib``, started; NoGPUError where that cuDNN cannot be loaded."""
-    from .gpu.asker import asker
+    from .gpu.asker import asker  # heavy: imports graphviz
 
     worker = asker(cudnn_lib)
     try:
@@ -230,7 +230,7 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
 
 
 def _ask(cudnn_lib: Any, spec: Spec, tgt: Target | None, sm_count: int | None, modes: tuple[str, ...]) -> WhatIf:
-    from .gpu.asker import Refusal
+    from .gpu.asker import Refusal  # heavy: imports graphviz
 
     asker = _started(cudnn_lib)
     if tgt is None and asker.card is None:
@@ -253,8 +253,6 @@ def profile(path: Any = None) -> Target:
     """This GPU as a target: its description as cuDNN serializes it, saved to ``path`` when given (send the file to
     a colleague: ``cl.plans_for(spec, target="mygpu.json")``). NoGPUError without a GPU."""
     if path is not None:
-        from .results.paths import check_output_path
-
         check_output_path(path, what="target JSON", suffixes=(".json",))
     asker = _started(None)
     if asker.card is None:
@@ -379,25 +377,25 @@ def _recorded_drift(spec: Spec, target: Any, version: int | None, exclude: int |
 
 def run_under(spec: Spec, cudnn_lib: Any, options: Any = None, *, timeout_s: float = 900.0) -> Any:
     """Run ``spec`` with the kit's run under the cuDNN in ``cudnn_lib`` (a folder holding libcudnn*.so.9), in a
-    process of its own (:mod:`cudnn_lab.gpu.version_worker`); returns its RunResult, without PyTorch baselines."""
+    process of its own (:mod:`cudnn_lab.version_worker`); returns its RunResult, without PyTorch baselines."""
     import json
     import subprocess
     import sys
     import tempfile
 
-    from .gpu.asker import check_cudnn_folder, worker_env
+    from .gpu.asker import check_cudnn_folder, worker_env  # heavy: imports graphviz
 
     if not isinstance(spec, Spec):
         raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))")
     folder = check_cudnn_folder(cudnn_lib)
     opts = RunOptions.coerce(options)
-    from .gpu.session import require_gpu
+    from .gpu.session import require_gpu  # heavy: imports graphviz
 
     require_gpu(opts.device)
     with tempfile.TemporaryDirectory(prefix="cudnn-lab-version-") as tmp:
         out = Path(tmp) / "result.json"
         try:
-            proc = subprocess.run([sys.executable, "-m", "cudnn_lab.gpu.version_worker", spec.to_json(),
+            proc = subprocess.run([sys.executable, "-m", "cudnn_lab.version_worker", spec.to_json(),
                                    json.dumps(opts.to_dict()), str(out)], env=worker_env(folder),
                                   capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -443,8 +441,6 @@ class RunDrift:
         return joined.reset_index()
 
     def best(self, result: Any) -> tuple[str | None, float | None, list[str]]:
-        from .results.metrics import best, tied_with_best
-
         plans = self.plans(result)
         row = best(plans)
         if row is None:

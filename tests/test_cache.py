@@ -183,3 +183,19 @@ def test_the_cache_command_reports_and_clears(cache_root: Path, capsys: pytest.C
     assert "cleared plans: 1 file(s), ceilings: 1 file(s)" in out and "plans: 0 file(s)" in out
     assert f"{cache_root / 'ceilings' / 'x.json'}: not written by the kit" in out and "ceilings: 1 file(s)" in out
     assert not (cache_root / "plans").exists() and (cache_root / "keep.txt").exists()
+
+
+def test_every_cache_folder_has_its_owners_recognizer() -> None:
+    assert set(cache_dir._RECOGNIZERS) == set(cache_dir.FOLDERS)  # gpu.cache, gpu.ceilings registered (imported)
+    with pytest.raises(ValueError, match="not one of"):
+        cache_dir.register("elsewhere", lambda path, rel, is_dir: None)
+
+
+def test_the_cache_command_clears_in_a_fresh_process(cache_root: Path) -> None:
+    """cache_dir imports no cache above it: the command loads the caches that register what may be removed."""
+    plan_store().put(ident(), BLOB)
+    code = "import sys; from cudnn_lab.cli import main; sys.exit(main(['cache', '--clear']))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, cache_dir.ENV_DIR: str(cache_root)})
+    assert out.returncode == 0, out.stderr
+    assert "cleared plans: 1 file(s)" in out.stdout and not (cache_root / "plans").exists()

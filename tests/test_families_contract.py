@@ -129,3 +129,21 @@ def test_the_contracts_hooks_are_declared_on_spec() -> None:
     for attr in ("op", "title", "description", "field_order", "menu_order", "tensor_axes", "sweep_axes",
                  "tolerances"):
         assert attr in Spec.__dict__, attr
+
+
+@pytest.mark.parametrize("cls", FAMILIES, ids=lambda c: c.__name__)
+def test_step1_the_what_if_and_plot_hooks_answer(cls: type[Spec]) -> None:
+    """block_whatif, sm_scaling and plots.run ask the family these, never its class or op."""
+    for hook in ("check_block_scale", "gemm_mn", "classic_calls"):
+        assert callable(getattr(Spec, hook)) and hook in Spec.__dict__, hook
+    assert "block_scale_axis" in Spec.__dict__
+    spec = cls()
+    assert cls.block_scale_axis in (None, "K", "C")
+    if cls.block_scale_axis is not None:
+        assert spec.check_block_scale() is None  # the family's default problem is one a block format scales
+        assert cls.block_scale_axis == "K" or "groups" in {f.name for f in dataclasses.fields(cls)}
+    mn = spec.gemm_mn()
+    assert mn is None or (len(mn) == 2 and all(isinstance(d, int) and d > 0 for d in mn))
+    assert mn is not None or cls.block_scale_axis is None  # a block-scaled product is a GEMM
+    calls = spec.classic_calls()
+    assert isinstance(calls, tuple) and all(isinstance(c, str) and c.startswith("cudnn") for c in calls)

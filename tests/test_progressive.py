@@ -94,13 +94,17 @@ def test_the_lab_table_fills_in_as_rows_arrive_and_stop_is_off_when_idle() -> No
     assert not lab._stop.is_set()  # nothing to stop
     result = _recorded()
     rows = result.plans.sort_values("heuristic_rank", kind="stable").to_dict("records")
+    lab.view = "Plans"  # the user watches the rows arrive
     live = LiveRows(lab, result.spec)
     table = lab.results.plans_table
     for i, row in enumerate(rows[:3], start=1):
         live.row(row)
         assert [r["plan"] for r in table.rows] == [r["plan"] for r in rows[:i]]  # one model, refilled
+        assert f"Run in progress: {i} plan" in lab.results.plans_html.value  # not "no results yet"
     ok = next(r["plan"] for r in rows[:3] if r["status"] == "ok")
     assert table.pick == ok
+    lab.show_result(result)  # the run's end: the whole table replaces the line
+    assert "Run in progress" not in lab.results.plans_html.value
 
 
 def test_the_lab_banner_and_status_say_a_result_is_partial() -> None:

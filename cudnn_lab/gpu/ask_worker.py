@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any
+from ..specs import spec_from_dict
+from .deviceless import ask
 
 
 def _card_description() -> Any:
@@ -39,9 +41,6 @@ def _handle() -> Any:
 def serve(stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
     """Answer queries until stdin closes."""
     import cudnn
-
-    from ..specs import spec_from_dict
-    from .deviceless import ask
 
     try:
         version = int(cudnn.backend_version())

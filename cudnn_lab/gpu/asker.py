@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OptionError, PathError
+from ..files import as_path
 from ..provenance import cudnn_version_text
 from .deviceless import Answer
 
@@ -39,8 +40,6 @@ class Refusal:
 
 def check_cudnn_folder(folder: Any) -> Path:
     """A folder holding a cuDNN 9 library (``libcudnn.so.9`` or ``libcudnn_graph.so.9``); PathError otherwise."""
-    from ..results.paths import as_path
-
     path = as_path(folder, what="cudnn_lib")
     if not path.is_dir():
         raise PathError(path, "the cuDNN library folder does not exist or is not a folder",

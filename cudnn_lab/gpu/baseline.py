@@ -10,6 +10,7 @@ from ..registry import FamilyRegistry
 from ..specs import Spec
 from ..specs.moe import MoeSpec
 from .timing import Timer
+from ..reference import torch_op
 
 #: A family's PyTorch baselines beside its eager op (name -> zero-argument op), each timed once with cudnn.benchmark
 #: off and stored as ``<name>_ms`` / ``<name>_iqr_ms`` (or ``<name>_error``) next to the eager op's times.
@@ -22,8 +23,6 @@ EXTRA_BASELINES.add(MoeSpec, _moe_baselines)
 def torch_baseline(spec: Spec, inputs: dict[str, Any], timer: Timer) -> dict[str, Any]:
     """PyTorch eager latency for the same op with cudnn.benchmark off and on, and its TF32 settings."""
     import torch
-
-    from ..reference import torch_op
 
     fn = torch_op(spec, inputs)
     flags = torch.backends.cudnn

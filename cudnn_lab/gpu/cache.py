@@ -35,6 +35,7 @@ from typing import Any
 
 from .. import cache_dir
 from ..errors import CudnnLabError, DataError
+from ..files import parse_json, read_regular
 
 __all__ = ["FORMAT", "MAGIC", "MAX_BYTES", "SERIALIZE_MIN_BUILD_MS", "PlanStore", "plan_store", "identity",
            "identity_on", "graph_key", "plan_graph_key", "RunCache", "MAX_ENTRY_BYTES", "foreign", "KernelCacheFile",
@@ -136,8 +137,6 @@ class PlanStore:
     @staticmethod
     def check(data: bytes, ident: dict[str, str], source: Any) -> tuple[bytes, dict[str, Any]]:
         """(blob, meta) of a whole, uncorrupted entry for exactly ``ident``; DataError naming the first problem."""
-        from ..results.loading import parse_json
-
         n = len(MAGIC)
         if len(data) < n + _LEN.size or data[:n] != MAGIC:
             raise DataError(source, "not a plan cache entry (no magic and header length)")
@@ -239,8 +238,6 @@ class PlanStore:
 def foreign(path: Path, rel: tuple[str, ...], is_dir: bool) -> str | None:
     """Why ``path`` (``rel``: its parts below a store's folder) is not what a PlanStore wrote: a ``<k[:2]>`` folder,
     an entry ``<k[:2]>/<k>.plan`` starting with :data:`MAGIC`, or a write's temporary file; None when it is."""
-    from ..results.loading import read_regular
-
     if is_dir:
         return None if len(rel) == 1 and re.fullmatch(r"[0-9a-f]{2}", rel[0]) else "a folder the cache never makes"
     entry = _ENTRY_NAME.fullmatch(rel[-1]) if len(rel) == 2 else None
@@ -251,6 +248,10 @@ def foreign(path: Path, rel: tuple[str, ...], is_dir: bool) -> str | None:
     if head != MAGIC and not (temp and MAGIC.startswith(head)):  # a write cut short: a prefix of it
         return "no plan cache magic"
     return None
+
+
+for _folder in ("plans", "heuristics", "kernels"):  # the folders whose entries `cudnn-lab cache --clear` may remove
+    cache_dir.register(_folder, foreign)
 
 
 _STORES: dict[str, PlanStore] = {}

@@ -25,7 +25,7 @@ from typing import Any
 from .. import cache_dir
 from ..errors import CudnnLabError, DataError, shorten
 from .timing import Timer, TimingOptions
-from ..results.loading import finite_number, parse_json, read_regular
+from ..files import finite_number, parse_json, read_regular
 
 __all__ = ["Ceilings", "measure_ceilings", "gpu_identity", "load_or_measure", "FORMAT", "MAX_FILE_BYTES", "foreign"]
 
@@ -183,6 +183,9 @@ def foreign(path: Path, rel: tuple[str, ...], is_dir: bool) -> str | None:
         return "not named like a ceilings file"
     _read_file(path)
     return None
+
+
+cache_dir.register("ceilings", foreign)  # what `cudnn-lab cache --clear` may remove there
 
 
 def load_or_measure(ident: dict[str, Any], measure: Callable[[], dict[str, Any]], *, refresh: bool = False,

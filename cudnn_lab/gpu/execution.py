@@ -21,6 +21,8 @@ from ..specs import Spec
 from .anatomy import knob_columns
 from .plans import PlanEntry
 from .timing import Timer, TimingResult, replay_over_kernel, run_poisoned
+from ..numerics import band_args, compare
+from ..reference import comparable_outputs
 
 #: The parts of a run timed in ``settings["phase_s"]`` (seconds), in the order a run does them.
 PHASES: tuple[str, ...] = ("import", "device", "session", "propose", "inputs", "reference", "build", "ceilings",
@@ -199,9 +201,6 @@ def measure_plan(spec: Spec, plan: ExecutablePlan, sess: Any, timer: Timer, phas
 def check_outputs(spec: Spec, outputs: dict[str, Any], expected: dict[str, Any],
                   inputs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Error columns over every output: the worst error, the least share within each band, all must pass."""
-    from ..numerics import band_args, compare
-    from ..reference import comparable_outputs
-
     # FP8 outputs dequantized, rows a padding mask leaves undefined zeroed, as the references state them
     outputs = dict(comparable_outputs(spec, outputs, inputs)) if inputs is not None else outputs
     metrics = [compare(outputs[name], ref, **band_args(spec)) for name, ref in expected.items()]

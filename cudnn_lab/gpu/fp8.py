@@ -9,6 +9,8 @@ from typing import Any
 from ..errors import UnsupportedGraphError
 from ..specs import Spec
 from ..specs.fp8 import is_fp8, unmet
+from ..reference import quantization_report
+from ..reference.fp8 import keep_report, kept_report
 
 __all__ = ["unmet_requirements", "check_requirements", "ceiling_dtype", "quantization_figures"]
 
@@ -57,9 +59,6 @@ def quantization_figures(spec: Spec, inputs: Any, seed: int) -> dict[str, Any] |
     """The quantization report of an FP8 problem (``reference.quantization_report``; None for others), computed once
     per (spec, seed) in this process and kept (``reference.fp8.kept_report``): a repeated run returns the same
     figures without redoing the float64 work. ``inputs`` are the session's, made for ``seed``."""
-    from ..reference import quantization_report
-    from ..reference.fp8 import keep_report, kept_report
-
     found = kept_report(spec, seed)
     if found is not None:
         return found

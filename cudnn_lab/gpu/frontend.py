@@ -7,15 +7,47 @@ propose (same engine and knobs) are listed once.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UnsupportedGraphError
+from ..errors import UnsupportedGraphError, OptionError
 from ..graph import build_graph
 from ..specs import Spec
 from .explain import explain
 from .plans import PLAN_SOURCES, PlanEntry
 from ..why_not import CATEGORIES, category_of, summarize
+
+
+#: Engine families whose frontend modules this process has imported (or is importing) ahead of a run.
+_WARMED: set[str] = set()
+
+
+def warm_engine_family(spec: Spec) -> None:
+    """Import the cuDNN frontend's Python modules that plan ``spec``'s graph (its engine family's analyzer,
+    heuristics, validator and guard; once per family and process), so that a run's proposals need not wait for them:
+    the GEMM family's took 0.5-0.9 s of a first GEMM run's proposals (docs/FINDINGS.md). Quiet on any failure: the
+    proposals then import what they need themselves."""
+    try:
+        from cudnn.engines import manifest
+
+        family = manifest.family_for(build_graph(spec).pygraph)
+        if family is None or family.name in _WARMED:
+            return
+        _WARMED.add(family.name)
+        for resolve in (manifest.resolve_analyzer, manifest.resolve_heuristics, manifest.resolve_validator,
+                        manifest.resolve_backend_guard):
+            resolve(family)
+    except Exception:  # noqa: BLE001 - only a head start: the run does the same imports when it needs them
+        pass
+
+
+def warm_engine_family_async(spec: Spec) -> threading.Thread:
+    """:func:`warm_engine_family` on a thread of its own, started now (a session whose plans must be asked makes its
+    inputs meanwhile; a Lab on a GPU starts it when an operation is first drawn)."""
+    thread = threading.Thread(target=warm_engine_family, args=(spec,), name="cudnn_lab-warm-engines", daemon=True)
+    thread.start()
+    return thread
 
 
 def _enum_name(value: Any) -> str:
@@ -54,8 +86,6 @@ def check_carve_out(spec: Spec, sm_count: int | None) -> None:
     transform, pooling, RNN; see the ``PLAN_SOURCES`` registrations of ``gpu/classic*.py``) and a carve-out is
     asked for. No GPU needed (the sources register on import of ``cudnn_lab.gpu``, which imports no torch)."""
     if sm_count is not None and not takes_carve_out(spec):
-        from ..errors import OptionError
-
         raise OptionError("sm_count", sm_count, f"{type(spec).__name__} {CLASSIC_WHOLE_GPU}")
 
 

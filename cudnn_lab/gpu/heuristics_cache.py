@@ -26,7 +26,7 @@ from typing import Any
 from .. import cache_dir
 from ..errors import DataError
 from .cache import PlanStore, graph_key, identity_on, plan_store
-from ..results.loading import parse_json
+from ..files import parse_json
 from .notes import NotesResult
 
 __all__ = ["MIN_PROPOSE_S", "MAX_ENTRY_BYTES", "heuristics_store", "proposals_ident", "remember", "recall",

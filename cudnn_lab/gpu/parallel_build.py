@@ -19,10 +19,9 @@ A run uses the asynchronous form (:func:`start_prebuild`, :class:`AsyncPrebuild`
 their round-robin shares of every plan but the heuristics' pick (which the run builds itself at once) in one message
 each, while the run makes its inputs and reference and builds, checks and times the pick; for each later plan the run
 waits for its helper (:meth:`AsyncPrebuild.wait`), then loads it from the plan cache, or builds it itself where the
-helper failed or ran out of time. The helpers list at once but hold their builds until the run has timed its pick
-(:meth:`AsyncPrebuild.release`; at most :data:`HOLD_MAX_S`), and they run at a lower CPU priority: compiling beside
-the pick slowed its build (H100, 2026-11-26: rmsnorm's first plan 1.81 s alone, 2.23 s beside 8 helpers).
-:func:`prebuild` (blocking, every plan) stays for comparison.
+helper failed or ran out of time. The helpers run at a lower CPU priority (:data:`HELPER_NICE`), so that the run's
+own process goes first on a busy host; they build at once (holding their builds until the run had timed its pick was
+tried and measured worse: docs/FINDINGS.md). :func:`prebuild` (blocking, every plan) stays for comparison.
 """
 
 from __future__ import annotations
@@ -50,8 +49,6 @@ __all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares",
 PLAN_DEADLINE_S = 120.0
 #: Seconds a helper may take to start (import torch and cuDNN, make its CUDA context and handle).
 START_DEADLINE_S = 120.0
-#: Longest the helpers hold their builds for the run's pick (:meth:`AsyncPrebuild.release`); then they build anyway.
-HOLD_MAX_S = 5.0
 #: How much a helper lowers its CPU priority (``os.nice``): the run's own process goes first on a busy host.
 HELPER_NICE = 5
 #: What :class:`PlanBuild.status` can say.
@@ -100,8 +97,6 @@ class BuildReport:
     skipped: str = ""
     #: seconds the run spent waiting for helpers' plans (asynchronous prebuild)
     waited_s: float = 0.0
-    #: seconds the helpers held their builds while the run built and timed its pick (asynchronous prebuild)
-    held_s: float = 0.0
 
     @property
     def built(self) -> int:
@@ -123,7 +118,7 @@ class BuildReport:
         return {"workers": self.workers, "helpers": self.helpers, "built": self.built,
                 "wall_s": round(self.wall_s, 4), "start_s": round(self.start_s, 4),
                 "serial_s": round(self.serial_s, 4), "saved_s": round(self.saved_s, 4),
-                "waited_s": round(self.waited_s, 4), "held_s": round(self.held_s, 4),
+                "waited_s": round(self.waited_s, 4),
                 "plans": [dataclasses.asdict(p) for p in self.plans], "problems": list(self.problems),
                 **({"skipped": self.skipped} if self.skipped else {})}
 
@@ -578,9 +573,6 @@ class AsyncPrebuild:
         self._finished = False
         self._warned = False
         self._key = key
-        #: set by :meth:`release`: the helpers may build (they hold until then, at most HOLD_MAX_S)
-        self._go = threading.Event()
-        self.hold_s: float | None = None  # how long the helpers held their builds for the run's pick
         self._thread = threading.Thread(target=self._drive, name="cudnn_lab-prebuild", daemon=True,
                                         args=(spec, options, info, pool or pool_for(options.device), cores))
         self._thread.start()
@@ -592,15 +584,10 @@ class AsyncPrebuild:
         """Every helper has finished, died or been cut off."""
         return self._finished
 
-    def release(self) -> None:
-        """Let the helpers build (the run has timed its pick, or needs a helper's plan now); idempotent."""
-        self._go.set()
-
     def wait(self, name: str, timeout: float | None = None) -> PlanBuild | None:
         """Wait until ``name``'s helper has answered for it (at most ``timeout`` s); its :class:`PlanBuild`, or None
         at once for a plan no helper has (the pick, a plan the helpers did not list) and after a timeout (the run
         then builds it itself; said once in the report)."""
-        self.release()  # the run needs a helper's plan: hold no longer
         t = time.perf_counter()
         with self._cond:
             def ready() -> bool:
@@ -618,7 +605,6 @@ class AsyncPrebuild:
     def report(self, timeout: float | None = None) -> BuildReport:
         """The prebuild's report (waits up to ``timeout`` s for the helpers to finish; plans still building then are
         'missed'); the one warning about trouble is given here, in the caller's thread."""
-        self.release()  # a run that ends never leaves its helpers holding
         self._thread.join(timeout)
         with self._cond:
             ref = self._ref or []
@@ -631,7 +617,7 @@ class AsyncPrebuild:
                 problems.append("the helpers were still building when the run ended")
             report = BuildReport(workers=self.workers, helpers=self._helpers, plans=plans,
                                  wall_s=(self.ended_at or time.perf_counter()) - self.t0, start_s=self._start_s,
-                                 problems=tuple(problems), waited_s=self._waited, held_s=self.hold_s or 0.0)
+                                 problems=tuple(problems), waited_s=self._waited)
             warn = not self._warned and (bool(problems) or any(b.status in ("failed", "missed") for b in plans))
             self._warned = self._warned or warn
         if warn:
@@ -665,7 +651,7 @@ class AsyncPrebuild:
                         helpers.append(h)
                 query = {"cmd": "share", "spec": spec.to_dict(), "modes": list(options.heuristics),
                          "sm_count": options.sm_count, "cache_root": str(cache_dir.cache_root()), "info": info,
-                         "leave": self.leave, "max_plans": self.max_plans, "slots": len(helpers), "hold": True}
+                         "leave": self.leave, "max_plans": self.max_plans, "slots": len(helpers)}
                 with self._cond:
                     self._slots, self._helpers = len(helpers), len(helpers)
                     self._slot_helper = {slot: h.index for slot, h in enumerate(helpers)}
@@ -676,11 +662,6 @@ class AsyncPrebuild:
                         sent.append(h)
                     else:
                         self._fail(slot, f"helper {h.index} is gone")
-                t_hold = time.perf_counter()
-                self._go.wait(HOLD_MAX_S)  # they list meanwhile; their lines wait in the pipes
-                self.hold_s = time.perf_counter() - t_hold
-                for h in sent:
-                    h.send({"cmd": "go"})  # one that is gone shows as such while its lines are read
                 self._read(sent, slot_of)
         except Exception as e:  # noqa: BLE001 - the run goes on without help
             with self._cond:
@@ -839,8 +820,7 @@ def serve(device: int, stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
     say({"ready": True, "pid": os.getpid(), "start_s": time.perf_counter() - t0, "info": _identity_fields(info)})
     entries: dict[str, Any] = {}
     cache: Any = None
-    lines = iter(stdin)
-    for line in lines:
+    for line in stdin:
         if not line.strip():
             continue
         query = json.loads(line)
@@ -864,20 +844,10 @@ def serve(device: int, stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
             slots, slot = int(query.get("slots") or 1), int(query.get("slot") or 0)
             share = split_shares(names[int(query.get("leave") or 0):], slots)[slot] if slot < slots else []
             say({"plans": names, "share": share})
-            if query.get("hold") and not any(go.strip() for go in _until_line(lines)):
-                return 0  # the pipe closed while holding: the run's process is gone
             for name in share:
                 say(_build_one(entries.get(name), name, cache))
             say({"done": True})
     return 0
-
-
-def _until_line(lines: Any) -> Any:
-    """The lines of ``lines`` up to and including the first that is not blank (the run's ``go``)."""
-    for line in lines:
-        yield line
-        if line.strip():
-            return
 
 
 def _propose(query: dict[str, Any], handle: Any, info: dict[str, Any]) -> tuple[dict[str, Any], Any]:

@@ -20,9 +20,11 @@ from typing import Any
 
 from .. import knobs as knob_table
 from ..errors import DataError, NoGPUError, OptionError, PlanError, shorten
+from ..files import parse_json
 from .explain import first_line
 from .. import capabilities
 from ..specs import Spec, spec_from_dict
+from ..graph import LabGraph, build_graph
 
 
 def plan_error(message: str, *, engine_id: int | None = None, knob: str | None = None,
@@ -160,8 +162,6 @@ def _cudnn_version() -> Any:
 
 def prepared_graph(spec_or_lab: Any, handle: Any = None) -> Any:
     """A LabGraph (fresh for a spec) validated and with its operation graph built."""
-    from ..graph import LabGraph, build_graph
-
     if handle is None:
         import torch
 
@@ -234,8 +234,6 @@ def check_knobs(knobs: Any) -> dict[int, int]:
             return _parse_name("knobs", text)[1]
         if not text:
             return {}
-        from ..results.loading import parse_json
-
         try:
             knobs = parse_json(text, "knobs", "knobs", max_depth=1)
         except DataError as e:

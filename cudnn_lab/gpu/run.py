@@ -172,8 +172,6 @@ class Run:
                         picked = self.options.plans == "heuristic"
                         self.say(i, total, f"timing {record.name}")
                         self.time(record)
-                if self.prebuild is not None:  # the pick is timed: the helpers build the rest now
-                    self.prebuild.release()
                 record.shown = True
                 yield self.preview(record)
                 if self.stop is not None and self.stop():

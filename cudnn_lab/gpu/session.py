@@ -9,9 +9,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import cache_dir
 from ..errors import NoGPUError, OptionError, ResourceError
+from ..graph import build_graph
 from ..specs import DTYPE_BYTES, Spec
-from .plans import PlanEntry, propose
+from . import heuristics_cache as hc
+from .cache import plan_graph_key
+from .frontend import graph_plans, warm_engine_family_async
+from .plans import PLAN_SOURCES, PlanEntry, propose
 
 #: Sessions kept at once (each holds the spec's inputs, outputs and reference on the GPU).
 MAX_SESSIONS = 8
@@ -94,9 +99,9 @@ class Session:
             self.notes_ident: dict[str, str] | None = None
             #: the plans were recalled from the heuristics cache, not asked (gpu/heuristics_cache.py)
             self.recalled = False
-            self.entries = self._proposals()
-            if self.kernel_cache is not None:  # the pick the kernel cache may have changed: asked without it
-                self.order_without_kernel_cache = self._order_without_kernel_cache()
+            recalled, keep = self._recall()
+            if recalled is None:  # to be asked: the frontend's engine modules import while the GPU makes the inputs
+                warm_engine_family_async(spec)
             t2 = time.perf_counter()
             with torch.cuda.stream(self.stream):
                 self.inputs = make_inputs(spec, device=f"cuda:{device}", seed=seed)
@@ -105,8 +110,12 @@ class Session:
                 t3 = time.perf_counter()
                 self.expected = reference_outputs(spec, self.inputs) if check else None
             self.stream.synchronize()
-        self.phase_s = {"session": t1 - t0, "propose": t2 - t1, "inputs": t3 - t2,
-                        "reference": time.perf_counter() - t3}
+            t4 = time.perf_counter()
+            self.entries = recalled if recalled is not None else self._asked(keep)
+            if self.kernel_cache is not None:  # the pick the kernel cache may have changed: asked without it
+                self.order_without_kernel_cache = self._order_without_kernel_cache()
+        self.phase_s = {"session": t1 - t0, "inputs": t3 - t2, "reference": t4 - t3,
+                        "propose": (t2 - t1) + (time.perf_counter() - t4)}
         self.workspace = torch.empty(1, dtype=torch.uint8, device=f"cuda:{device}")
         self.graphs: dict[Any, Any] = {}  # captured CUDA graphs per plan, replayed by later runs
         #: plan name -> (deserialized pygraph, {tensor name: uid}) for plans loaded from the plan cache (gpu/cache.py)
@@ -119,45 +128,47 @@ class Session:
         #: back captured CUDA graphs, so it lasts as long as the session
         self.explorer: Any = None
 
-    def _proposals(self) -> list[PlanEntry]:
-        """The plans in heuristic order: recalled from the heuristics cache where it holds them and every plan (see
-        ``gpu/heuristics_cache.py``), else asked; slow answers are kept for later processes."""
-        from .. import cache_dir
-        from ..graph import build_graph
-        from . import heuristics_cache as hc
-        from .cache import plan_graph_key
-        from .frontend import graph_plans
-        from .plans import PLAN_SOURCES
+    def _recall(self) -> tuple[list[PlanEntry] | None, tuple[dict[str, str], dict[str, str]] | None]:
+        """The plans in heuristic order recalled from the heuristics cache where it holds them and every plan (see
+        ``gpu/heuristics_cache.py``; unplanned: the recalled plans load from the plan cache), else None; and, for
+        an answer worth keeping, the identities to keep it under (:meth:`_asked`)."""
 
         spec, info = self.spec, self.info
         if PLAN_SOURCES.get(spec) is not graph_plans or not cache_dir.cache_enabled() or self.kernel_cache is not None:
-            return self._ask()  # (the heuristics cache holds answers for graphs made without a kernel cache)
+            return None, None  # (the heuristics cache holds answers for graphs made without a kernel cache)
         try:
-            # unplanned: the recalled plans load from the plan cache
             lab = build_graph(spec, handle=self.handle, graph_options=self.graph_options or None)
             described = lab.inspect()
         except Exception:  # noqa: BLE001 - a graph that cannot describe itself is asked every time
-            return self._ask()
+            return None, None
         ident = hc.proposals_ident(spec, described, "proposals", self.modes, info, self.sm_count)
         notes_ident = hc.proposals_ident(spec, described, "notes", self.modes, info, self.sm_count)
         kept = hc.recall(ident, info)
-        if kept is not None:
-            self.notes_ident, self.recalled = notes_ident, True
-            return [PlanEntry(name=e["name"], engine_id=e["engine_id"], knobs=e["knobs"], graph=lab, index=-1,
-                              ranks=e["ranks"], behavior_notes=tuple(e["behavior_notes"]), cache_key=e["graph_key"],
-                              keep=True, recalled=True) for e in kept]
+        if kept is None:
+            return None, (ident, notes_ident)
+        self.notes_ident, self.recalled = notes_ident, True
+        return [PlanEntry(name=e["name"], engine_id=e["engine_id"], knobs=e["knobs"], graph=lab, index=-1,
+                          ranks=e["ranks"], behavior_notes=tuple(e["behavior_notes"]), cache_key=e["graph_key"],
+                          keep=True, recalled=True) for e in kept], None
+
+    def _asked(self, keep: tuple[dict[str, str], dict[str, str]] | None) -> list[PlanEntry]:
+        """The heuristics' plans, asked now; a slow answer is kept under ``keep``'s identities for later
+        processes."""
+
         t0 = time.perf_counter()
         entries = self._ask()
-        if time.perf_counter() - t0 >= hc.MIN_PROPOSE_S:
-            try:  # one key per graph (a graph per heuristic mode), kept on the entries for the plan cache
-                keys = {id(g): plan_graph_key(spec, g, self.sm_count)
-                        for g in {id(e.graph): e.graph for e in entries}.values()}
-            except Exception:  # noqa: BLE001 - not kept, then
-                return entries
-            for e in entries:
-                e.keep, e.cache_key = True, keys[id(e.graph)]
-            hc.remember(ident, entries, [e.cache_key for e in entries])
-            self.notes_ident = notes_ident
+        if keep is None or time.perf_counter() - t0 < hc.MIN_PROPOSE_S:
+            return entries
+        ident, notes_ident = keep
+        try:  # one key per graph (a graph per heuristic mode), kept on the entries for the plan cache
+            keys = {id(g): plan_graph_key(self.spec, g, self.sm_count)
+                    for g in {id(e.graph): e.graph for e in entries}.values()}
+        except Exception:  # noqa: BLE001 - not kept, then
+            return entries
+        for e in entries:
+            e.keep, e.cache_key = True, keys[id(e.graph)]
+        hc.remember(ident, entries, [e.cache_key for e in entries])
+        self.notes_ident = notes_ident
         return entries
 
     def _ask(self) -> list[PlanEntry]:
@@ -165,7 +176,6 @@ class Session:
         if self.sm_count is None and self.kernel_cache is None:
             return propose(self.spec, self.handle, self.modes, where, version)
         from .frontend import check_carve_out
-        from .plans import PLAN_SOURCES
 
         check_carve_out(self.spec, self.sm_count)  # a classic call runs on the whole GPU: refused, never run so
         return PLAN_SOURCES[self.spec](self.spec, self.handle, self.modes, where, version,
@@ -173,7 +183,6 @@ class Session:
 
     def _order_without_kernel_cache(self) -> list[str] | None:
         """The heuristics' plan order for this graph made without the kernel cache (None if they cannot say)."""
-        from .frontend import graph_plans
 
         options = {k: v for k, v in self.graph_options.items() if k != "kernel_cache"}
         try:

@@ -12,6 +12,7 @@ from .families import DRAWINGS, RECIPES, checked, recipe_for
 from .recipe import Recipe
 from .render import SafeDigraph, to_dot
 from .. import __version__
+from .script import to_script
 
 
 class LabGraph:
@@ -37,8 +38,6 @@ class LabGraph:
 
     def to_script(self) -> str:
         """A standalone script (cudnn + torch only) that rebuilds, runs and checks this graph."""
-        from .script import to_script
-
         return to_script(self.spec, self.recipe, __version__)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:

@@ -15,11 +15,6 @@ from .families import DRAWINGS, RECIPES, REFERENCE_CODE
 from .recipe import Recipe
 from .render import SafeDigraph, html_label, html_text
 
-#: The classic calls per direction of the spec.
-CLASSIC_CALLS: dict[str, tuple[str, ...]] = {
-    "fwd": ("cudnnRNNForward",),
-    "bwd": ("cudnnRNNForward", "cudnnRNNBackwardData_v8", "cudnnRNNBackwardWeights_v8"),
-}
 #: ``cudnnRNNMode_t``, ``cudnnRNNAlgo_t`` and ``cudnnMathType_t`` (cuDNN 9 ``cudnn_adv.h`` / ``cudnn_graph.h``).
 CLASSIC_CELL_MODES: dict[str, tuple[str, int]] = {
     "rnn_relu": ("CUDNN_RNN_RELU", 0), "rnn_tanh": ("CUDNN_RNN_TANH", 1), "lstm": ("CUDNN_LSTM", 2),
@@ -120,7 +115,7 @@ def _tensor_label(name: str, dims: tuple[int, ...], dtype: str, role: str) -> st
 @DRAWINGS.register(RnnSpec)
 def to_dot(spec: RnnSpec) -> SafeDigraph:
     """The cells of every layer and direction wired from x to y, the states, and the weight-space table."""
-    calls = ", ".join(CLASSIC_CALLS[spec.direction])
+    calls = ", ".join(spec.classic_calls())
     title = (f"{spec.label()}\nno frontend graph: cuDNN's classic RNN API ({calls}); data sequence-major "
              f"[seq_len, batch, features]")
     dot = SafeDigraph(name="cudnn_rnn", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "labelloc": "t",

@@ -20,6 +20,8 @@ from ..results.metrics import is_finite
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLOR, cudnn_version, empty,
                     engine_colors, fitted, fmt, legend_line, log_ticks, outline, require_plan, require_run, sizes,
                     title_block, us, verdict_of)
+from ..results.loading import CLASSIC_ENGINE_ID
+from ..numerics import TOLERANCES, tolerance_bands
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -76,8 +78,6 @@ def _engine_groups(frame: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
 def classic_call(result: RunResult) -> str | None:
     """The classic cuDNN call a result's plans run through ('cudnnPoolingForward'; pooling, softmax, activation,
     transform 'convert', RNN), or None for a result of frontend graph plans (engines the heuristics rank)."""
-    from ..results.loading import CLASSIC_ENGINE_ID
-
     plans = result.plans
     if plans is None or plans.empty:
         return None
@@ -90,10 +90,9 @@ def classic_call(result: RunResult) -> str | None:
              n.split()[1].startswith("cudnn")]
     if calls:
         return calls[0]
-    if getattr(result.spec, "op", None) == "rnn":  # 'classic RNN fwd+bwd ...': the RNN API's calls in order
-        from ..graph.rnn import CLASSIC_CALLS
-
-        return " + ".join(CLASSIC_CALLS.get(str(getattr(result.spec, "direction", "fwd")), CLASSIC_CALLS["fwd"]))
+    named = result.spec.classic_calls()  # 'classic RNN fwd+bwd ...': the RNN API's calls in order
+    if named:
+        return " + ".join(named)
     return "a classic cuDNN call"
 
 
@@ -242,8 +241,6 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
     result = require_run(result, "errors_per_plan")
     selected = require_plan(selected, "errors_per_plan")
     import plotly.graph_objects as go
-
-    from ..numerics import TOLERANCES, tolerance_bands
 
     fig = go.Figure()
     ran = _ran(result)

@@ -12,6 +12,8 @@ from typing import Any
 
 from ..provenance import cudnn_version_text
 from .tables import frame_table_html, us_text
+from ..whatif import ANSWER_LABEL
+from ..why_not import summarize
 
 __all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
            "reasons_html", "refusals_html", "sources_text", "block_formats_html", "block_scale_answers_html"]
@@ -36,8 +38,6 @@ def sources_text(answers: Any) -> str:
 
 def answer_label_html(answers: Any) -> str:
     """The label every what-if table carries: not a measurement, and where the answers were recorded (or asked)."""
-    from ..whatif import ANSWER_LABEL
-
     where = sources_text(answers)
     synthetic = any(w.synthetic for w in answers)
     return (f"<p class='cl-whatif-label'><b>{html.escape(ANSWER_LABEL)}</b>"
@@ -94,8 +94,6 @@ def refusals_html(frame: Any) -> str:
 def reasons_html(answer: Any) -> str:
     """Why cuDNN gave ``answer``'s target no plan: its per-engine reasons (engine, status, reason, category,
     configs), or one sentence where it gave none (it crashed or timed out)."""
-    from ..why_not import summarize
-
     if answer.ok:
         return f"<p class='cl-whatif-note'>{html.escape(answer.target)} got plans: there is nothing to explain.</p>"
     reasons = answer.reasons()

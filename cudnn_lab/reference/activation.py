@@ -33,7 +33,7 @@ def make_inputs(spec: ActivationSpec, *, device: Any = "cpu", seed: int = 0) -> 
     import torch
 
     spec = _check_spec(spec)
-    x = uniform("X", spec.x_dims, spec.tensor_strides()["X"], spec.dtype, seed, -8.0, 8.0)
+    x = uniform("X", spec.x_dims, spec.tensor_strides()["X"], spec.dtype, seed, -8.0, 8.0, device=device)
     return {"X": x.to(torch.device(device))}
 
 

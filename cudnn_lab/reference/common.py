@@ -39,16 +39,23 @@ def torch_dtype(name: str) -> torch.dtype:
 
 
 def uniform(name: str, dims: Sequence[int], strides: Sequence[int], dtype: str, seed: int,
-            lo: float = -1.0, hi: float = 1.0) -> torch.Tensor:
-    """A CPU tensor of uniform values in [lo, hi), with ``strides``, from a generator seeded by ``seed`` and the
-    tensor's name, so values are reproducible on every device and do not depend on what else the graph holds.
-    A tensor of more than :data:`DRAW_CHUNK` elements is drawn in chunks, each from its own seeded generator, on
-    several threads (one generator draws about 150 M values a second: an FP8 GEMM's operands took 1.8 s)."""
+            lo: float = -1.0, hi: float = 1.0, *, device: Any = None) -> torch.Tensor:
+    """A tensor of uniform values in [lo, hi), with ``strides``, from a generator seeded by ``seed`` and the
+    tensor's name, so values are reproducible and do not depend on what else the graph holds.
+
+    Drawn on the host (the same values on every device; above :data:`DRAW_CHUNK` elements in seeded chunks on
+    several threads), except a tensor of more than :data:`DEVICE_DRAW_MIN` elements for a GPU (``device``), which
+    that GPU draws (the same values on the same kind of GPU): the host took 1 s for an FP8 GEMM's operands even on
+    16 threads. The tensor is on ``device`` where it was drawn there, else on the host."""
     import torch
 
     base = (seed * 1_000_003 + zlib.crc32(name.encode())) % 2**63
     numel = math.prod(dims)
-    if numel <= DRAW_CHUNK:  # one generator: the values every earlier version of the kit drew
+    where = torch.device(device) if device is not None else None
+    if where is not None and where.type == "cuda" and numel > DEVICE_DRAW_MIN:
+        gen = torch.Generator(device=where).manual_seed(base)
+        flat = torch.rand(numel, generator=gen, dtype=torch.float32, device=where).mul_(hi - lo).add_(lo)
+    elif numel <= DRAW_CHUNK:  # one generator: the values every earlier version of the kit drew
         gen = torch.Generator(device="cpu").manual_seed(base)
         flat = torch.rand(numel, generator=gen, dtype=torch.float32) * (hi - lo) + lo
     else:
@@ -57,6 +64,9 @@ def uniform(name: str, dims: Sequence[int], strides: Sequence[int], dtype: str, 
     return flat.to(torch_dtype(dtype)).as_strided(tuple(dims), tuple(strides))
 
 
+#: Above this many elements (4 Mi, one host chunk) a tensor for a GPU is drawn on it: the tests compare host and GPU
+#: draws only below it, and a large run's reference is computed on the GPU from the GPU's draws.
+DEVICE_DRAW_MIN = 1 << 22
 #: Elements one generator draws for :func:`uniform` (4 Mi): chunk ``i`` of a larger tensor has a generator seeded
 #: by the tensor's seed and ``i``, so its values depend on neither the thread count nor the device.
 DRAW_CHUNK = 1 << 22

@@ -36,7 +36,8 @@ def make_inputs(spec: Spec, fan_in: int, *, device: Any = "cpu", seed: int = 0) 
     if "scale" in ranges:
         ranges["scale"] = (0.5, 1.5)
     # .to(device) keeps a dense tensor's strides (preserve_format)
-    return {name: uniform(name, shapes[name], strides[name], spec.dtype, seed, lo, hi).to(torch.device(device))
+    dev = torch.device(device)
+    return {name: uniform(name, shapes[name], strides[name], spec.dtype, seed, lo, hi, device=dev).to(dev)
             for name, (lo, hi) in ranges.items()}
 
 

@@ -71,14 +71,15 @@ def input_names(spec: Any) -> tuple[str, ...]:
     return (*ins, *(f"descale_{n}" for n in ins), *extra)
 
 
-def float_inputs(spec: Any, fan_in: int, *, seed: int = 0) -> dict[str, torch.Tensor]:
-    """The float32 data the FP8 operands are quantized from, on the CPU: uniform [-1, 1], the second operand
-    shrunk by 1/sqrt(fan_in) (outputs O(1)), in the graph's strides; the same values every call for a seed."""
+def float_inputs(spec: Any, fan_in: int, *, seed: int = 0, device: Any = None) -> dict[str, torch.Tensor]:
+    """The float32 data the FP8 operands are quantized from: uniform [-1, 1], the second operand shrunk by
+    1/sqrt(fan_in) (outputs O(1)), in the graph's strides; the same values every call for a seed (drawn as
+    ``common.uniform`` draws for ``device``: on the host, or a large operand on the GPU it is for)."""
     ins, _ = spec.io_names()
     shapes, strides = spec.tensor_shapes(), spec.tensor_strides()
     f = 1.0 / math.sqrt(fan_in)
     ranges = {ins[0]: (-1.0, 1.0), ins[1]: (-f, f)}
-    return {n: uniform(n, shapes[n], strides[n], "fp32", seed, lo, hi) for n, (lo, hi) in ranges.items()}
+    return {n: uniform(n, shapes[n], strides[n], "fp32", seed, lo, hi, device=device) for n, (lo, hi) in ranges.items()}
 
 
 def _quantized(spec: Any, floats: Mapping[str, torch.Tensor]) -> dict[str, Quantized]:
@@ -109,7 +110,7 @@ def make_inputs(spec: Any, fan_in: int, *, device: Any = "cpu", seed: int = 0) -
     import torch
 
     dev = torch.device(device)
-    floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in, seed=seed).items()}
+    floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in, seed=seed, device=dev).items()}
     return _assemble(spec, _quantized(spec, floats), dev)
 
 
@@ -239,7 +240,7 @@ def quantization_report(spec: Any, compute: Callable[[Any, Mapping[str, torch.Te
         return found
     ins, _ = spec.io_names()
     dev = inputs[ins[0]].device
-    floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in, seed=seed).items()}
+    floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in, seed=seed, device=dev).items()}
     report = _report(spec, compute, floats, _quantized(spec, floats), inputs, split_dim, limit)
     if keep:
         keep_report(spec, seed, report)
@@ -272,7 +273,7 @@ def fp8_family(compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor
         dev = torch.device(device)
         if dev.type == "cpu" or kept_report(spec, seed) is not None:
             return make_inputs(spec, fan_in(spec), device=device, seed=seed)
-        floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in(spec), seed=seed).items()}
+        floats = {n: x.to(dev) for n, x in float_inputs(spec, fan_in(spec), seed=seed, device=dev).items()}
         quantized = _quantized(spec, floats)
         inputs = _assemble(spec, quantized, dev)
         keep_report(spec, seed, _report(spec, compute, floats, quantized, inputs, split_dim))

@@ -55,7 +55,8 @@ def make_inputs(spec: Fusion, *, device: Any = "cpu", seed: int = 0) -> dict[str
 
     spec = _check_spec(spec)
     shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes()
-    return {n: uniform(n, shapes[n], strides[n], dtypes[n], seed, *_range(spec, n)).to(torch.device(device))
+    dev = torch.device(device)
+    return {n: uniform(n, shapes[n], strides[n], dtypes[n], seed, *_range(spec, n), device=dev).to(dev)
             for n in spec.input_names()}
 
 

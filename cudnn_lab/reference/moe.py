@@ -42,8 +42,8 @@ def make_inputs(spec: MoeSpec, *, device: Any = "cpu", seed: int = 0) -> dict[st
     shapes, strides = spec.tensor_shapes(), spec.tensor_strides()
     f = 1.0 / math.sqrt(spec.hidden_in)
     dev = torch.device(device)
-    return {"X": uniform("X", shapes["X"], strides["X"], spec.dtype, seed).to(dev),
-            "W": uniform("W", shapes["W"], strides["W"], spec.dtype, seed, -f, f).to(dev),
+    return {"X": uniform("X", shapes["X"], strides["X"], spec.dtype, seed, device=dev).to(dev),
+            "W": uniform("W", shapes["W"], strides["W"], spec.dtype, seed, -f, f, device=dev).to(dev),
             "offsets": torch.tensor(spec.offsets(), dtype=torch.int32).reshape(shapes["offsets"]).to(dev)}
 
 

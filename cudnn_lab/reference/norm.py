@@ -53,11 +53,11 @@ def stat_dims(spec: NormSpec) -> tuple[int, ...]:
 PARAM_DIMS = (0, 2, 3)
 
 
-def _random(spec: NormSpec, name: str, seed: int) -> torch.Tensor:
+def _random(spec: NormSpec, name: str, seed: int, device: Any = None) -> torch.Tensor:
     """Uniform values in the name's range (seeded by ``seed`` and the name), in the graph's dtype and strides."""
     lo, hi = _RANGES[name]
     return uniform(name, spec.tensor_shapes()[name], spec.tensor_strides()[name], spec.tensor_dtypes()[name], seed,
-                   lo, hi)
+                   lo, hi, device=device)
 
 
 def _empty(spec: NormSpec, name: str, device: torch.device) -> torch.Tensor:
@@ -99,7 +99,7 @@ def make_inputs(spec: NormSpec, *, device: Any = "cpu", seed: int = 0) -> dict[s
         elif spec.phase == "backward" and name in ("mean", "inv_var"):
             continue  # from x, below
         else:
-            out[name] = _random(spec, name, seed).to(dev)  # preserve_format keeps the strides
+            out[name] = _random(spec, name, seed, dev).to(dev)  # preserve_format keeps the strides
     if spec.phase == "backward":
         mean, _, inv_var = _statistics64(spec, out["X"].double())
         stats = {"mean": mean, "inv_var": inv_var}

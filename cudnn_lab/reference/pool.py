@@ -34,7 +34,7 @@ def make_inputs(spec: PoolSpec, *, device: Any = "cpu", seed: int = 0) -> dict[s
     import torch
 
     spec = _check_spec(spec)
-    x = uniform("X", spec.x_dims, spec.tensor_strides()["X"], spec.dtype, seed)
+    x = uniform("X", spec.x_dims, spec.tensor_strides()["X"], spec.dtype, seed, device=device)
     return {"X": x.to(torch.device(device))}  # preserve_format: a dense tensor keeps its strides
 
 

@@ -39,9 +39,9 @@ def make_inputs(spec: ReductionSpec, *, device: Any = "cpu", seed: int = 0) -> d
 
     spec = _spec(spec)
     shapes, strides, dtypes = spec.tensor_shapes(), spec.tensor_strides(), spec.tensor_dtypes()
-    x = uniform("X", shapes["X"], strides["X"], dtypes["X"], seed, *INPUT_RANGES[spec.mode])
+    x = uniform("X", shapes["X"], strides["X"], dtypes["X"], seed, *INPUT_RANGES[spec.mode], device=device)
     if spec.mode == "mul_no_zeros":
-        flat = torch.arange(x.numel()).reshape(x.shape)
+        flat = torch.arange(x.numel(), device=x.device).reshape(x.shape)
         x = x.masked_fill(flat % 7 == 0, 0.0)
     return {"X": x.to(torch.device(device))}
 

@@ -50,7 +50,8 @@ def make_inputs(spec: RnnSpec, *, device: Any = "cpu", seed: int = 0) -> dict[st
 
     spec = _check_spec(spec)
     shapes, strides = spec.tensor_shapes(), spec.tensor_strides()
-    return {n: uniform(n, shapes[n], strides[n], spec.dtype, seed, *_range(spec, n)).to(torch.device(device))
+    dev = torch.device(device)
+    return {n: uniform(n, shapes[n], strides[n], spec.dtype, seed, *_range(spec, n), device=dev).to(dev)
             for n in spec.input_names()}
 
 

@@ -39,7 +39,7 @@ def input_names(spec: SdpaSpec) -> tuple[str, ...]:
 def _random(spec: SdpaSpec, name: str, seed: int, device: torch.device) -> torch.Tensor:
     """Uniform [-1, 1] values (seeded by ``seed`` and the name) with the graph's strides, on ``device``."""
     return uniform(name, spec.tensor_shapes()[name], spec.tensor_strides()[name], spec.tensor_dtypes()[name],
-                   seed).to(device)
+                   seed, device=device).to(device)
 
 
 def _empty(spec: SdpaSpec, name: str, device: torch.device) -> torch.Tensor:

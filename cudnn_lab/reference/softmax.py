@@ -32,7 +32,7 @@ def make_inputs(spec: SoftmaxSpec, *, device: Any = "cpu", seed: int = 0) -> dic
     import torch
 
     spec = _check_spec(spec)
-    x = uniform("X", spec.x_dims, spec.tensor_strides()["X"], spec.dtype, seed, -4.0, 4.0)
+    x = uniform("X", spec.x_dims, spec.tensor_strides()["X"], spec.dtype, seed, -4.0, 4.0, device=device)
     return {"X": x.to(torch.device(device))}
 
 

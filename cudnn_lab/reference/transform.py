@@ -35,7 +35,7 @@ def make_inputs(spec: TransformSpec, *, device: Any = "cpu", seed: int = 0) -> d
 
     spec = _check_spec(spec)
     shapes, strides = spec.tensor_shapes(), spec.tensor_strides()
-    return {n: uniform(n, shapes[n], strides[n], spec.dtype, seed, -4.0, 4.0).to(torch.device(device))
+    return {n: uniform(n, shapes[n], strides[n], spec.dtype, seed, -4.0, 4.0, device=device).to(torch.device(device))
             for n in spec.input_names()}
 
 

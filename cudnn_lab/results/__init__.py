@@ -3,7 +3,7 @@ store, and the one loading layer every file the kit reads goes through.
 
 | module | holds |
 | --- | --- |
-| schema | the plan columns, each with its dtype, unit, title and meaning (PLAN_SCHEMA; the one table) |
+| schema | plan and sweep point columns: dtype, unit, title, meaning (PLAN_SCHEMA, POINT_SCHEMA; the one table) |
 | run | RunResult, PLAN_COLUMNS, plans_frame, the result JSON schema |
 | metrics | pick, best, regret, throughput, ridge and roof: the only definitions |
 | datasets | recorded_datasets, load_results, RECORDED_DIR, SWEEPS_DIR |

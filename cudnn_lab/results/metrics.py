@@ -161,7 +161,7 @@ def pick(plans: Any) -> Any | None:
     sampled beyond the proposals (``proposed`` False) are never the pick."""
     ok = ran(plans)
     if "proposed" in ok.columns:
-        from .anatomy import is_proposed
+        from .anatomy import is_proposed  # lazy: keeps `import cudnn_lab` light
 
         ok = ok[ok["proposed"].astype(object).map(is_proposed).astype(bool)]
     ok = ok.sort_values("heuristic_rank", kind="stable", na_position="last")

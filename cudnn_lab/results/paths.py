@@ -13,20 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OptionError, PathError
+from ..files import as_path
 
 __all__ = ["as_path", "check_output_path", "check_input_path", "check_store_path", "write_text"]
-
-
-def as_path(path: Any, *, what: str) -> Path:
-    """``path`` as a Path: a non-empty str or os.PathLike without NUL characters, else OptionError naming ``what``."""
-    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-        raise OptionError(what, path, "must be a file path (a str or pathlib.Path)")
-    text = os.fspath(path)
-    if not isinstance(text, str) or not text.strip():
-        raise OptionError(what, path, "must be a non-empty path")
-    if "\x00" in text:
-        raise OptionError(what, path, "must not contain a NUL character")
-    return Path(text).expanduser()
 
 
 def _writable_dir(folder: Path, path: Path, what: str) -> None:

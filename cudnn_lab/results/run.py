@@ -199,7 +199,7 @@ class RunResult:
             when = str(self.ceilings.get("measured") or self.created)[:10]
             lines.append("ceilings: " + (f"measured during the run ({when})" if source == "measured now" else source))
         if self.exploration["explored"]:
-            from .anatomy import answer_text
+            from .anatomy import answer_text  # lazy: keeps `import cudnn_lab` light
 
             lines.append(f"explored beyond the proposals: {answer_text(self.exploration)}")
         if metrics.is_finite(self.torch_ms):

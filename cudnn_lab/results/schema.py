@@ -1,14 +1,17 @@
 """The plan table's vocabulary in one table: each column of ``RunResult.plans`` with its dtype, unit, title (the
 header in words) and what it means. The plan columns (``results.run.PLAN_COLUMNS``), the loading layer's dtype lists
 (``results.loading.INT_COLUMNS`` ...), the frames' dtypes and the tables' headers (``plots.tables.ALL_COLUMN_TITLES``)
-derive from it; :func:`doc_table` is the documented schema. Pure data: imports nothing of the kit.
+derive from it; :func:`doc_table` is the documented schema. A sweep's point columns (``POINT_SCHEMA``) are the
+same kind of table: ``sweeps.POINT_COLUMNS``, a point's dtypes, the loaders' number checks and the sweep report's
+titles derive from it. Pure data: imports nothing of the kit.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["DTYPES", "Column", "PLAN_SCHEMA", "PLAN_COLUMNS", "columns_of", "column", "doc_table"]
+__all__ = ["DTYPES", "Column", "PLAN_SCHEMA", "PLAN_COLUMNS", "columns_of", "column", "doc_table", "POINT_SCHEMA",
+           "POINT_COLUMNS", "point_column", "point_columns_of"]
 
 #: A column's dtype: whole numbers (pandas Int64), numbers (float64), flags (boolean), text (object; JSON text too).
 DTYPES: tuple[str, ...] = ("int", "float", "bool", "text")
@@ -139,6 +142,52 @@ def columns_of(dtype: str) -> tuple[str, ...]:
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
     return tuple(c.name for c in PLAN_SCHEMA if c.dtype == dtype)
+
+
+#: The columns a sweep adds to each plan row of a point (``sweeps.run_point``), in order; with them a sweep frame
+#: has one ``spec_<field>`` column per spec field.
+POINT_SCHEMA: tuple[Column, ...] = (
+    Column('point_id', 'text', '', 'point', "the point's stable id: its spec, the run options that change its "
+           "numbers and the GPU's name (a store resumes by it)"),
+    Column('op', 'text', '', 'operation', "the spec's operation family (``Spec.op``)"),
+    Column('label', 'text', '', 'problem', "the spec's one-line label"),
+    Column('spec', 'text', '', 'spec (JSON)', 'the whole spec as JSON text (``Spec.to_json``)'),
+    Column('is_pick', 'bool', '', "heuristic's pick", "the row is the heuristics' pick of its point"),
+    Column('is_best', 'bool', '', 'best plan', 'the row is the best plan of its point (results.metrics.best)'),
+    Column('point_status', 'text', '', 'point status', 'ok, failed (the run raised) or invalid (the spec refused '
+           'the axis values)'),
+    Column('point_error', 'text', '', 'point error', 'why a point failed or was refused, one line'),
+    Column('flops', 'int', 'FLOP', 'FLOPs', "the spec's floating-point operation count"),
+    Column('min_bytes', 'int', 'bytes', 'minimal bytes', "the spec's minimal bytes moved (its bandwidth model)"),
+    Column('torch_off_ms', 'float', 'ms', 'PyTorch (µs)', "PyTorch's eager op on the same problem, "
+           "cudnn.benchmark off"),
+    Column('torch_on_ms', 'float', 'ms', 'cudnn.benchmark (µs)', "PyTorch's eager op with cudnn.benchmark on"),
+    Column('gpu', 'text', '', 'GPU', "the GPU's name"),
+    Column('driver', 'text', '', 'driver', 'the NVIDIA driver version'),
+    Column('cuda', 'text', '', 'CUDA', 'the CUDA version'),
+    Column('cudnn', 'int', '', 'cuDNN', "cuDNN's backend version number (91900 is 9.19.0)"),
+    Column('cudnn_frontend', 'text', '', 'cuDNN frontend', "the cuDNN frontend's version"),
+    Column('sm_count', 'int', 'SMs', 'SMs', 'the streaming multiprocessors the run used'),
+    Column('ceiling_tflops', 'float', 'TFLOP/s', 'compute roof', "the compute ceiling measured on this GPU"),
+    Column('ceiling_gbps', 'float', 'GB/s', 'memory roof', 'the memory-bandwidth ceiling measured on this GPU'),
+    Column('point_s', 'float', 's', 'point time (s)', 'wall time of the whole point (all its phases)'),
+    Column('created', 'text', '', 'created', 'when the point was measured (ISO 8601, UTC)'),
+)
+#: The point columns, in order.
+POINT_COLUMNS: tuple[str, ...] = tuple(c.name for c in POINT_SCHEMA)
+_POINT_BY_NAME: dict[str, Column] = {c.name: c for c in POINT_SCHEMA}
+
+
+def point_column(name: str) -> Column:
+    """The schema entry of a sweep point column (KeyError naming it for a name that is not one)."""
+    return _POINT_BY_NAME[name]
+
+
+def point_columns_of(dtype: str) -> tuple[str, ...]:
+    """The point columns of one dtype, in order (what a point's rows are typed as and the loaders check)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    return tuple(c.name for c in POINT_SCHEMA if c.dtype == dtype)
 
 
 def doc_table() -> str:

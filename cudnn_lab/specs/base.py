@@ -134,6 +134,9 @@ class Spec:
     #: Replacements of the dtype's tolerance bands where cuDNN's own tests of the op accept looser ones: band key
     #: (the op, or a variant :meth:`tolerance_args` names) -> dtype -> band name -> band (numerics applies them).
     tolerances: ClassVar[Mapping[str, Mapping[str, Mapping[str, ToleranceBand]]]] = {}
+    #: The reduction axis a block-scaled format (MXFP8, NVFP4) scales where the family's product is GEMM-like: 'K'
+    #: (a matmul's), 'C' (a forward convolution's); None: the block-format what-if does not take the family.
+    block_scale_axis: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -254,6 +257,20 @@ class Spec:
     def support_hint(self) -> str:
         """What to try when cuDNN has no engine for this problem (added to the refusal's sentence); '' if unknown."""
         return ""
+
+    def check_block_scale(self) -> None:
+        """Refuse (SpecError naming the field) a problem of a :attr:`block_scale_axis` family that a block format
+        cannot scale as it is set (a conv that is not a forward one); nothing by default."""
+
+    def gemm_mn(self) -> tuple[int, int] | None:
+        """(M, N) of the GEMM the problem computes (a matmul's batch*M by N, a forward conv's output pixels by
+        output channels), for the output tiles and waves of a kernel; None where it computes none."""
+        return None
+
+    def classic_calls(self) -> tuple[str, ...]:
+        """The classic cuDNN API calls the problem runs, in order, where its plans' names do not say them (the RNN
+        API's); () otherwise."""
+        return ()
 
     def tolerance_args(self) -> dict[str, Any]:
         """The keywords numerics.compare takes for the outputs: dtype, band key (``op``; a family may name a

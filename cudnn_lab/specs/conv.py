@@ -36,6 +36,7 @@ class ConvSpec(Fp8Operands, Spec):
     op: ClassVar[str] = "conv"
     menu_order: ClassVar[int] = 10
     sweep_axes: ClassVar[tuple[str, ...]] = ("n", "layout")
+    block_scale_axis: ClassVar[str | None] = "C"
     FP8_SCALES: ClassVar[dict[str, str]] = {"X": "scale_x", "W": "scale_w"}
     title: ClassVar[str] = "conv"
     description: ClassVar[str] = "convolution: ConvSpec (fprop, dgrad, wgrad, fused epilogue)"
@@ -239,6 +240,22 @@ class ConvSpec(Fp8Operands, Spec):
     def tolerance_args(self) -> dict[str, Any]:
         """An FP8 convolution's bands follow its output dtype (numerics.FP8_GEMM_BANDS)."""
         return {"dtype": self.dtype, "op": self.op, "out_dtype": self.out_dtype if self.fp8 else None}
+
+    def check_block_scale(self) -> None:
+        """Block formats scale C, the forward convolution's reduction axis, whole: fprop and one group only."""
+        if self.direction != "fprop":
+            raise SpecError("direction", self.direction, "must be fprop for the block-format what-if (blocks run "
+                            "along C, the forward convolution's reduction axis)", spec="ConvSpec")
+        if self.groups != 1:
+            raise SpecError("groups", self.groups, "must be 1 for the block-format what-if (cuDNN's block-scaled "
+                            "convolution blocks the whole C axis)", spec="ConvSpec")
+
+    def gemm_mn(self) -> tuple[int, int] | None:
+        """A forward conv's implicit GEMM: output pixels (n*p*q) by output channels (k); other directions: None."""
+        if self.direction != "fprop":
+            return None
+        p, q = self.out_hw
+        return self.n * p * q, self.k
 
     def support_hint(self) -> str:
         """What narrows a convolution's engines: channels off multiples of 8 in half types, groups, an epilogue."""

@@ -39,6 +39,7 @@ class MatmulSpec(Fp8Operands, Spec):
     op: ClassVar[str] = "matmul"
     menu_order: ClassVar[int] = 20
     sweep_axes: ClassVar[tuple[str, ...]] = ("m", "dtype")
+    block_scale_axis: ClassVar[str | None] = "K"
     FP8_SCALES: ClassVar[dict[str, str]] = {"A": "scale_a", "B": "scale_b"}
     title: ClassVar[str] = "matmul"
     description: ClassVar[str] = "matrix multiplication: MatmulSpec (batched, fused epilogue)"
@@ -159,6 +160,10 @@ class MatmulSpec(Fp8Operands, Spec):
     def tolerance_args(self) -> dict[str, Any]:
         """A matmul's bands follow C's dtype when FP8 picks them (numerics.FP8_GEMM_BANDS)."""
         return {"dtype": self.dtype, "op": self.op, "out_dtype": self.c_dtype}
+
+    def gemm_mn(self) -> tuple[int, int] | None:
+        """The batched GEMM's rows (batch*m) by columns (n)."""
+        return self.batch * self.m, self.n
 
     def support_hint(self) -> str:
         """A fused epilogue is what most often leaves a matmul without an engine."""

@@ -39,6 +39,11 @@ MATH_TYPES: tuple[str, ...] = ("default", "tensor_op", "tensor_op_allow_conversi
 #: ``fwd``: inference forward (y, hy, cy). ``bwd``: one training step of the layer: forward in training mode, then
 #: backward data (dx, dhx, dcx) and backward weights (a gradient for every weight), all in one timed call.
 RNN_DIRECTIONS: tuple[str, ...] = ("fwd", "bwd")
+#: The classic calls per direction of the spec (cuDNN's RNN API has no frontend graph).
+CLASSIC_CALLS: dict[str, tuple[str, ...]] = {
+    "fwd": ("cudnnRNNForward",),
+    "bwd": ("cudnnRNNForward", "cudnnRNNBackwardData_v8", "cudnnRNNBackwardWeights_v8"),
+}
 #: Layers cuDNN stacks; far past what networks use, and the weight list grows with it.
 MAX_LAYERS = 64
 #: cuDNN's RNN API takes 32-bit sizes.
@@ -252,6 +257,10 @@ class RnnSpec(Spec):
 
     def min_bytes(self) -> int:
         return DTYPE_BYTES[self.dtype] * sum(math.prod(d) for d in self.tensor_shapes().values())
+
+    def classic_calls(self) -> tuple[str, ...]:
+        """The RNN API's calls of the spec's direction, in order."""
+        return CLASSIC_CALLS.get(str(self.direction), CLASSIC_CALLS["fwd"])
 
     def label(self) -> str:
         bi = " bidir" if self.bidirectional else ""

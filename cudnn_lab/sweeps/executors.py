@@ -25,6 +25,7 @@ from ..gpu.kernels import cupti_first_use_s
 from ..gpu.session import _handle
 from ..runs import run
 from ..specs import spec_from_dict
+import cudnn_lab.results  # noqa: F401 - the results layer every point returns through
 
 __all__ = ["GPUExecutor", "warm_worker", "dask_cluster", "warm_dask", "thread_share", "check_gpus", "WARM_SPEC"]
 
@@ -115,8 +116,6 @@ def warm_worker() -> dict[str, Any]:
     torch.cuda.init()
     _handle(0)
     info = device_info(0)
-    import cudnn_lab.results  # noqa: F401 - the results layer every point returns through
-
     report: dict[str, Any] = {"pid": os.getpid(), "visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
                               "gpu": info["gpu"], "threads": torch.get_num_threads()}
     t1 = time.perf_counter()

@@ -12,6 +12,8 @@ from typing import Any
 
 from ..errors import CudnnLabError, SpecError, shorten
 from ..options import RunOptions, options_where
+from ..results.run import typed_columns
+from ..results.schema import POINT_COLUMNS, point_columns_of
 from ..specs import Spec, spec_from_dict
 from .grid import cell
 from ..runs import run
@@ -19,10 +21,9 @@ from ..runs import run
 __all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "ID_SETTINGS_NEW", "point_id", "invalid_id", "run_point",
            "invalid_row", "id_settings"]
 
-#: Columns a sweep adds to the plan table's (results.PLAN_COLUMNS).
-POINT_COLUMNS = ("point_id", "op", "label", "spec", "is_pick", "is_best", "point_status", "point_error", "flops",
-                 "min_bytes", "torch_off_ms", "torch_on_ms", "gpu", "driver", "cuda", "cudnn", "cudnn_frontend",
-                 "sm_count", "ceiling_tflops", "ceiling_gbps", "point_s", "created")
+#: Columns a sweep adds to the plan table's (results.PLAN_COLUMNS): results/schema.py's POINT_SCHEMA, which gives
+#: each its dtype, unit, title and meaning.
+_POINT_DTYPES = {dtype: point_columns_of(dtype) for dtype in ("int", "float", "bool")}
 #: Run options that do not change a point's numbers, left out of its id (their metadata's ``point_id`` is "never"):
 #: the device index (the GPU's name is in the id; a worker of GPUExecutor sees its GPU as device 0).
 ID_SETTINGS_EXCLUDED = options_where("point_id", "never")
@@ -52,6 +53,13 @@ def invalid_id(error: SpecError) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
+def typed_point(frame: Any) -> Any:
+    """``frame`` with its point columns of the schema's dtypes (the plan columns keep theirs)."""
+    cols = [c for c in POINT_COLUMNS if c in frame.columns]
+    frame[cols] = typed_columns(frame[cols].copy(), _POINT_DTYPES["int"], _POINT_DTYPES["float"], _POINT_DTYPES["bool"])
+    return frame
+
+
 def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -60,8 +68,8 @@ def invalid_row(error: SpecError) -> Any:
     """The one row recording a point the spec refused."""
     import pandas as pd
 
-    return pd.DataFrame([{"point_id": invalid_id(error), "point_status": "invalid", "point_error": str(error)[:500],
-                          "created": now()}])
+    return typed_point(pd.DataFrame([{"point_id": invalid_id(error), "point_status": "invalid",
+                                      "point_error": str(error)[:500], "created": now()}]))
 
 
 def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> Any:
@@ -78,8 +86,8 @@ def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> A
     try:
         result = run(spec, options)
     except CudnnLabError as e:
-        return pd.DataFrame([{**base, "point_status": "failed", "point_error": str(e).split("\n")[0][:500],
-                              "created": now()}])
+        return typed_point(pd.DataFrame([{**base, "point_status": "failed",
+                                          "point_error": str(e).split("\n")[0][:500], "created": now()}]))
     frame = result.plans[result.plans["status"] != "not_built"].copy()
     pick = result.heuristic_pick["plan"] if len(result.ok) else None
     best = result.best["plan"] if len(result.ok) else None
@@ -97,4 +105,4 @@ def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> A
         frame[key] = value
     frame["is_pick"] = frame["plan"] == pick
     frame["is_best"] = frame["plan"] == best
-    return frame.reset_index(drop=True)
+    return typed_point(frame.reset_index(drop=True))

@@ -24,6 +24,10 @@ from .axes import check_bases, check_over
 from .grid import points_of
 from .points import id_settings, invalid_id, invalid_row, point_id, run_point
 from .progress import Progress, text_progress
+from ..results.paths import check_store_path
+from ..results.store import ASIDE_PREFIX, FAILED_PREFIX, PART_PREFIX, Store
+from ..capabilities import probe
+from ..runs import check_progress, check_runnable
 
 __all__ = ["sweep", "check_executor", "check_store"]
 
@@ -58,9 +62,6 @@ def check_executor(executor: Any) -> cf.Executor | None:
 def check_store(path: Any) -> Any:
     """The sweep's store, checked before any point runs: a folder that is a store or empty, or a place one can be
     made (PathError otherwise, e.g. under a regular file, unwritable, or a folder of other files)."""
-    from ..results.paths import check_store_path
-    from ..results.store import ASIDE_PREFIX, FAILED_PREFIX, PART_PREFIX, Store
-
     folder = check_store_path(path, what="sweep store")
     if folder.is_dir():
         names = [p.name for p in folder.iterdir()]
@@ -110,9 +111,6 @@ def sweep(spec: Spec | Iterable[Spec], over: dict[str, Iterable[Any]] | None = N
     point at a time, its size announced first.
     """
     import pandas as pd
-
-    from ..capabilities import probe
-    from ..runs import check_progress, check_runnable
 
     bases = check_bases(spec)
     axes = check_over(bases, over)

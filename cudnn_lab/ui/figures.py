@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import textwrap
 from typing import Any
 
 from .status import StatusLog
@@ -23,6 +24,8 @@ PLOTLY_MIME = "application/vnd.plotly.v1+json"
 #: Height of each pane's figure in px (its width follows the pane).
 FIGURE_HEIGHTS: dict[str, int] = {"placeholder": 220, "histogram": 380, "sweep": 520, "errors": 460}
 _DEFAULT_HEIGHT = 460
+#: The longest line of a placeholder's text (characters; 14 px text in a pane 430 px wide at the narrowest).
+PLACEHOLDER_LINE = 44
 #: plotly's config for every figure: resize with the pane, no logo, a PNG export named for the figure.
 PLOTLY_CONFIG: dict[str, Any] = {"responsive": True, "displaylogo": False,
                                  "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
@@ -32,11 +35,13 @@ def placeholder(text: str) -> Any:
     """An empty figure that says ``text`` (no result yet, nothing to draw)."""
     import plotly.graph_objects as go
 
-    # No named template: copying plotly_white costs ~50 ms a figure, and the Lab opens with eight placeholders whose
-    # axes are hidden anyway (white background, one line of text).
+    # No named template: copying plotly_white costs ~50 ms a figure, and before a result each view of the Lab shows
+    # placeholders whose axes are hidden anyway (white background, a few lines of text).
     fig = go.Figure(layout={"template": {}, "height": FIGURE_HEIGHTS["placeholder"], "paper_bgcolor": "white",
                             "plot_bgcolor": "white", "font": {"color": "#2a3f5f"}})
-    fig.add_annotation(text=text, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"size": 14})
+    # Lines of at most 44 characters: one line of 75 (No results yet: ...) was cut on both sides of a 430 px pane.
+    lines = "<br>".join(textwrap.wrap(text, PLACEHOLDER_LINE)) or text
+    fig.add_annotation(text=lines, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"size": 14})
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
@@ -70,7 +75,7 @@ def drawing_html(dot: str, spec: Any = None) -> str:
     """A DOT text as inline SVG (``cudnn_lab.graph.render.to_svg`` renders it; memoized, as the view redraws at
     every change). The Graph view sizes it (:mod:`.graph_view`). DOT that ``dot`` rejects raises
     :class:`~cudnn_lab.graph.render.DrawingError`: one sentence naming ``spec`` (the drawing's spec)."""
-    from ..graph.render import to_svg
+    from ..graph.render import to_svg  # heavy: imports graphviz
 
     return to_svg(dot, spec=spec)
 
@@ -143,7 +148,7 @@ class FigureHost:
 def error_html(what: str, error: BaseException) -> str:
     """A pane's text when its content cannot be drawn; a drawing ``dot`` rejected: its one sentence, with the DOT
     source and dot's own message folded away under it (for a bug report)."""
-    from ..graph.render import DrawingError
+    from ..graph.render import DrawingError  # heavy: imports graphviz
 
     if isinstance(error, DrawingError):
         return f"<p class='cl-status-error'>{html.escape(str(error))}</p>" + dot_details_html(error)

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import OptionError, UnsupportedGraphError
 from ..specs import Spec
 from .figures import dot_details_html, drawing_html, error_html
+from .graph_widget import GraphDrawing, node_details
 
 __all__ = ["FIT", "GraphView", "MIN_FIT_ZOOM", "ZOOMS", "code_html", "dot_source", "sized_svg", "svg_size"]
 
@@ -37,7 +38,7 @@ _SVG_TAG = re.compile(r"<svg\b[^>]*>", re.S)
 @functools.lru_cache(maxsize=256)
 def dot_source(spec: Spec) -> str:
     """DOT text of any spec's drawing (memoized: the Graph view redraws at every change)."""
-    from ..graph import drawing
+    from ..graph import drawing  # heavy: imports graphviz
 
     return drawing(spec).source
 
@@ -45,7 +46,7 @@ def dot_source(spec: Spec) -> str:
 @functools.lru_cache(maxsize=64)
 def code_html(spec: Spec) -> str:
     """The Code view: the standalone script that rebuilds the graph, or why the family has none."""
-    from ..graph.labgraph import viewed_graph
+    from ..graph.labgraph import viewed_graph  # heavy: imports graphviz
 
     try:
         script = viewed_graph(spec).to_script()
@@ -100,8 +101,6 @@ class GraphView:
     :meth:`set_zoom` sizes the drawing (the browser's wheel and buttons set ``zoom`` too)."""
 
     def __init__(self, W: Any, *, guard: Callable[..., Any] | None = None) -> None:
-        from .graph_widget import GraphDrawing
-
         guard = guard or (lambda fn, *args: fn(*args))
         self._guard = guard
         self.dot_path: str | None = shutil.which("dot")
@@ -153,8 +152,6 @@ class GraphView:
         self.zoom = FIT if not change["new"] else float(change["new"])
 
     def _show(self, value: str, spec: Spec | None = None) -> None:
-        from .graph_widget import node_details
-
         details = node_details(spec) if spec is not None and self._svg is not None else {}
         name = "graph.svg" if spec is None else re.sub(r"[^A-Za-z0-9._-]+", "_", spec.label()).strip("_") + ".svg"
         with self.graph_html.hold_sync():
@@ -165,7 +162,7 @@ class GraphView:
         rejects (:class:`~cudnn_lab.graph.render.DrawingError`) still shows the script, then goes to ``guard``: the
         Lab's reports it (one sentence in the status line and the Log) and lets the caller go on (a recording still
         loads); without a guard it raises."""
-        from ..graph.render import DOT_INSTALL_HINT, DrawingError, fallback_bundle
+        from ..graph.render import DOT_INSTALL_HINT, DrawingError, fallback_bundle  # heavy: imports graphviz
 
         rejected: DrawingError | None = None
         try:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CudnnLabError, NoGPUError, OptionError, SpecError, shorten
+from ..gpu.frontend import warm_engine_family_async
 from ..options import RunOptions
 from ..provenance import provenance
 from ..results import load_results, recorded_datasets
@@ -79,6 +80,8 @@ class Lab:
         self.report_written: Path | None = None
         self.datasets_frame: Any = None
         self._offered_op: str | None = None
+        #: operations whose cuDNN frontend engine modules were imported ahead of a Run (GPU Labs only)
+        self._warmed: set[str] = set()
 
         # ---- the parts
         self.status_log = StatusLog(W)
@@ -88,7 +91,7 @@ class Lab:
         self.controls = SpecForm(spec, on_change=self._on_spec_change, guard=self.status_log.guard)
         self.run_form = RunForm()
         self.graph_view = GraphView(W, guard=self.status_log.guard)
-        self.results = ResultView(W, self.figure_host, self.status_log)
+        self.results = ResultView(W, self.figure_host, self.status_log, visible=VIEWS[0])  # the first tab
         #: The Sweep view's place in the tabs: :attr:`sweep_view` is built into it when first shown (or reached).
         self._sweep_view: SweepView | None = None
         self._sweep_box = W.VBox([])
@@ -152,9 +155,7 @@ class Lab:
         guard = self.status_log.guard
         self.run_button.on_click(lambda _: guard(self.run))
         self.stop_button.on_click(lambda _: guard(self.stop))
-        self.load_button.on_click(lambda _: guard(acting(self.load_answer, self.load_recorded, lambda result: (
-            f"Loaded {html.escape(str(self.recorded or '')[-80:])}: {len(result.plans)} plans in every view.")),
-            self._datasets.value))
+        self.load_button.on_click(lambda _: guard(self._load_clicked))
         self.report_button.on_click(lambda _: guard(acting(self.report_answer, self.save_report, lambda path: (
             f"Saved: {file_link(path)} (one HTML file that opens offline)."))))
         self.source.observe(lambda ch: guard(self._show_source), names="value")
@@ -268,6 +269,9 @@ class Lab:
         self._banner_partial()
         self.graph_view.redraw(spec)
         self.whatif_view.changed()
+        if self._gpu and spec.op not in self._warmed:  # the first Run of this family need not import them
+            self._warmed.add(spec.op)
+            warm_engine_family_async(spec)
 
     def run(self) -> Any:
         """Run the current spec on the GPU with the run form's options and show the result (Run button).
@@ -322,10 +326,25 @@ class Lab:
         the operation, and the status line says so (the panel's list offers only the chosen operation's). The
         recording is read and checked before anything changes: one that fails leaves the panel as it was.
         """
+        result = self._load_shown(name_or_path)
+        self.results.draw_stale()
+        return result
+
+    def _load_shown(self, name_or_path: str | Path) -> Any:
+        """Read and check the recording, then show it in the view on screen (the other views are left stale)."""
         result = self._read_run(name_or_path)
         with self.busy_flag.working():
-            self.show_result(result, recorded=str(name_or_path))
+            self.show_result(result, recorded=str(name_or_path), every_view=False)
         return result
+
+    def _load_clicked(self) -> None:
+        """Load: the recording in the view on screen, the answer under the button and Load enabled again; then, in
+        the same callback (so a click that came meanwhile waits in the kernel's queue and is never raced), the
+        hidden views, which the browser draws while the user reads the first (issue 24: Load within 1 s)."""
+        load = acting(self.load_answer, self._load_shown, lambda result: (
+            f"Loaded {html.escape(str(self.recorded or '')[-80:])}: {len(result.plans)} plans in every view."))
+        load(self._datasets.value)  # raises on failure: the guard reports it, and no view changed
+        self.results.draw_stale()
 
     def _read_run(self, name_or_path: Any, option: str = "recording", where: str = "Lab") -> Any:
         """The recording ``name_or_path`` read and checked to be one run, without changing the panel."""
@@ -342,8 +361,9 @@ class Lab:
             raise OptionError(option, text, "is a sweep, not a single run: load it in the Sweep tab", where=where)
         return result
 
-    def show_result(self, result: Any, *, recorded: str | None = None) -> None:
-        """Show ``result`` in every view; its spec becomes ``lab.spec`` (when the form edits its family). A result
+    def show_result(self, result: Any, *, recorded: str | None = None, every_view: bool = True) -> None:
+        """Show ``result`` in every view (without ``every_view``: in the view on screen, the others left stale for
+        ``lab.results.draw_stale()``); its spec becomes ``lab.spec`` (when the form edits its family). A result
         of another operation switches the operation and says so. Where it came from is the result's own
         (:func:`~cudnn_lab.provenance.provenance`: RECORDED when loaded from a file, else MEASURED HERE);
         ``recorded``: the recording's name or path that the panel's state keeps (default: the file)."""
@@ -362,7 +382,7 @@ class Lab:
                     self._sweep_view.set_op(result.spec.op)
                 if result.spec.op != self._offered_op:
                     self.offer_recordings()
-        self.results.show(result, origin, self.spec)
+        self.results.show(result, origin, self.spec, every_view=every_view)
         self._banner_partial()
         self.whatif_view.changed()  # the measured column follows the result shown
         self._set_buttons(self.busy)
@@ -615,6 +635,10 @@ class LiveRows:
         self.lab._progress(done, total, message)
 
     def row(self, row: dict[str, Any]) -> None:
-        """One more plan measured: the table shows every row so far."""
+        """One more plan measured: the table shows every row so far, and the line under it says the run goes on."""
         self.rows.append(row)
         self.lab.results.plans_table.show_rows(self.spec, self.rows)
+        self.lab.results.plans_html.value = (
+            f"<p class='cl-empty'>Run in progress: {len(self.rows)} plan{'s' * (len(self.rows) != 1)} measured so "
+            f"far, in the heuristics' order (Stop keeps them). Every column and the other views come when the run "
+            f"ends.</p>")

@@ -18,7 +18,7 @@ import traitlets as T
 from ..plots.tables import plan_table_rows
 from ..results import RunResult, metrics
 
-__all__ = ["PlansTable", "sorted_rows"]
+__all__ = ["PlansTable", "sorted_rows", "table_data"]
 
 _ESM = r"""
 function cmp(a, b, numeric) {
@@ -199,6 +199,20 @@ def sorted_rows(rows: list[dict[str, Any]], columns: list[dict[str, Any]], colum
     return present + missing
 
 
+def table_data(result: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None, str | None, str]:
+    """What the table shows of ``result`` (None: nothing): columns, rows, the pick's and the best plan's names and
+    the CSV file's name; apart from the widget so that the Lab can keep it for a recording loaded again."""
+    columns, rows = plan_table_rows(result)
+    pick = best = None
+    if result is not None:
+        p, b = metrics.pick(result.plans), metrics.best(result.plans)
+        pick = None if p is None else str(p["plan"])
+        best = None if b is None else str(b["plan"])
+    name = getattr(getattr(result, "spec", None), "label", None)
+    csv_name = ("plans " + name() + ".csv").replace("/", "-") if callable(name) else "plans.csv"
+    return columns, rows, pick, best, csv_name
+
+
 class PlansTable(anywidget.AnyWidget):
     """A result's plans as a sortable, filterable table. ``rows``/``columns`` from
     :func:`~cudnn_lab.plots.tables.plan_table_rows`; ``selected`` the plan picked (a click on a row sets it);
@@ -218,16 +232,14 @@ class PlansTable(anywidget.AnyWidget):
 
     def show_result(self, result: Any, *, selected: str | None = None) -> None:
         """Fill the table with ``result``'s plans (None: empty), marking its pick and best plan."""
-        columns, rows = plan_table_rows(result)
-        pick = best = None
-        if result is not None:
-            p, b = metrics.pick(result.plans), metrics.best(result.plans)
-            pick = None if p is None else str(p["plan"])
-            best = None if b is None else str(b["plan"])
-        name = getattr(getattr(result, "spec", None), "label", None)
+        self.show_data(*table_data(result), selected=selected)
+
+    def show_data(self, columns: list[dict[str, Any]], rows: list[dict[str, Any]], pick: str | None,
+                  best: str | None, csv_name: str, *, selected: str | None = None) -> None:
+        """Fill the table with :func:`table_data`'s answer (one message to the browser)."""
         with self.hold_sync():
             self.columns, self.rows, self.pick, self.best, self.selected = columns, rows, pick, best, selected
-            self.csv_name = ("plans " + name() + ".csv").replace("/", "-") if callable(name) else "plans.csv"
+            self.csv_name = csv_name
 
     def show_rows(self, spec: Any, rows: list[dict[str, Any]]) -> None:
         """Fill the table with a live run's rows so far (plain row dicts as ``cl.run``'s progress hears them, in

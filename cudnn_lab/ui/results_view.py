@@ -9,49 +9,50 @@ The pick and the best plan are :mod:`cudnn_lab.results.metrics`' (one definition
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..errors import OptionError
+from ..plots.registry import RUN_FIGURES, VIEWS, RunFigure, figures_of_view
 from ..specs import Spec
 from .figures import FigureHost
 from .status import StatusLog
-from .plans_widget import PlansTable
+from .plans_widget import PlansTable, table_data
 from .tables import full_table_html, heuristic_summary, plan_table_html
+from ..results import metrics
+from .. import plots
+from ..plots.anatomy import no_sample_text
+from ..results.anatomy import answer_text
 
 __all__ = ["ANATOMY_FIGURES", "RESULT_FIGURES", "ResultView", "pick_name"]
 
-#: The figures of one result, by pane name.
-RESULT_FIGURES: tuple[str, ...] = ("latency", "heuristics", "errors", "histogram", "roofline")
-#: The Anatomy view's figures (engine space by engine, by one knob's value).
-ANATOMY_FIGURES: tuple[str, ...] = ("engines", "knobs")
+#: The figures of one result by pane name (the registry's, plots/registry.py): the Anatomy view's apart.
+RESULT_FIGURES: tuple[str, ...] = tuple(f.name for f in RUN_FIGURES if f.view != "Anatomy")
+ANATOMY_FIGURES: tuple[str, ...] = tuple(f.name for f in figures_of_view("Anatomy"))
 _EMPTY = "No results yet: Run on a GPU, or load a recorded result (source: Recorded)."
+#: How many drawings (figures, tables, sentences) of recordings a ResultView keeps for loads and picks that come back.
+MEMO_SIZE = 96
+
+
+def result_key(result: Any) -> tuple[Any, ...] | None:
+    """What a recording's drawings are made from: its file, with the file's size and time (a file written again is
+    drawn again); None for a result not read from a file (a live run: drawn each time)."""
+    path = getattr(result, "loaded_from", None)
+    if path is None:
+        return None
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return None
+    return (str(path), stat.st_mtime_ns, stat.st_size)
 
 
 def pick_name(result: Any) -> str | None:
     """The heuristic's pick of a result (a plan name), or None when no plan ran."""
-    from ..results import metrics
-
     row = metrics.pick(result.plans)
     return None if row is None else str(row["plan"])
-
-
-def _figure_makers(result: Any, selected: str | None) -> dict[str, Callable[[], Any]]:
-    from .. import plots
-
-    shown = selected if selected is not None else pick_name(result)
-    return {
-        "latency": lambda: plots.latency_bar(result, selected=selected),
-        "heuristics": lambda: plots.heuristic_vs_measured(result, selected=selected),
-        "errors": lambda: plots.errors_per_plan(result, selected=selected),
-        "histogram": lambda: plots.error_histogram(result, shown),
-        "roofline": lambda: plots.roofline(result, selected=selected),
-    }
-
-
-#: The view each figure of :func:`_figure_makers` is shown in (a plan pick redraws only the view on screen).
-FIGURE_VIEWS = {"latency": "Latency", "heuristics": "Heuristics", "errors": "Numerics", "histogram": "Numerics",
-                "roofline": "Roofline"}
 
 
 def _all_columns_html(result: Any) -> str:
@@ -66,7 +67,7 @@ class ResultView:
     """The result shown (``result``), where it came from (``origin``, a :class:`~cudnn_lab.provenance.Provenance`;
     ``source_text`` its line) and the plan highlighted (``selected``)."""
 
-    def __init__(self, W: Any, figures: FigureHost, log: StatusLog) -> None:
+    def __init__(self, W: Any, figures: FigureHost, log: StatusLog, *, visible: str | None = None) -> None:
         self._figures = figures
         self._log = log
         self._silent = False
@@ -76,8 +77,12 @@ class ResultView:
         self.origin: Any = None
         #: The view on screen (set by the Lab; None: draw every view at once, as a standalone ResultView does), and
         #: the views whose figures wait for a redraw until they are shown.
-        self.visible: str | None = None
+        self.visible: str | None = visible
         self.stale: set[str] = set()
+        self._all_columns_of: Any = None  # the result whose every-column table plans_html shows
+        #: Drawings of recordings by (result_key, what, selected plan): a load or pick seen before is not redrawn.
+        self._memo_store: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._key: tuple[Any, ...] | None = None
         self.info = W.HTML("", _dom_classes=("cl-result-info",))
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
@@ -106,10 +111,13 @@ class ResultView:
         self.plans_table.observe(lambda ch: log.guard(self._on_plan_select, ch), names="selected")
         self.draw()
 
-    def show(self, result: Any, origin: Any, spec: Spec) -> None:
+    def show(self, result: Any, origin: Any, spec: Spec, *, every_view: bool = True) -> None:
         """Show ``result`` in every view, its pick selected, under a banner saying where it comes from (``origin``:
-        a :class:`~cudnn_lab.provenance.Provenance`); ``spec`` is the problem the controls show now."""
+        a :class:`~cudnn_lab.provenance.Provenance`); ``spec`` is the problem the controls show now. Without
+        ``every_view``, only the view on screen is drawn and the others are left in :attr:`stale` for the caller's
+        :meth:`draw_stale` (the Lab's Load answers first, then draws them in the same callback)."""
         self.result, self.origin, self.source_text = result, origin, origin.text
+        self._key = result_key(result)
         plans = result.plans.sort_values("heuristic_rank", kind="stable", na_position="last")
         options = [(name if status == "ok" else f"{name} ({status})", name)
                    for name, status in zip(plans["plan"], plans["status"])]
@@ -117,14 +125,13 @@ class ResultView:
         try:
             self.plan_select.options = options
             self.plan_select.value = None
-            self.plans_table.show_result(result)
+            self.plans_table.show_data(*self._memo("table", None, lambda: table_data(result)))
         finally:
             self._silent = False
         self.selected = None
-        self.plans_html.value = _all_columns_html(result)  # the result's, whichever plan is picked
-        # Every view drawn at once: a view drawn later, in the kernel's idle time, raced the widget messages of
-        # the clicks that came meanwhile (lost tab and operation clicks in Chromium, 2026-11-26).
-        self.select(pick_name(result), every_view=True)
+        # Never drawn in the kernel's idle time: that raced the widget messages of the clicks that came meanwhile
+        # (lost tab and operation clicks in Chromium, 2026-11-26); draw_stale runs in the caller's callback.
+        self.select(pick_name(result), every_view=every_view)
         self.label(spec)
         for note in getattr(result, "warnings", []) or []:
             self._log.note(str(note))
@@ -147,12 +154,31 @@ class ResultView:
         self.draw(only_visible=not every_view)
 
     def draw_stale(self) -> None:
-        """Draw every view a load or plan pick left waiting (for code that reads the figures of hidden views)."""
+        """Draw every view a load or plan pick left waiting (the Lab's Load, after its answer; code that reads the
+        figures of hidden views)."""
         waiting, self.stale = set(self.stale), set()
+        self._prepare(waiting)
         self._draw_views(waiting)
 
+    def _prepare(self, views: set[str]) -> None:
+        """Make the figures of ``views`` before any is sent (a recording's, kept by :meth:`_memo`): meanwhile the
+        browser draws the view a load answered with alone, then gets the others back to back (2026-11-26: sent one
+        by one, they joined its message queue and held the answer's paint back)."""
+        result, selected = self.result, self.selected
+        if self._key is None or result is None:
+            return
+        if "Plans" in views and self._all_columns_of is not result:
+            self._memo("all columns", None, lambda: _all_columns_html(result))
+        for figure in RUN_FIGURES:
+            if figure.view in views and figure.applies(result) and not figure.said_instead(result):
+                try:
+                    self._memo(figure.name, selected, lambda f=figure: f.draw(result, selected))
+                except Exception:  # noqa: BLE001 - drawn again and reported in its pane by _show_figure
+                    pass
+
     def show_view(self, name: str | None) -> None:
-        """The Lab's tab changed to ``name``: draw that view's figures if a plan pick left them waiting."""
+        """The Lab's tab changed to ``name``: draw that view's figures if a plan pick (or, before a result, the new
+        Lab) left them waiting."""
         self.visible = name
         if name in self.stale:
             self.stale.discard(name)
@@ -173,7 +199,7 @@ class ResultView:
     def draw(self, *, only_visible: bool = False) -> None:
         """Draw every figure again from the result and the selected plan; ``only_visible`` (a plan pick in the Lab):
         only the view on screen, the others when they are next shown."""
-        views = set(FIGURE_VIEWS.values()) | {"Anatomy"}
+        views = set(VIEWS) | {"Plans"}  # Plans: its every-column table (made once per result)
         if only_visible and self.visible is not None and self.result is not None:
             self.stale |= views - {self.visible}
             self._draw_views(views & {self.visible})
@@ -182,60 +208,80 @@ class ResultView:
         if self.result is None:
             self.heuristics_html.value = ""
             self.engines_html.value = self.kernels_html.value = ""
-            for key in RESULT_FIGURES + ANATOMY_FIGURES:
-                self._figures.show_text(key, _EMPTY)
-            return
+            if self.visible is not None:  # in a Lab: the view on screen says it now, the others when shown (no
+                self.stale |= views - {self.visible}  # plotly figure at start: the browser's first plotly draw cost
+                views &= {self.visible}  # more than half of a cold Run to panel, 2026-11-26)
         self._draw_views(views)
 
-    def _draw_views(self, views: set[str]) -> None:
-        """Draw the figures of ``views`` (view titles) from the result and the selected plan."""
-        if self.result is None or not views:
-            return
-        self.heuristics_html.value = f"<p class='cl-label'>{heuristic_summary(self.result)}</p>"
-        from ..plots.run import classic_call
+    def _all_columns(self, result: Any) -> None:
+        """The Plans view's every-column table of ``result`` (the result's, whichever plan is picked: made once)."""
+        if self._all_columns_of is not result:
+            self.plans_html.value = self._memo("all columns", None, lambda: _all_columns_html(result))
+            self._all_columns_of = result
 
-        classic = classic_call(self.result) is not None
-        for key, make in _figure_makers(self.result, self.selected).items():
-            if FIGURE_VIEWS[key] not in views:
-                continue
-            if classic and key == "heuristics":  # a classic call has none: the sentence says so, no empty box
-                self._figures.clear(key)
-                continue
-            try:
-                self._figures.show(key, make())
-            except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
-                self._log.report(e)
-                self._figures.show_text(key, f"could not draw this figure: {type(e).__name__}")
+    def _draw_views(self, views: set[str]) -> None:
+        """Draw the figures of ``views`` (view titles) from the result and the selected plan (before a result: that
+        there is none)."""
+        if self.result is None:
+            for figure in RUN_FIGURES:
+                if figure.view in views:
+                    self._figures.show_text(figure.name, _EMPTY)
+            return
+        if not views:
+            return
+        if "Plans" in views:
+            self._all_columns(self.result)
+        if "Heuristics" in views:
+            result = self.result
+            self.heuristics_html.value = self._memo("heuristics sentence", None, lambda: (
+                f"<p class='cl-label'>{heuristic_summary(result)}</p>"))
+        for figure in RUN_FIGURES:
+            if figure.view in views and figure.view != "Anatomy":
+                self._show_figure(figure)
         if "Anatomy" in views:
             self.draw_anatomy()
+
+    def _show_figure(self, figure: RunFigure) -> None:
+        """Draw ``figure`` in its pane; none (no empty box) where the result has none or the view's sentence says
+        why (a classic call's heuristics, an engine space not sampled); a broken figure says so in its pane."""
+        if not figure.applies(self.result) or figure.said_instead(self.result):
+            self._figures.clear(figure.name)
+            return
+        try:
+            result, selected = self.result, self.selected
+            self._figures.show(figure.name, self._memo(figure.name, selected, lambda: figure.draw(result, selected)))
+        except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
+            self._log.report(e)
+            self._figures.show_text(figure.name, f"could not draw this figure: {type(e).__name__}")
 
     def draw_anatomy(self) -> None:
         """The Anatomy view: the engine-space figures with the exploration's answer, or one sentence saying why the
         result has none (and how to get one); the kernels per plan, or one sentence saying there are none."""
-        from .. import plots
-        from ..plots.anatomy import no_sample_text
-        from ..results.anatomy import answer_text
-
         result = self.result
         try:
-            self.kernels_html.value = plots.kernels_html(result)
+            self.kernels_html.value = self._memo("kernels", None, lambda: plots.kernels_html(result))
         except Exception as e:  # noqa: BLE001 - the figures below must still be drawn
             self._log.report(e)
             self.kernels_html.value = f"<p class='cl-anatomy-note'>Cannot list kernels: {html.escape(str(e))}</p>"
-        if not result.exploration["explored"]:
-            self.engines_html.value = f"<p class='cl-anatomy-note'>{html.escape(no_sample_text(result))}.</p>"
-            for key in ANATOMY_FIGURES:  # the sentence above says why: no empty boxes over the kernels table
-                self._figures.clear(key)
-            return
-        self.engines_html.value = f"<p class='cl-anatomy-note'>{html.escape(answer_text(result.exploration))}</p>"
-        makers = {"engines": lambda: plots.engine_space(result, selected=self.selected),
-                  "knobs": lambda: plots.engine_knobs(result, selected=self.selected)}
-        for key, make in makers.items():
-            try:
-                self._figures.show(key, make())
-            except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
-                self._log.report(e)
-                self._figures.show_text(key, f"could not draw this figure: {type(e).__name__}")
+        explored = result.exploration["explored"]  # if not, the sentence says why: no empty boxes over the kernels
+        text = answer_text(result.exploration) if explored else f"{no_sample_text(result)}."
+        self.engines_html.value = f"<p class='cl-anatomy-note'>{html.escape(text)}</p>"
+        for figure in figures_of_view("Anatomy"):
+            self._show_figure(figure)
+
+    def _memo(self, what: str, selected: str | None, make: Callable[[], Any]) -> Any:
+        """``make()``, kept for the recording shown (``what`` drawn with plan ``selected``): alternating loads of
+        recordings, or picks that come back to a plan, reuse what was drawn (made, not changed, by the caller)."""
+        if self._key is None:
+            return make()
+        key = (*self._key, what, selected)
+        if key in self._memo_store:
+            self._memo_store.move_to_end(key)
+            return self._memo_store[key]
+        value = self._memo_store[key] = make()
+        while len(self._memo_store) > MEMO_SIZE:
+            self._memo_store.popitem(last=False)
+        return value
 
     def _on_plan_select(self, change: dict[str, Any]) -> None:
         if not self._silent:

@@ -13,6 +13,7 @@ from ..errors import OptionError, shorten
 from .state import LabState
 from .status import StatusLog
 from .style import acting, answer, button, row
+from ..results.paths import check_output_path
 
 __all__ = ["DEFAULT_STATE", "StatePanel"]
 
@@ -62,8 +63,6 @@ class StatePanel:
             raise OptionError("state file", text[:40] + "…", "is a state code; give a file name such as "
                               f"{DEFAULT_STATE} to save to", where="Save state")
         if text == DEFAULT_STATE:  # the default folder is made on first use (another missing folder is an error)
-            from ..results.paths import check_output_path
-
             check_output_path(text, what="Lab state", suffixes=(".json",))
         written = self._state().save(text).resolve()
         self._log.say_html(f"State saved: <code>{html.escape(str(written))}</code> (Load state reads it back; "

@@ -11,6 +11,7 @@ from ..errors import SpecError, shorten
 from ..plots.axes import NONE, default_axes, plot_fields  # the figure's axes, shared with the sweep report
 from ..specs import Spec
 from .fields import spec_class
+from ..sweeps import sweep_fields as fields, parse_axis, grid
 
 __all__ = ["MAX_POINTS", "NONE", "default_axes", "default_sweep_axes", "frame_of_op", "parse_values", "plot_fields",
            "sweep_fields", "validate_axes"]
@@ -32,16 +33,12 @@ def default_sweep_axes(op: str) -> tuple[str, str]:
 
 def sweep_fields(op: str) -> tuple[str, ...]:
     """The fields of operation ``op`` a sweep can vary (the sweeps layer's :func:`cudnn_lab.sweeps.sweep_fields`)."""
-    from ..sweeps import sweep_fields as fields
-
     return tuple(fields(spec_class(op)))
 
 
 def parse_values(op: str, field: str, text: str) -> list[Any]:
     """Typed values of a comma-separated text for ``field`` of ``op`` (:func:`cudnn_lab.sweeps.parse_axis`;
     SpecError naming the field)."""
-    from ..sweeps import parse_axis
-
     return list(parse_axis(spec_class(op), field, text))
 
 
@@ -105,8 +102,6 @@ def validate_axes(spec: Spec, axes: list[tuple[str, str]]) -> tuple[dict[str, li
     if errors:
         return None, errors, 0
     over = {field: values for _, (field, values) in sorted(parsed.items())}
-    from ..sweeps import grid
-
     invalid = sum(isinstance(p, SpecError) for p in grid(spec, over))
     return over, {}, invalid
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import OptionError
 from .status import Busy, StatusLog, file_link
 from ..results.paths import check_output_path, write_text
+from ..report import sweep_report_html
 
 __all__ = ["DEFAULT_SWEEP_REPORT", "SweepReport"]
 
@@ -51,8 +52,6 @@ class SweepReport:
         if frame is None:
             raise OptionError("sweep report", None, "there is no sweep to report yet: Load a recorded sweep or Run "
                               "sweep first", where="Save sweep report")
-        from ..report import sweep_report_html  # the report (plots, what-if tables) loads when first written
-
         text = str(path if path is not None else self.path.value).strip() or DEFAULT_SWEEP_REPORT
         target = check_output_path(text, what="sweep report", suffixes=(".html", ".htm"), make_parents=False)
         with self._busy.working():

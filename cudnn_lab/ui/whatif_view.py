@@ -21,10 +21,21 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
-from ..errors import NoGPUError
+from ..errors import NoGPUError, OptionError, CudnnLabError
 from ..specs import Spec
 from .status import Busy, StatusLog
 from .style import row, section
+from ..whatif import recorded_whatifs
+from ..target import targets
+from ..provenance import cudnn_version_text
+from .. import whatif
+from ..plots.whatif_tables import (answer_label_html, compare_table_html, refusals_html, run_drift_html, reasons_html,
+                                   drift_html, block_formats_html, block_scale_answers_html)
+from ..sm_scaling import recorded_scalings
+from ..plots.sm_scaling import plot_sm_scaling
+from .figures import figure_bundle, fit_to_pane
+from ..block_whatif import block_format_whatif, recorded_block_scale_answers
+from ..reference.block_formats import BLOCK_FORMATS, SCALE_RULES
 
 __all__ = ["DEFAULT_TARGETS", "WhatIfView", "no_answer_html", "no_answer_text", "BLOCK_OUTLIERS", "BLOCK_HINT"]
 
@@ -33,8 +44,6 @@ DEFAULT_TARGETS: tuple[str, ...] = ("h200", "sm80", "sm89", "sm100", "sm120")
 
 
 def _recorded_problems() -> list[str]:
-    from ..whatif import recorded_whatifs
-
     return sorted({w.spec.label() for w in recorded_whatifs()})
 
 
@@ -86,8 +95,6 @@ class WhatIfView:
     # ------------------------------------------------------------------------------------------ building
 
     def _build(self) -> None:
-        from ..target import targets
-
         W = self._W
         known = targets()
         names = list(dict.fromkeys(t.name for t in known))
@@ -98,8 +105,6 @@ class WhatIfView:
                               layout=W.Layout(width="auto", min_width="58px")).add_class(f"cl-whatif-target-{n}")
             for n in names}
         versions = sorted({t.cudnn_version for t in known if t.origin == "recorded"}, reverse=True)
-        from ..provenance import cudnn_version_text
-
         self.version = W.ToggleButtons(options=[(cudnn_version_text(v), v) for v in versions],
                                        value=min(versions) if versions else None, style={"button_width": "70px"},
                                        tooltips=[f"cuDNN {cudnn_version_text(v)}'s recorded answers against the other "
@@ -171,8 +176,6 @@ class WhatIfView:
 
     @targets.setter
     def targets(self, names: Any) -> None:
-        from ..errors import OptionError
-
         self.show()
         wanted = [names] if isinstance(names, str) else list(names)
         unknown = [n for n in wanted if n not in self.target_buttons]
@@ -201,8 +204,6 @@ class WhatIfView:
 
     def refresh(self) -> None:
         """Ask (or read the recordings) for the chosen targets and draw every part of the view."""
-        from .. import whatif
-
         if not self.built:
             self._build()
         spec, result = self._spec(), self._result()
@@ -225,8 +226,6 @@ class WhatIfView:
             self.label_html.value = "<p class='cl-whatif-note'>Choose one or more targets.</p>"
             self.table_html.value = self.refused_html.value = ""
         else:
-            from ..plots.whatif_tables import answer_label_html, compare_table_html, refusals_html
-
             self.label_html.value = answer_label_html(frame.attrs["answers"])
             self.table_html.value = compare_table_html(frame)
             self.refused_html.value = refusals_html(frame)
@@ -239,10 +238,6 @@ class WhatIfView:
     def draw_measured(self, spec: Spec) -> None:
         """What was measured for this spec beyond the heuristics' answers: its runs under another cuDNN and its
         SM-scaling what-if, from the recordings (one sentence where none was recorded)."""
-        from .. import whatif
-        from ..plots.whatif_tables import run_drift_html
-        from ..sm_scaling import recorded_scalings
-
         drifts = whatif.recorded_run_drifts(spec)
         self.run_drift_html.value = (run_drift_html(drifts[0]) if drifts else
                                      "<p class='cl-whatif-note'>No run of this problem under another cuDNN was "
@@ -250,16 +245,11 @@ class WhatIfView:
         scalings = recorded_scalings(spec)
         self.sm_figure.outputs = ()
         if scalings:
-            from ..plots.sm_scaling import plot_sm_scaling
-            from .figures import figure_bundle, fit_to_pane
-
             fig = fit_to_pane(plot_sm_scaling(scalings[0]), SM_FIGURE_HEIGHT)
             self.sm_figure.outputs = ({"output_type": "display_data", "data": figure_bundle(fig), "metadata": {}},)
 
     def draw_why(self) -> None:
         """The why-not part: cuDNN's reasons for the chosen refused target, or one sentence."""
-        from ..plots.whatif_tables import reasons_html
-
         name = self.why_target.value
         if self.frame is None or not name:
             self.why_html.value = ("<p class='cl-whatif-note'>Every target chosen got plans: cuDNN refused none.</p>"
@@ -270,10 +260,6 @@ class WhatIfView:
 
     def draw_drift(self) -> None:
         """The drift part: the answers of the chosen cuDNN version against the other recorded one's."""
-        from .. import whatif
-        from ..plots.whatif_tables import drift_html
-        from ..provenance import cudnn_version_text
-
         target, version = self.drift_target.value, self.version.value
         if self.frame is None or not target or version is None:
             self.drift_html.value = self.version_note.value = ""
@@ -296,10 +282,6 @@ class WhatIfView:
     def draw_block(self) -> None:
         """The block-format part: the problem shown emulated in the chosen format beside per-tensor FP8 (CPU work,
         so on a click), or why it cannot be (another family, a problem too large for the CPU)."""
-        from ..block_whatif import block_format_whatif
-        from ..errors import CudnnLabError
-        from ..plots.whatif_tables import block_formats_html
-
         spec, fmt = self._spec(), self.block_fmt.value
         share, factor = self.block_outliers.value
         with (nullcontext() if self._busy.busy else self._busy.working()):
@@ -318,10 +300,6 @@ class WhatIfView:
     def _build_block(self) -> Any:
         """The Blackwell block formats' part: format, E8M0 scale rule and outliers, the emulate button, the emulated
         table, and cuDNN's recorded answers for block-scaled graphs (a small file, read when the tab is shown)."""
-        from ..block_whatif import recorded_block_scale_answers
-        from ..plots.whatif_tables import block_scale_answers_html
-        from ..reference.block_formats import BLOCK_FORMATS, SCALE_RULES
-
         W = self._W
         self.block: Any = None
         self.block_fmt = W.Dropdown(options=list(BLOCK_FORMATS), value="mxfp8_e4m3",

@@ -258,50 +258,21 @@ def test_an_async_helper_listing_other_plans_is_left_out_and_a_report_before_the
         hung.close()
 
 
-# ------------------------------------------------------------------------------------------------ holding for the pick
 
-HOLDS = ("import json, os, sys\n"
-         "print(json.dumps({'ready': True, 'pid': os.getpid(), 'info': {}}), flush=True)\n"
-         "lines = iter(sys.stdin)\n"
-         "for line in lines:\n"
-         "    q = json.loads(line)\n"
-         "    names = ['eng0', 'eng7', 'eng8']\n"
-         "    print(json.dumps({'plans': names, 'share': names[1:]}), flush=True)\n"
-         "    got = next(l for l in lines if l.strip()).strip() if q.get('hold') else 'no hold asked'\n"
-         "    for n in names[1:]:\n"
-         "        print(json.dumps({'plan': n, 'status': 'failed', 'error': 'after ' + got}), flush=True)\n"
-         "    print(json.dumps({'done': True}), flush=True)\n")
+# ------------------------------------------------------------------------------------------------ the helper's loop
 
-
-def test_async_helpers_hold_their_builds_until_the_run_releases_them() -> None:
-    pool = pb.HelperPool(command=[sys.executable, "-c", HOLDS], start_deadline_s=30)
-    try:
-        with warnings.catch_warnings(record=True):
-            warnings.simplefilter("always")
-            handle = pb.start_prebuild(_spec(), RunOptions(), 1, plans=["eng0", "eng7", "eng8"], pool=pool, cores=4)
-            handle.release()  # what the run does once its pick is timed
-            got = handle.wait("eng7", timeout=60)
-            report = handle.report(timeout=60)
-        assert got is not None and got.status == "failed"
-        assert json.loads(got.error.removeprefix("after ")) == {"cmd": "go"}  # built only after the run's go
-        assert report.to_dict()["held_s"] >= 0 and report.held_s == handle.hold_s
-    finally:
-        pool.close()
-
-
-def test_a_held_helper_builds_after_go_and_ends_quietly_when_the_pipe_closes_while_holding(monkeypatch) -> None:
+def test_a_helper_lowers_its_priority_lists_and_builds_its_share_at_once(monkeypatch) -> None:
     import io
 
+    niced: list[int] = []
     monkeypatch.setattr(pb, "_start_helper", lambda device: (None, {"gpu": "test"}))
-    monkeypatch.setattr(pb.os, "nice", lambda n: 0)
+    monkeypatch.setattr(pb.os, "nice", lambda n: niced.append(n) or n)
     monkeypatch.setattr(pb, "_propose", lambda query, handle, info: ({"eng0": None, "eng7": None}, None))
-    share = json.dumps({"cmd": "share", "leave": 1, "slots": 1, "slot": 0, "hold": True})
-    out = io.StringIO()
-    assert pb.serve(0, stdin=io.StringIO(share + "\n\n" + json.dumps({"cmd": "go"}) + "\n"), stdout=out) == 0
-    said = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert said[1] == {"plans": ["eng0", "eng7"], "share": ["eng7"]}
-    assert said[2]["plan"] == "eng7" and said[-1] == {"done": True}  # built (here: refused, no entry) after go
+    share = json.dumps({"cmd": "share", "leave": 1, "slots": 1, "slot": 0})
     out = io.StringIO()
     assert pb.serve(0, stdin=io.StringIO(share + "\n"), stdout=out) == 0
     said = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert said[-1] == {"plans": ["eng0", "eng7"], "share": ["eng7"]}  # nothing built: the run went away
+    assert niced == [pb.HELPER_NICE] and said[0]["ready"] is True
+    assert said[1] == {"plans": ["eng0", "eng7"], "share": ["eng7"]}  # the pick is left to the run
+    assert said[2]["plan"] == "eng7" and said[2]["status"] == "failed"  # built at once (here: no entry to build)
+    assert said[-1] == {"done": True}

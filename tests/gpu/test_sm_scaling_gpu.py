@@ -17,8 +17,9 @@ pytestmark = pytest.mark.gpu
 RESNET = cl.ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
 MATMUL = cl.MatmulSpec(m=1024, n=1024, k=1024, dtype="fp16")
 QUICK = {"baselines": False, "roofline": False, "notes": False, "time_cap_s": 0.1}
-#: Timing noise allowed between counts.
-NOISE = 0.03
+#: Timing noise allowed between neighbouring counts: the GPU tests run 8 to a GPU, where 114 SMs once came out 3.6%
+#: faster than 132 (H100, 2026-11-26); half the SMs must still cost over 5%.
+NOISE = 0.10
 
 
 def _full() -> int:

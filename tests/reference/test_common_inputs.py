@@ -41,3 +41,12 @@ def test_a_large_strided_tensor_sees_its_buffer_through_the_strides(monkeypatch)
     monkeypatch.setattr(common, "DRAW_CHUNK", 64)
     x = common.uniform("X", (2, 3, 10, 10), (300, 1, 30, 3), "bf16", 0)  # NHWC strides
     assert x.stride() == (300, 1, 30, 3) and str(x.dtype) == "torch.bfloat16"
+
+
+def test_a_host_device_draws_on_the_host_at_any_size(monkeypatch) -> None:
+    import torch
+
+    monkeypatch.setattr(common, "DEVICE_DRAW_MIN", 10)
+    monkeypatch.setattr(common, "DRAW_CHUNK", 64)
+    on_cpu = common.uniform("A", (20, 20), (20, 1), "fp32", 1, device="cpu")
+    assert on_cpu.device.type == "cpu" and torch.equal(on_cpu, common.uniform("A", (20, 20), (20, 1), "fp32", 1))

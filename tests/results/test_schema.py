@@ -52,3 +52,40 @@ def test_a_column_of_an_unknown_dtype_is_refused() -> None:
         schema.columns_of("complex")
     with pytest.raises(dataclasses.FrozenInstanceError):
         schema.column("plan").dtype = "int"  # type: ignore[misc]
+
+
+def test_the_sweep_point_columns_come_from_the_schema() -> None:
+    from cudnn_lab.sweeps import POINT_COLUMNS
+
+    names = [c.name for c in schema.POINT_SCHEMA]
+    assert tuple(names) == POINT_COLUMNS == schema.POINT_COLUMNS and len(set(names)) == len(names)
+    assert not set(names) & set(PLAN_COLUMNS)  # a sweep frame holds both: no column means two things
+    for name in names:
+        entry = schema.point_column(name)
+        assert entry.dtype in schema.DTYPES and entry.title and entry.doc, name
+    numbers = set(schema.point_columns_of("int") + schema.point_columns_of("float"))
+    assert {"flops", "sm_count", "ceiling_tflops", "point_s"} <= numbers
+    assert numbers <= set(loading.SWEEP_NUMBER_COLUMNS)  # the loader checks what the schema calls a number
+
+
+def test_a_points_rows_have_the_schemas_dtypes() -> None:
+    from cudnn_lab.errors import SpecError
+    from cudnn_lab.sweeps.points import invalid_row, typed_point
+
+    frame = typed_point(plans_frame([{"plan": "eng0"}]).assign(
+        point_id="p", flops=12, sm_count=None, is_pick=True, ceiling_tflops=700, cudnn=91900))
+    for name in ("point_id", "flops", "sm_count", "is_pick", "ceiling_tflops", "cudnn"):
+        assert str(frame[name].dtype) == PANDAS_DTYPE[schema.point_column(name).dtype], name
+    assert str(frame["median_ms"].dtype) == "float64" and str(frame["engine_id"].dtype) == "Int64"  # the plan's
+    refused = invalid_row(SpecError("n", 0, "must be at least 1"))
+    for name in refused.columns:
+        assert str(refused[name].dtype) == PANDAS_DTYPE[schema.point_column(name).dtype], name
+
+
+def test_the_sweep_reports_point_table_is_titled_from_the_schema() -> None:
+    import cudnn_lab as cl
+    from cudnn_lab.report import sweep_report_html
+
+    text = sweep_report_html(cl.load_results("h100_fp8_gemm"))
+    for name in ("op", "label"):
+        assert f">{schema.point_column(name).title}</th>" in text

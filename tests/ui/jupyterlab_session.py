@@ -103,7 +103,7 @@ def open_lab(page: Any, base: str, notebook: Path = NOTEBOOK, *, sidebar: bool =
     page.locator(".cl-lab").wait_for()
     page.locator(".cl-lab .cl-graph svg").first.wait_for()
     page.wait_for_function("() => { const t = document.querySelector('.cl-lab .cl-plans-table');"
-                           " return t && t.innerHTML.includes('<table'); }")
+                           " return t && t.querySelector('tbody tr'); }")
     page.wait_for_function("""() => {
         const ctx = window.jupyterapp.shell.currentWidget.sessionContext;
         return ctx.session.kernel.status === 'idle';

@@ -383,3 +383,53 @@ def test_a_load_draws_every_view_and_a_pick_only_the_one_on_screen(lab: Lab) -> 
     lab.select(plan_names(lab.result)[-1])
     assert "Numerics" in lab.results.stale and lab.figure_host.shown("errors") == before
     assert lab.figures["errors"].data and not lab.results.stale and lab.figure_host.shown("errors") != before
+
+
+def test_load_answers_before_it_draws_the_hidden_views(lab: Lab) -> None:
+    """Issue 24: Load shows the recording in the view on screen, answers under its button and enables Load again,
+    then (in the same callback, so that no click is raced) draws the hidden views."""
+    lab.view = "Latency"
+    seen: list[tuple[str, bool, set[str]]] = []
+    draw_stale = lab.results.draw_stale
+
+    def spy() -> None:
+        seen.append((lab.load_answer.value, lab.load_button.disabled, set(lab.results.stale)))
+        draw_stale()
+
+    lab.results.draw_stale = spy  # type: ignore[method-assign]
+    name = lab.datasets.value = lab.datasets.options[-1][1]
+    lab.load_button.click()
+    [(answer, disabled, stale)] = seen
+    assert name in answer and not disabled and "Latency" not in stale and {"Numerics", "Roofline"} <= stale
+    assert not lab.results.stale and lab.figure_host.shown("roofline")["data"] and lab.recorded == name
+
+
+def test_a_recording_loaded_again_reuses_its_drawings(lab: Lab, tmp_path: Path) -> None:
+    """Alternating loads of two recordings draw each figure once per recording and plan; a file written again is
+    drawn again."""
+    path = cl.load_results(CONV_RECORDING).save(tmp_path / "conv.json")
+    lab.load_recorded(path)
+    first = lab.figures["latency"]
+    lab.load_recorded(MATMUL_RECORDING)
+    assert lab.figures["latency"] is not first
+    lab.load_recorded(path)
+    assert lab.figures["latency"] is first and lab.figure_host.shown("latency")["data"]
+    pick = lab.selected
+    lab.select(plan_names(lab.result)[-1])
+    assert pick != lab.selected and lab.figures["latency"] is not first
+    lab.select(pick)  # back to the pick: its drawing again
+    assert lab.figures["latency"] is first
+    lab.load_recorded(MATMUL_RECORDING)
+    path.write_text(path.read_text() + "\n")  # written again: another size and time
+    lab.load_recorded(path)
+    assert lab.figures["latency"] is not first
+
+
+def test_before_a_result_only_the_view_shown_holds_a_figure(lab: Lab) -> None:
+    """Issue 24: a new Lab sends no plotly figure for its hidden views (the browser's first plotly draw was half of
+    a cold Run to panel); a view says "No results yet" when it is shown."""
+    assert lab.view == "Graph" and not any(lab.figure_host.pane(name).outputs for name in ("latency", "errors"))
+    lab.view = "Numerics"
+    for name in ("errors", "histogram"):
+        assert "No results yet" in lab.figure_host.shown(name)["layout"]["annotations"][0]["text"]
+    assert not lab.figure_host.pane("latency").outputs

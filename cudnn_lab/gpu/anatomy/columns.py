@@ -11,6 +11,8 @@ from typing import Any
 
 from ... import knobs as knob_table
 from .. import heuristics_cache as hc
+from ..kernels import DEFAULT_RUNS, cupti_first_use_s, profile_plans
+from ..notes import check_determinism, numeric_notes
 
 #: Plans at least this slow per execution (ms) have their kernels recorded from one execution.
 LONG_PLAN_MS = 1.0
@@ -40,8 +42,6 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
     todo_k = [e for e in ran if want_kernels and "kernel_ms" not in cache.get(e.name, {})]
     todo_n = [e for e in ran if want_notes and "deterministic" not in cache.get(e.name, {})]
     if todo_k:
-        from ..kernels import DEFAULT_RUNS, cupti_first_use_s, profile_plans
-
         if progress and cupti_first_use_s() is None:
             progress(0, len(todo_k), "starting CUPTI (once per process)")
         # The plans just ran (checked and timed): no warm-up; a plan of 1 ms or more is recorded once (its kernels
@@ -61,8 +61,6 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
             warnings.append("Kernels (CUPTI) could not be recorded for some plans: "
                             + "; ".join(sorted(errors))[:300])
     if todo_n:
-        from ..notes import check_determinism, numeric_notes
-
         if progress:
             progress(0, 1, "numerical notes")
         backend = [e for e in todo_n if knob_table.parse_plan_name(e.name) is not None]

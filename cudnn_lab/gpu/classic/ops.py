@@ -11,14 +11,14 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from ...errors import UnsupportedGraphError
+from ...errors import UnsupportedGraphError, OptionError
 from ...graph import activation as activation_graph
 from ...graph import softmax as softmax_graph
 from ...graph import transform as transform_graph
 from ...specs.activation import ActivationSpec
 from ...specs.softmax import SoftmaxSpec
 from ...specs.transform import TransformSpec
-from ..frontend import graph_plans
+from ..frontend import graph_plans, CLASSIC_WHOLE_GPU
 from ..plans import PLAN_SOURCES, PlanEntry
 from .base import ClassicCall, c_int, c_void_p, check, create, destroy, entry, one_row
 #: ``cudnnNanPropagation_t``: NaN in, NaN out, as PyTorch's activations do.
@@ -124,9 +124,6 @@ def transform_plans(spec: TransformSpec, handle: Any, modes: tuple[str, ...], wh
     kind's ``cudnn.pygraph``; 'convert', a classic call, runs on the whole GPU and refuses them."""
     if spec.kind == "convert":
         if graph_options:
-            from ...errors import OptionError
-            from ..frontend import CLASSIC_WHOLE_GPU
-
             raise OptionError("sm_count", dict(graph_options).get("sm_count"),
                               f"TransformSpec kind 'convert' {CLASSIC_WHOLE_GPU}")
         entry("cudnnTransformTensor", (_V, _V, _V, _V, _V, _V, _V))
