@@ -219,6 +219,13 @@ def _kernel_widgets(page: Any) -> int:
     }""", _COUNT_WIDGETS)
 
 
+def _loaded(page: Any, name: str) -> None:
+    """Wait until recording ``name`` is shown and the Latency view's figure is drawn again."""
+    wait_shown(page, name)
+    page.wait_for_function("(n) => [...document.querySelectorAll('.cl-lab .cl-figure-latency .gtitle')]"
+                           ".some(t => t.textContent.includes('Latency per plan'))", arg=name)
+
+
 def _timed(action: Any, done: Any) -> float:
     start = time.perf_counter()
     action()
@@ -291,23 +298,13 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.repeats):
             name = runs[i % 2] if len(runs) > 1 else runs[0]
             select.select_option(index=runs.index(name))
-
-            def loaded(name: str = name) -> None:
-                wait_shown(page, name)
-                page.wait_for_function("(n) => [...document.querySelectorAll('.cl-lab .cl-figure-latency .gtitle')]"
-                                       ".some(t => t.textContent.includes('Latency per plan'))", arg=name)
-
-            times["Load"].append(_timed(lambda: page.locator(".cl-lab button.cl-load").click(), loaded))
+            times["Load"].append(_timed(lambda: page.locator(".cl-lab button.cl-load").click(),
+                                        lambda name=name: _loaded(page, name)))
         # Each recording once (none of them drawn before in this kernel: nothing kept from an earlier load).
         for name in [n for n in runs if n not in (runs[0], runs[1], BIG, first)][:args.repeats]:
             select.select_option(index=runs.index(name))
-
-            def loaded(name: str = name) -> None:
-                wait_shown(page, name)
-                page.wait_for_function("(n) => [...document.querySelectorAll('.cl-lab .cl-figure-latency .gtitle')]"
-                                       ".some(t => t.textContent.includes('Latency per plan'))", arg=name)
-
-            times["Load, first time"].append(_timed(lambda: page.locator(".cl-lab button.cl-load").click(), loaded))
+            times["Load, first time"].append(_timed(lambda: page.locator(".cl-lab button.cl-load").click(),
+                                                    lambda name=name: _loaded(page, name)))
             _wait_idle(page)  # the hidden views drawn: the next load starts from a settled Lab
 
         select.select_option(index=runs.index(BIG))

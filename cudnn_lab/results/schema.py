@@ -137,11 +137,16 @@ def column(name: str) -> Column:
     return _BY_NAME[name]
 
 
-def columns_of(dtype: str) -> tuple[str, ...]:
-    """The plan columns of one dtype, in the frame's order (what the loaders check each value against)."""
+def _of_dtype(schema: tuple[Column, ...], dtype: str) -> tuple[str, ...]:
+    """The columns of ``schema`` of one dtype, in order (ValueError for a dtype the schema does not know)."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
-    return tuple(c.name for c in PLAN_SCHEMA if c.dtype == dtype)
+    return tuple(c.name for c in schema if c.dtype == dtype)
+
+
+def columns_of(dtype: str) -> tuple[str, ...]:
+    """The plan columns of one dtype, in the frame's order (what the loaders check each value against)."""
+    return _of_dtype(PLAN_SCHEMA, dtype)
 
 
 #: The columns a sweep adds to each plan row of a point (``sweeps.run_point``), in order; with them a sweep frame
@@ -185,9 +190,7 @@ def point_column(name: str) -> Column:
 
 def point_columns_of(dtype: str) -> tuple[str, ...]:
     """The point columns of one dtype, in order (what a point's rows are typed as and the loaders check)."""
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
-    return tuple(c.name for c in POINT_SCHEMA if c.dtype == dtype)
+    return _of_dtype(POINT_SCHEMA, dtype)
 
 
 def doc_table() -> str:
