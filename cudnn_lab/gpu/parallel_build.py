@@ -40,6 +40,15 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from .. import cache_dir
+from ..specs import spec_from_dict
+from .asker import worker_env
+from .cache import SERIALIZE_MIN_BUILD_MS, RunCache
+from .device import device_info
+from .frontend import graph_plans
+from .plans import PLAN_SOURCES
+from .session import require_gpu
+
 __all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares", "pool_size", "prebuild",
            "parallel_prebuild", "AsyncPrebuild", "start_prebuild", "parallel_prebuild_async", "PLAN_DEADLINE_S",
            "START_DEADLINE_S"]
@@ -144,7 +153,6 @@ class Helper:
     """One helper process and its pipe (JSON lines); ``index`` is its place in the pool."""
 
     def __init__(self, index: int, command: list[str]) -> None:
-        from .asker import worker_env
 
         self.index = index
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -379,7 +387,6 @@ def prebuild(spec: Any, options: Any, workers: int, *, info: dict[str, Any] | No
     ``plans``: the run's own proposals in heuristic order (a helper whose list differs is left out); None: the list
     most helpers agree on, cut to ``options.max_plans``. ``info``: the run's device record (a helper on another GPU
     or cuDNN is left out)."""
-    from .. import cache_dir
 
     t0 = time.perf_counter()
     pool = pool or pool_for(options.device)
@@ -523,10 +530,6 @@ def _skip_reason(spec: Any, options: Any, plans: Sequence[str] | None,
                  all_plans: bool = False) -> tuple[tuple[Any, ...], str]:
     """The graph's key in :data:`_DONE` and why helpers cannot help this run ("" where they can); NoGPUError without
     a usable GPU. ``all_plans``: the run builds more than the pick only with ``plans='all'``."""
-    from .. import cache_dir
-    from .frontend import graph_plans
-    from .plans import PLAN_SOURCES
-    from .session import require_gpu
 
     require_gpu(options.device)
     key = (spec, tuple(options.heuristics), options.sm_count, options.device, str(cache_dir.cache_root()))
@@ -629,7 +632,6 @@ class AsyncPrebuild:
     def _drive(self, spec: Any, options: Any, info: dict[str, Any] | None, pool: HelperPool,
                cores: int | None) -> None:
         """Start the helpers, send each its share and read their answers until all are done (the thread's body)."""
-        from .. import cache_dir
 
         helpers: list[Helper] = []
         try:
@@ -788,12 +790,10 @@ def _start_helper(device: int) -> tuple[Any, dict[str, Any]]:
     import cudnn
     import torch
 
-    from .session import require_gpu
 
     require_gpu(device)
     torch.cuda.set_device(device)
     torch.zeros(1, device=f"cuda:{device}")  # the CUDA context, now rather than on the first build
-    from .device import device_info
 
     handle = cudnn.create_handle()
     return handle, device_info(device)
@@ -853,10 +853,6 @@ def serve(device: int, stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
 def _propose(query: dict[str, Any], handle: Any, info: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """The graph's plans as the run lists them (same source, modes and carve-out) and the RunCache that builds and
     stores them under the run's keys."""
-    from .. import cache_dir
-    from ..specs import spec_from_dict
-    from .cache import RunCache
-    from .frontend import graph_plans
 
     os.environ[cache_dir.ENV_DIR] = str(query["cache_root"])  # the run's plan cache, wherever it is
     spec = spec_from_dict(query["spec"])
@@ -882,7 +878,6 @@ def _build_one(entry: Any, name: str, cache: Any) -> dict[str, Any]:
         return {"plan": name, "status": "failed", "error": entry.build_error}
     if store.counts["hits"] > before_hits:
         return {"plan": name, "status": "cached", "build_ms": None}
-    from .cache import SERIALIZE_MIN_BUILD_MS
 
     stored = store.counts["stored"] > before_stored
     status = "stored" if stored else "fast" if (entry.build_ms or 0.0) < SERIALIZE_MIN_BUILD_MS else "not_stored"

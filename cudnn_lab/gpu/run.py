@@ -14,11 +14,19 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..errors import OptionError, UnsupportedGraphError
+from ..numerics import tf32_note
 from ..options import RunOptions
 from ..specs import Spec
+from ..why_not import CATEGORIES, category_of, summarize
 from . import anatomy
-from .cache import RunCache
+from .baseline import torch_baseline
+from .cache import RunCache, kernel_cache_for
+from .ceilings import measure_ceilings
+from .device import device_info, start_device
 from .execution import FrontendPlan, Phases, PlanRecord, finish_rows, measure_plan, plan_row
+from .fp8 import ceiling_dtype, check_requirements, quantization_figures
+from .frontend import check_carve_out
 from .parallel_build import PLAN_DEADLINE_S, AsyncPrebuild, parallel_prebuild_async
 from .plans import PlanEntry
 from .session import require_gpu, session
@@ -66,14 +74,10 @@ class Run:
         with phases("import"):  # torch and cudnn, on a process's first run
             import torch  # noqa: F401
 
-            from .device import start_device
 
             starting = start_device(options.device)  # CUDA starts while cuDNN and the modules below import
             import cudnn  # noqa: F401
 
-            from ..numerics import tf32_note
-            from .device import device_info
-            from .fp8 import check_requirements
         with phases("device"):
             if starting is not None:
                 starting.wait(60.0)
@@ -183,7 +187,6 @@ class Run:
     def ceilings(self) -> None:
         """The roofline ceilings for the spec's data type (measured once per GPU and kept; ``roofline=False``:
         none)."""
-        from .ceilings import measure_ceilings
 
         with self.phases("ceilings"):
             if self.options.roofline:
@@ -225,7 +228,6 @@ class Run:
         self.say(built, built, "PyTorch baseline" if self.options.baselines else "done")
         if not self.options.baselines:
             return
-        from .baseline import torch_baseline
 
         key, sess = ("torch", self.topts), self.sess
         with self.phases("baseline"):
@@ -368,7 +370,6 @@ def _quantization(spec: Spec, sess: Any, seed: int) -> dict[str, Any]:
     """``{"quantization": ...}`` for an FP8 problem: what quantizing its inputs cost, per input and in the output
     (reference.quantization_report), computed once per (spec, seed) in this process (gpu.fp8.quantization_figures);
     nothing otherwise."""
-    from .fp8 import quantization_figures
 
     report = quantization_figures(spec, sess.inputs, seed)
     return {"quantization": report} if report else {}
@@ -379,7 +380,6 @@ def _kernel_cache(options: RunOptions, info: dict[str, Any]) -> Any:
     None (``kernel_cache`` None means off for a single run; sweeps over one dimension turn it on)."""
     if not options.kernel_cache:
         return None
-    from .cache import kernel_cache_for
 
     return kernel_cache_for(info)
 
@@ -416,8 +416,6 @@ def check_sm_count(spec: Spec, sm_count: int | None, info: dict[str, Any]) -> No
     (on the whole GPU), or more SMs than the GPU has (naming its count)."""
     if sm_count is None:
         return
-    from ..errors import OptionError
-    from .frontend import check_carve_out
 
     check_carve_out(spec, sm_count)
     total = info.get("sm_count")
@@ -457,8 +455,6 @@ def refused_on_carve_out(spec: Spec, entries: list[PlanEntry], status: dict[str,
     each plan (whole for the first :data:`MAX_FULL_ERRORS`, asked again; else the line the plan table records), its
     summary how many plans were refused and why: ``why_not.summarize`` of the detail, else by ``why_not``'s
     categories of each plan's error (carve-out: the engine runs only on the whole GPU)."""
-    from ..errors import UnsupportedGraphError
-    from ..why_not import CATEGORIES, category_of, summarize
 
     failed = [(e.name, _whole_error(e) if i < MAX_FULL_ERRORS else None, status[e.name][1])
               for i, e in enumerate(e for e in entries if status.get(e.name, ("", ""))[0] == "build_failed")]
@@ -482,6 +478,5 @@ def refused_on_carve_out(spec: Spec, entries: list[PlanEntry], status: dict[str,
 
 
 def _ceiling_dtype(dtype: str) -> str:
-    from .fp8 import ceiling_dtype
 
     return ceiling_dtype(dtype)

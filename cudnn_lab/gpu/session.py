@@ -12,10 +12,12 @@ from typing import Any
 from .. import cache_dir
 from ..errors import NoGPUError, OptionError, ResourceError
 from ..graph import build_graph
+from ..reference import make_inputs, make_outputs, reference_outputs
 from ..specs import DTYPE_BYTES, Spec
 from . import heuristics_cache as hc
 from .cache import plan_graph_key
-from .frontend import graph_plans, warm_engine_family_async
+from .device import device_info
+from .frontend import check_carve_out, graph_plans, warm_engine_family_async
 from .plans import PLAN_SOURCES, PlanEntry, propose
 
 #: Sessions kept at once (each holds the spec's inputs, outputs and reference on the GPU).
@@ -69,8 +71,6 @@ class Session:
         import cudnn
         import torch
 
-        from ..reference import make_inputs, make_outputs, reference_outputs
-        from .device import device_info
 
         self.spec, self.device = spec, device
         #: the SM carve-out every graph of this session is made for (``cudnn.pygraph(sm_count=N)``); None: the whole
@@ -175,7 +175,6 @@ class Session:
         where, version = self.info["gpu"], str(self.info["cudnn_backend"])
         if self.sm_count is None and self.kernel_cache is None:
             return propose(self.spec, self.handle, self.modes, where, version)
-        from .frontend import check_carve_out
 
         check_carve_out(self.spec, self.sm_count)  # a classic call runs on the whole GPU: refused, never run so
         return PLAN_SOURCES[self.spec](self.spec, self.handle, self.modes, where, version,
@@ -247,8 +246,6 @@ _SESSIONS: dict[tuple[Any, ...], Session] = {}
 
 def _frontend_family(spec: Spec) -> bool:
     """Whether ``spec``'s plans come from a frontend graph (one that can take cuDNN's kernel cache)."""
-    from .frontend import graph_plans
-    from .plans import PLAN_SOURCES
 
     return PLAN_SOURCES.get(spec) is graph_plans
 
