@@ -113,5 +113,7 @@ def test_whole_gpu_plans_are_not_reused_under_a_carve_out(temp_cache, monkeypatc
     slowed = [p for p in loaded["plan"] if p in ms["whole"] and p in ms["carved"]
               and ms["carved"][p] >= 1.2 * ms["whole"][p]]
     assert slowed, "no plan slowed by 20% under the carve-out: cannot tell a loaded plan's SMs"
-    for p in slowed:  # a loaded carve-out plan that ran as fast as the whole GPU would have lost its carve-out
-        assert ms["again"][p] >= 0.9 * ms["carved"][p], (p, ms["whole"][p], ms["carved"][p], ms["again"][p])
+    # a loaded carve-out plan that ran as fast as the whole GPU would have lost its carve-out; compared with the whole
+    # GPU's time, not the first carved one, which 8 test workers on one GPU once inflated 8x (H100, 2026-11-26)
+    for p in slowed:
+        assert ms["again"][p] >= 1.1 * ms["whole"][p], (p, ms["whole"][p], ms["carved"][p], ms["again"][p])
