@@ -40,8 +40,10 @@ def record(path: Path, problem: str, parallel_builds: int | None) -> None:
     """Run ``problem`` through a Lab on this GPU and write what its Plans table was handed, when."""
     import os
 
-    os.environ.setdefault("CUDNN_LAB_CACHE_DIR", tempfile.mkdtemp(prefix="cudnn_lab_live_rows_"))
     import cudnn_lab as cl
+    from cudnn_lab import cache_dir
+
+    os.environ.setdefault(cache_dir.ENV_DIR, tempfile.mkdtemp(prefix="cudnn_lab_live_rows_"))  # cold plan cache
 
     spec = cl.spec_from_dict(PROBLEMS[problem])
     lab = cl.Lab(spec, gpu=True)

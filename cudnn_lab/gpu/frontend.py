@@ -11,13 +11,12 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UnsupportedGraphError, OptionError
+from ..errors import OptionError, UnsupportedGraphError
 from ..graph import build_graph
 from ..specs import Spec
+from ..why_not import CATEGORIES, category_of, summarize
 from .explain import explain
 from .plans import PLAN_SOURCES, PlanEntry
-from ..why_not import CATEGORIES, category_of, summarize
-
 
 #: Engine families whose frontend modules this process has imported (or is importing) ahead of a run.
 _WARMED: set[str] = set()
@@ -74,10 +73,9 @@ def takes_carve_out(spec: Spec) -> bool:
     """Whether ``spec`` runs as a frontend graph, which takes an SM carve-out: its plan source is
     :func:`graph_plans`, or a source that says so for this spec (``source.takes_carve_out(spec)``: a TransformSpec's
     graph kinds). Classic calls (softmax, activation, transform 'convert', pooling, RNN) do not."""
-    source = PLAN_SOURCES.get(spec)
-    if source is graph_plans:
+    if from_frontend_graph(spec):
         return True
-    says = getattr(source, "takes_carve_out", None)
+    says = getattr(PLAN_SOURCES.get(spec), "takes_carve_out", None)
     return bool(says(spec)) if callable(says) else False
 
 
@@ -171,3 +169,9 @@ def graph_plans(spec: Spec, handle: Any, modes: tuple[str, ...], where: str, cud
         detail = "\n".join(messages) or "the heuristics returned no plans"
         raise unsupported(detail, spec, where, cudnn_version, sm_count)
     return list(plans.values())
+
+
+def from_frontend_graph(spec: Spec) -> bool:
+    """Whether ``spec``'s plans come from a frontend graph (:func:`graph_plans`), not a classic cuDNN call: only such
+    plans go through the heuristics and plan caches, cuDNN's kernel cache and the helpers' parallel builds."""
+    return PLAN_SOURCES.get(spec) is graph_plans

@@ -45,8 +45,7 @@ from ..specs import spec_from_dict
 from .asker import worker_env
 from .cache import SERIALIZE_MIN_BUILD_MS, RunCache
 from .device import device_info
-from .frontend import graph_plans
-from .plans import PLAN_SOURCES
+from .frontend import from_frontend_graph, graph_plans
 from .session import require_gpu
 
 __all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares", "pool_size", "prebuild",
@@ -387,7 +386,6 @@ def prebuild(spec: Any, options: Any, workers: int, *, info: dict[str, Any] | No
     ``plans``: the run's own proposals in heuristic order (a helper whose list differs is left out); None: the list
     most helpers agree on, cut to ``options.max_plans``. ``info``: the run's device record (a helper on another GPU
     or cuDNN is left out)."""
-
     t0 = time.perf_counter()
     pool = pool or pool_for(options.device)
     expected = list(plans) if plans is not None else None
@@ -530,10 +528,9 @@ def _skip_reason(spec: Any, options: Any, plans: Sequence[str] | None,
                  all_plans: bool = False) -> tuple[tuple[Any, ...], str]:
     """The graph's key in :data:`_DONE` and why helpers cannot help this run ("" where they can); NoGPUError without
     a usable GPU. ``all_plans``: the run builds more than the pick only with ``plans='all'``."""
-
     require_gpu(options.device)
     key = (spec, tuple(options.heuristics), options.sm_count, options.device, str(cache_dir.cache_root()))
-    why = ("its plans come from a classic cuDNN call, not a frontend graph" if PLAN_SOURCES.get(spec) is not graph_plans
+    why = ("its plans come from a classic cuDNN call, not a frontend graph" if not from_frontend_graph(spec)
            else "kernel_cache=True: plans built with cuDNN's kernel cache are built in the run's process"
            if options.kernel_cache
            else "plan_cache=False: helpers hand plans over through the plan cache" if not options.plan_cache
@@ -632,7 +629,6 @@ class AsyncPrebuild:
     def _drive(self, spec: Any, options: Any, info: dict[str, Any] | None, pool: HelperPool,
                cores: int | None) -> None:
         """Start the helpers, send each its share and read their answers until all are done (the thread's body)."""
-
         helpers: list[Helper] = []
         try:
             wanted = max(0, len(self._ref) - self.leave) if self._ref is not None else self.workers
@@ -853,7 +849,6 @@ def serve(device: int, stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
 def _propose(query: dict[str, Any], handle: Any, info: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """The graph's plans as the run lists them (same source, modes and carve-out) and the RunCache that builds and
     stores them under the run's keys."""
-
     os.environ[cache_dir.ENV_DIR] = str(query["cache_root"])  # the run's plan cache, wherever it is
     spec = spec_from_dict(query["spec"])
     sm_count = query.get("sm_count")

@@ -187,10 +187,9 @@ class Run:
     def ceilings(self) -> None:
         """The roofline ceilings for the spec's data type (measured once per GPU and kept; ``roofline=False``:
         none)."""
-
         with self.phases("ceilings"):
             if self.options.roofline:
-                self.ceil = measure_ceilings(_ceiling_dtype(self.spec.dtype), self.options.device,
+                self.ceil = measure_ceilings(ceiling_dtype(self.spec.dtype), self.options.device,
                                              refresh=self.options.remeasure_ceilings)
 
     def kernels(self) -> None:
@@ -370,7 +369,6 @@ def _quantization(spec: Spec, sess: Any, seed: int) -> dict[str, Any]:
     """``{"quantization": ...}`` for an FP8 problem: what quantizing its inputs cost, per input and in the output
     (reference.quantization_report), computed once per (spec, seed) in this process (gpu.fp8.quantization_figures);
     nothing otherwise."""
-
     report = quantization_figures(spec, sess.inputs, seed)
     return {"quantization": report} if report else {}
 
@@ -455,7 +453,6 @@ def refused_on_carve_out(spec: Spec, entries: list[PlanEntry], status: dict[str,
     each plan (whole for the first :data:`MAX_FULL_ERRORS`, asked again; else the line the plan table records), its
     summary how many plans were refused and why: ``why_not.summarize`` of the detail, else by ``why_not``'s
     categories of each plan's error (carve-out: the engine runs only on the whole GPU)."""
-
     failed = [(e.name, _whole_error(e) if i < MAX_FULL_ERRORS else None, status[e.name][1])
               for i, e in enumerate(e for e in entries if status.get(e.name, ("", ""))[0] == "build_failed")]
     # cuDNN's whole message where it could be had again (its per-engine reasons), else the line the table records
@@ -475,8 +472,3 @@ def refused_on_carve_out(spec: Spec, entries: list[PlanEntry], status: dict[str,
                                  cudnn_version=str(info.get("cudnn_backend", "")),
                                  hint=" Run it on the whole GPU (sm_count=None), or try another layout, data type "
                                       "or size.")
-
-
-def _ceiling_dtype(dtype: str) -> str:
-
-    return ceiling_dtype(dtype)

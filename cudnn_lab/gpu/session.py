@@ -17,7 +17,7 @@ from ..specs import DTYPE_BYTES, Spec
 from . import heuristics_cache as hc
 from .cache import plan_graph_key
 from .device import device_info
-from .frontend import check_carve_out, graph_plans, warm_engine_family_async
+from .frontend import check_carve_out, from_frontend_graph, graph_plans, warm_engine_family_async
 from .plans import PLAN_SOURCES, PlanEntry, propose
 
 #: Sessions kept at once (each holds the spec's inputs, outputs and reference on the GPU).
@@ -71,7 +71,6 @@ class Session:
         import cudnn
         import torch
 
-
         self.spec, self.device = spec, device
         #: the SM carve-out every graph of this session is made for (``cudnn.pygraph(sm_count=N)``); None: the whole
         #: GPU. Part of the session's key and of its plans' cache keys, so no plan crosses between the two.
@@ -79,7 +78,7 @@ class Session:
         self.graph_options: dict[str, Any] = {} if sm_count is None else {"sm_count": int(sm_count)}
         #: cuDNN's kernel cache every frontend graph of this session is made with (``cudnn.pygraph(kernel_cache=)``;
         #: gpu/cache.KernelCache); None: none. A family run through a classic call takes none.
-        self.kernel_cache = kernel_cache if kernel_cache is not None and _frontend_family(spec) else None
+        self.kernel_cache = kernel_cache if kernel_cache is not None and from_frontend_graph(spec) else None
         if self.kernel_cache is not None:
             self.graph_options["kernel_cache"] = self.kernel_cache
         #: plan names in the heuristics' order for the same graph made without the kernel cache (kernel cache on)
@@ -132,9 +131,8 @@ class Session:
         """The plans in heuristic order recalled from the heuristics cache where it holds them and every plan (see
         ``gpu/heuristics_cache.py``; unplanned: the recalled plans load from the plan cache), else None; and, for
         an answer worth keeping, the identities to keep it under (:meth:`_asked`)."""
-
         spec, info = self.spec, self.info
-        if PLAN_SOURCES.get(spec) is not graph_plans or not cache_dir.cache_enabled() or self.kernel_cache is not None:
+        if not from_frontend_graph(spec) or not cache_dir.cache_enabled() or self.kernel_cache is not None:
             return None, None  # (the heuristics cache holds answers for graphs made without a kernel cache)
         try:
             lab = build_graph(spec, handle=self.handle, graph_options=self.graph_options or None)
@@ -154,7 +152,6 @@ class Session:
     def _asked(self, keep: tuple[dict[str, str], dict[str, str]] | None) -> list[PlanEntry]:
         """The heuristics' plans, asked now; a slow answer is kept under ``keep``'s identities for later
         processes."""
-
         t0 = time.perf_counter()
         entries = self._ask()
         if keep is None or time.perf_counter() - t0 < hc.MIN_PROPOSE_S:
@@ -182,7 +179,6 @@ class Session:
 
     def _order_without_kernel_cache(self) -> list[str] | None:
         """The heuristics' plan order for this graph made without the kernel cache (None if they cannot say)."""
-
         options = {k: v for k, v in self.graph_options.items() if k != "kernel_cache"}
         try:
             entries = graph_plans(self.spec, self.handle, self.modes, self.info["gpu"],
@@ -242,12 +238,6 @@ class Session:
 
 
 _SESSIONS: dict[tuple[Any, ...], Session] = {}
-
-
-def _frontend_family(spec: Spec) -> bool:
-    """Whether ``spec``'s plans come from a frontend graph (one that can take cuDNN's kernel cache)."""
-
-    return PLAN_SOURCES.get(spec) is graph_plans
 
 
 def session(spec: Spec, modes: tuple[str, ...] = ("A", "FALLBACK"), *, device: int = 0, seed: int = 0,

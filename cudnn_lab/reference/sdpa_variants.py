@@ -396,7 +396,6 @@ def torch_op(spec: SdpaSpec, inputs: Mapping[str, torch.Tensor], sdpa: Callable[
     dropout probability (its own random mask: a timing baseline); a paged K/V gathered once into a contiguous cache
     beforehand (the gather is not timed: benchmarks/paged_decode.py times it apart); with sink tokens, explicit
     eager math; FP8: none (PyTorch has no FP8 attention)."""
-
     if spec.fp8:
         def unavailable() -> torch.Tensor:
             raise SpecError("dtype", spec.dtype, "has no PyTorch baseline: PyTorch has no FP8 attention")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.transform import TransformSpec
-from .common import (CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, torch_dtype, uniform)
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, torch_dtype, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
