@@ -121,6 +121,26 @@ lab"""
     return path
 
 
+#: What a file --record wrote holds, and what the replay reads.
+TRACE_KEYS = ("spec", "problem", "device", "events", "created")
+
+
+def read_trace(path: Path) -> dict[str, Any]:
+    """A file ``--record`` wrote, read and checked (the kit's PathError or DataError naming the file otherwise)."""
+    from cudnn_lab.errors import DataError
+    from cudnn_lab.results.loading import read_json
+
+    trace = read_json(path, "live-rows trace")
+    missing = [k for k in TRACE_KEYS if not isinstance(trace, dict) or k not in trace]
+    if missing:
+        raise DataError(path, f"lacks {', '.join(missing)}", hint="Pass a file scripts/live_rows.py --record wrote")
+    events = trace["events"]
+    if not isinstance(events, list) or not any(isinstance(e, dict) and isinstance(e.get("row"), dict)
+                                               for e in events):
+        raise DataError(path, "has no plan rows in 'events'", hint="Record a run that measured at least one plan")
+    return trace
+
+
 #: The notebook's kernel is idle (a page function).
 _IDLE = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
     const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
@@ -133,7 +153,7 @@ def replay(trace_path: Path, out: Path) -> None:
     from jupyterlab_session import CHROMIUM_ARGS, chromium, jupyterlab
     from playwright.sync_api import sync_playwright
 
-    trace = json.loads(trace_path.read_text())
+    trace = read_trace(trace_path)
     n = sum("row" in e for e in trace["events"])
     marks = sorted({1, max(1, n // 2), n})
     out.mkdir(parents=True, exist_ok=True)
@@ -187,10 +207,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel-builds", type=int, default=None, help="helpers building the plans (--record)")
     parser.add_argument("--out", type=Path, default=Path("lab_output/live_rows"), help="screenshots' folder")
     args = parser.parse_args(argv)
-    if args.record:
-        record(args.record, args.problem, args.parallel_builds)
-    else:
-        replay(args.replay, args.out)
+    from cudnn_lab.errors import CudnnLabError
+
+    try:
+        if args.record:
+            record(args.record, args.problem, args.parallel_builds)
+        else:
+            replay(args.replay, args.out)
+    except CudnnLabError as e:  # the kit's own sentence, once, not a traceback
+        print(f"live_rows.py: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
