@@ -20,8 +20,8 @@ from typing import Any
 
 from .errors import CudnnLabError, DataError, OptionError, PathError, shorten
 
-__all__ = ["read_regular", "file_kind", "inflate", "parse_json", "finite_number", "as_path", "MAX_INT_DIGITS",
-           "MAX_JSON_DEPTH"]
+__all__ = ["read_regular", "regular_size", "file_kind", "inflate", "parse_json", "finite_number", "as_path",
+           "MAX_INT_DIGITS", "MAX_JSON_DEPTH"]
 
 #: Integers with more digits than this (beyond 64-bit) are refused: no field of the kit holds one.
 MAX_INT_DIGITS = 20
@@ -59,6 +59,21 @@ def _too_big(path: Path, what: str, size: int, limit: int) -> DataError:
 
 def _size_text(n: int) -> str:
     return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB" if n >= 2**10 else f"{n} bytes"
+
+
+def regular_size(path: Any, what: str, *, limit: int | None = None) -> os.stat_result:
+    """``path``'s stat, checked before it is read: a regular file (PathError naming what it is otherwise) of at most
+    ``limit`` bytes (DataError naming the file and the limit)."""
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise PathError(path, f"the {what} could not be read ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise PathError(path, f"the {what} is {file_kind(st.st_mode)}; the kit reads only regular files")
+    if limit is not None and st.st_size > limit:
+        raise _too_big(path, what, st.st_size, limit)
+    return st
 
 
 def read_regular(path: Any, what: str, *, limit: int | None = None, head: int | None = None) -> bytes:

@@ -1,20 +1,23 @@
 """Results recorded on real GPUs and shipped with the kit, and :func:`load_results` for those and any saved file.
 
 Single runs are JSON files (``RunResult.save``) in ``RECORDED_DIR``; sweeps are Parquet files in ``SWEEPS_DIR``.
-Every file goes through the loading layer, so a damaged one is named in a DataError, never a raw traceback.
+Both are kinds of the one recordings registry (:mod:`cudnn_lab.results.recordings`: ``run`` and ``sweep``), so every
+file goes through its guards, the loading layer's checks and its one cache: a damaged one is named in a DataError,
+never a raw traceback.
 """
 
 from __future__ import annotations
 
-import functools
+import copy
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, OptionError, PathError
-from .loading import (check_sweep_frame, parquet_problem, read_parquet, read_result_head, read_sweep_frame,
-                      spec_from_data)
+from . import recordings
+from .loading import MAX_JSON_BYTES, check_sweep_frame, parquet_problem, read_parquet, read_result_head, spec_from_data
+from .loading import read_sweep_frame
 from .paths import as_path
 from .run import RunResult
 from .store import Store
@@ -29,6 +32,8 @@ SWEEPS_DIR = _DATA / "sweeps"
 DATASET_COLUMNS = ["name", "kind", "op", "gpu", "driver", "cuda", "cudnn", "date", "label", "path"]
 DATASET_KINDS = ("run", "sweep")
 _SWEEP_META = ["gpu", "driver", "cuda", "cudnn", "created", "point_id"]
+#: Sweep Parquet files larger than this are refused before they are read (the shipped ones are a few hundred KB).
+MAX_SWEEP_BYTES = 2**32
 
 
 def dataset_prefix(gpu: str) -> str:
@@ -37,17 +42,6 @@ def dataset_prefix(gpu: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", str(gpu).lower()).strip("-").removeprefix("nvidia-")
     first = slug.split("-", 1)[0]
     return first if re.fullmatch(r"[a-z]{1,3}\d{2,4}[a-z]?", first) else (slug or "gpu")
-
-
-def _row(path: Path, kind: str) -> dict[str, Any]:
-    """One dataset's row, read once per file version: the Lab lists the recordings at every start and refresh."""
-    stat = path.stat()
-    return dict(_row_of(str(path), kind, stat.st_mtime_ns, stat.st_size))
-
-
-@functools.lru_cache(maxsize=512)
-def _row_of(path: str, kind: str, mtime_ns: int, size: int) -> tuple[tuple[str, Any], ...]:
-    return tuple((_run_row if kind == "run" else _sweep_row)(Path(path)).items())
 
 
 def _run_row(path: Path) -> dict[str, Any]:
@@ -84,17 +78,17 @@ def recorded_datasets(kind: str | None = None) -> Any:
 
     if kind is not None and kind not in DATASET_KINDS:
         raise OptionError("kind", kind, "must be 'run', 'sweep' or None")
-    rows = []
-    if kind in (None, "run"):
-        rows += [_row(p, "run") for p in sorted(RECORDED_DIR.glob("*.json"))]
-    if kind in (None, "sweep"):
-        rows += [_row(p, "sweep") for p in sorted(SWEEPS_DIR.glob("*.parquet"))]
+    rows = [dict(row) for k in DATASET_KINDS if kind in (None, k) for row in recordings.heads(k, _folders()[k])]
     return pd.DataFrame(rows, columns=DATASET_COLUMNS)
 
 
 def _names() -> str:
-    return ", ".join(sorted([p.stem for p in RECORDED_DIR.glob("*.json")]
-                            + [p.stem for p in SWEEPS_DIR.glob("*.parquet")])) or "none shipped"
+    return ", ".join(sorted(p.stem for k, f in _folders().items() for p in recordings.files(k, f))) or "none shipped"
+
+
+def _folders() -> dict[str, Path]:
+    """Each kind's folder as this module names it now (a test may point one elsewhere)."""
+    return {"run": RECORDED_DIR, "sweep": SWEEPS_DIR}
 
 
 def load_results(name_or_path: str | Path) -> Any:
@@ -122,10 +116,29 @@ def load_results(name_or_path: str | Path) -> Any:
             raise DataError(path, "holds no readable point (every part file is damaged)")
         return check_sweep_frame(frame, path)
     if path.suffix.lower() == ".json":
-        return RunResult.load(path)
-    if path.suffix.lower() == ".parquet":
-        return read_sweep_frame(path)
-    problem = parquet_problem(path)
-    if problem is None:
-        return read_sweep_frame(path)
+        return _fresh(recordings.read_one("run", path))
+    if path.suffix.lower() == ".parquet" or parquet_problem(path) is None:
+        return _fresh(recordings.read_one("sweep", path))
     raise DataError(path, "is neither a result JSON (.json) nor a sweep (.parquet file or store folder)")
+
+
+def _fresh(value: Any) -> Any:
+    """A caller's own copy of a cached recording (a RunResult's plan table or a sweep frame may be changed by its
+    caller; the registry's copy is not)."""
+    if isinstance(value, RunResult):
+        out = copy.copy(value)
+        out.plans = value.plans.copy()
+        return out
+    return value.copy()
+
+
+def _load_run(path: Path) -> RunResult:
+    return RunResult.load(path)
+
+
+RUN = recordings.register(recordings.RecordingKind(
+    name="run", folder=RECORDED_DIR, suffix=".json", max_bytes=MAX_JSON_BYTES, load=_load_run, title="result JSON",
+    head=_run_row))
+SWEEP = recordings.register(recordings.RecordingKind(
+    name="sweep", folder=SWEEPS_DIR, suffix=".parquet", max_bytes=MAX_SWEEP_BYTES, load=read_sweep_frame,
+    title="sweep Parquet file", head=_sweep_row))
