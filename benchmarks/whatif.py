@@ -12,7 +12,7 @@ import statistics
 import time
 
 import cudnn_lab as cl
-from cudnn_lab import target as tg
+from cudnn_lab.whatif import devices as tg
 from cudnn_lab import whatif as wi
 
 RN50 = cl.ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
@@ -46,7 +46,7 @@ def main() -> None:
     rows.append((f"side by side for {len(names)} targets after a spec change (median of 3)", 1.0,
                  statistics.median(spans), ", ".join(names)))
     try:
-        from cudnn_lab.sm_scaling import sm_scaling
+        from cudnn_lab.whatif.scaling import sm_scaling
 
         t0 = time.perf_counter()
         sm_scaling(RN50, sm_counts=(None, 114, 78, 66))

@@ -13,7 +13,6 @@ from .errors import (CudnnLabError, DataError, MissingDependencyError, NoGPUErro
 from .options import RunOptions
 # Imported here, not lazily: the name is also the submodule's, which would otherwise shadow the function once imported.
 from .provenance import provenance
-from .target import targets
 from .specs import ConvSpec, MatmulSpec, SdpaSpec, Spec, spec_from_dict, spec_from_json
 from .specs import NormSpec
 from .specs import PoolSpec
@@ -42,10 +41,11 @@ _LAZY = {
     "run": "cudnn_lab.runs",
     "measure_ceilings": "cudnn_lab.gpu.ceilings",
     "pin_plan": "cudnn_lab.gpu.pin",
-    "plans_for": "cudnn_lab.whatif",
-    "block_format_whatif": "cudnn_lab.block_whatif",
-    "block_scale_plans": "cudnn_lab.block_whatif",
-    "sm_scaling": "cudnn_lab.sm_scaling",
+    "targets": "cudnn_lab.whatif.devices",
+    "plans_for": "cudnn_lab.whatif.heuristics",
+    "block_format_whatif": "cudnn_lab.whatif.block_formats",
+    "block_scale_plans": "cudnn_lab.whatif.block_formats",
+    "sm_scaling": "cudnn_lab.whatif.scaling",
 }
 
 __all__ = [
@@ -56,7 +56,7 @@ __all__ = [
     "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
-    "MissingDependencyError", "OptionError", "DataError", "PathError", "RunOptions", "provenance", "targets", *_LAZY,
+    "MissingDependencyError", "OptionError", "DataError", "PathError", "RunOptions", "provenance", *_LAZY,
 ]
 
 

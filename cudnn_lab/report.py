@@ -31,15 +31,15 @@ from .errors import CudnnLabError, NoGPUError, UnsupportedGraphError
 from .plots.axes import default_axes
 from .plots.registry import RUN_FIGURES
 from .plots.tables import _bytes, frame_table_html, plan_table_html, sig3, us_text
-from .block_whatif import recorded_block_scale_answers
+from .whatif.block_formats import recorded_block_scale_answers
 from .plots.whatif_tables import answer_label_html, block_scale_answers_html, compare_table_html, refusals_html
 from .provenance import cudnn_version_text
 from .results import anatomy
 from .results.loading import check_result, check_sweep_frame
 from .results.metrics import cell_text, point_key, row_gbps, row_tflops
 from .results.schema import point_column
-from .target import targets
-from .whatif import compare, drift, recorded_whatifs
+from .whatif.devices import targets
+from .whatif.heuristics import compare, drift, recorded_whatifs
 
 __all__ = ["TABLE_COLUMNS", "report_html", "save_report", "save_sweep_report", "sweep_report_html"]
 

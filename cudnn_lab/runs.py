@@ -96,7 +96,7 @@ def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progr
     the heuristics' pick first. ``stop`` (a function answering True, or a ``threading.Event``) is asked after each
     plan and step: the run then ends with what it measured, marked partial (``result.partial``); so does a
     KeyboardInterrupt once a plan has been measured.
-    ``sm_count=N`` runs the graph on N SMs (an SM carve-out; ``cudnn_lab.sm_scaling`` compares several counts).
+    ``sm_count=N`` runs the graph on N SMs (an SM carve-out; ``cl.sm_scaling`` compares several counts).
 
     Raises OptionError for a bad option (before the GPU is touched), NoGPUError without a GPU.
     """

@@ -38,7 +38,7 @@ def specs() -> list[cl.Spec]:
 
 def ask(spec: cl.Spec) -> dict[str, Any]:
     """One spec's answer: from its plan table, or from the error cuDNN's refusal became."""
-    from cudnn_lab.why_not import read_reasons
+    from cudnn_lab.gpu.reasons import read_reasons
 
     row: dict[str, Any] = {"spec": spec.to_dict(), "label": spec.label()}
     t0 = time.perf_counter()

@@ -7,7 +7,7 @@ system's 9.14 on the kit's GPU machines). Writes this card's description to cudn
 cudnn_lab/data/whatif/<gpu>_<date>.json (or --out). Every answer is labelled "cuDNN's heuristics' answer".
 
     python scripts/record_whatif.py [--out DIR] [--other-cudnn /usr/lib/x86_64-linux-gnu] [--only NAME ...]
-    python scripts/record_whatif.py --block-scale [--out DIR]   # MXFP8/NVFP4 graphs only (cudnn_lab.block_whatif)
+    python scripts/record_whatif.py --block-scale [--out DIR]   # MXFP8/NVFP4 graphs only (whatif.block_formats)
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> int:
     args = ap.parse_args()
     try:
         if args.block_scale:
-            from cudnn_lab.block_whatif import record_block_scale
+            from cudnn_lab.whatif.block_formats import record_block_scale
 
             print(f"wrote {record_block_scale(Path(args.out) / 'whatif' / 'block_scale')}")
             return 0
@@ -56,8 +56,9 @@ def main() -> int:
 
 def record(args: argparse.Namespace) -> int:
     import cudnn_lab.gpu  # noqa: F401 - registers the plan sources
-    from cudnn_lab import target as tg
-    from cudnn_lab import whatif as wi
+    from cudnn_lab.whatif import devices as tg
+    from cudnn_lab.whatif import heuristics as wi
+    from cudnn_lab.whatif.versions import run_under
     from cudnn_lab.gpu.asker import asker
     from cudnn_lab.gpu.frontend import graph_plans
     from cudnn_lab.gpu.plans import PLAN_SOURCES
@@ -98,7 +99,7 @@ def record(args: argparse.Namespace) -> int:
             print(f"{name} cuDNN {own.cudnn_version}: {len(asks)} answers", flush=True)
     stamp = tg.today()
     if args.sm_scaling:
-        from cudnn_lab.sm_scaling import sm_scaling
+        from cudnn_lab.whatif.scaling import sm_scaling
 
         conv = problems.get("rn50_conv") or type(problems["conv_nhwc_fp16"])(
             n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
@@ -110,7 +111,7 @@ def record(args: argparse.Namespace) -> int:
     for name in args.run_drift:
         if len(libs) < 2:
             break
-        other = wi.run_under(problems[name], libs[1], {"heuristics": ("A", "B", "FALLBACK"), "time_cap_s": 0.25})
+        other = run_under(problems[name], libs[1], {"heuristics": ("A", "B", "FALLBACK"), "time_cap_s": 0.25})
         path = out / "whatif" / "runs" / f"{prefix}_cudnn{recorded[1][1].cudnn_version}_{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         other.save(path)

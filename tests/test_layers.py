@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_lab"
 #: one line of DESIGN.md's diagram share a layer where neither imports the other; modules DESIGN.md does not draw
 #: sit where their own imports put them.
 LAYERS: dict[str, int] = {
-    "errors": 0, "files": 0, "provenance": 0, "why_not": 0, "kernel_names": 0, "exercises": 0, "capabilities": 0,
+    "errors": 0, "files": 0, "provenance": 0, "kernel_names": 0, "exercises": 0, "capabilities": 0,
     "options": 1, "specs": 1, "knobs": 1,
     "registry": 2,
     "graph": 3, "reference": 3, "numerics": 3,
@@ -21,8 +21,8 @@ LAYERS: dict[str, int] = {
     "gpu": 5,
     "results": 6,
     "runs": 7,
-    "target": 8, "course": 8,
-    "sweeps": 9, "whatif": 9, "version_worker": 9, "sm_scaling": 9, "block_whatif": 9,
+    "course": 8,
+    "sweeps": 9, "whatif": 9,
     "plots": 10,
     "report": 11,
     "ui": 12, "cli": 12,

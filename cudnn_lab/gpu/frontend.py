@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import OptionError, UnsupportedGraphError
 from ..graph import build_graph
 from ..specs import Spec
-from ..why_not import CATEGORIES, category_of, summarize
+from .reasons import CATEGORIES, category_of, summarize
 from .explain import explain
 from .plans import PLAN_SOURCES, PlanEntry
 

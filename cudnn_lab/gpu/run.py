@@ -18,7 +18,7 @@ from ..errors import OptionError, UnsupportedGraphError
 from ..numerics import tf32_note
 from ..options import RunOptions
 from ..specs import Spec
-from ..why_not import CATEGORIES, category_of, summarize
+from .reasons import CATEGORIES, category_of, summarize
 from . import anatomy
 from .baseline import torch_baseline
 from .cache import RunCache, kernel_cache_for

@@ -1,4 +1,4 @@
-"""The figure of an SM-scaling result (``cudnn_lab.sm_scaling``): the best time against the SMs given, beside the
+"""The figure of an SM-scaling result (``cudnn_lab.whatif.scaling``): the best time against the SMs given, beside the
 ideal 1/SM line, with what each carve-out refused."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import OptionError
 from ..results.metrics import is_finite
 from .style import LINE_COLOR, LINE_WIDTH, MARKER_SIZE, cudnn_version, empty, fitted, title_block, us
-from ..sm_scaling import ScalingResult
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -20,12 +19,14 @@ BEST_COLOR = "#1f77b4"
 IDEAL_LINE = {"dash": "dash", "color": "#6b7280", "width": 1.5}
 #: Refusals listed per count in a point's hover (the rest are counted).
 MAX_HOVER_REFUSALS = 6
+#: What the figure reads of an SM-scaling result (cudnn_lab.whatif.scaling.ScalingResult, a layer above).
+SCALING_FIELDS = ("spec", "device", "full_sm_count", "per_count", "refused", "refused_at", "errors", "label")
 
 
 def _require(result: Any) -> Any:
-    if not isinstance(result, ScalingResult):
+    if not all(hasattr(result, a) for a in SCALING_FIELDS):
         raise OptionError("result", f"<{type(result).__name__}>", "must be a ScalingResult (from "
-                          "cudnn_lab.sm_scaling.sm_scaling(spec) or ScalingResult.from_dict)",
+                          "cl.sm_scaling(spec) or ScalingResult.from_dict)",
                           where="plots.plot_sm_scaling")
     return result
 

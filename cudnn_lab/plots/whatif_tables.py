@@ -1,6 +1,6 @@
 """What-if answers as tables a reader scans, for the Lab's What-if view and the HTML report (one definition for both):
 the targets side by side by engine (:func:`cudnn_lab.whatif.compare`), the refusals in one line each, cuDNN's
-reasons per engine (:mod:`cudnn_lab.why_not`) and the drift between two cuDNN versions. Each is labelled
+reasons per engine (:mod:`cudnn_lab.gpu.reasons`) and the drift between two cuDNN versions. Each is labelled
 "cuDNN's heuristics' answer, not a measurement" with where the answers were recorded (or asked). Pure: frames and
 answers in, HTML strings out; numbers formatted by :func:`~cudnn_lab.plots.tables.frame_table_html`.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 from ..provenance import cudnn_version_text
 from .tables import frame_table_html, us_text
-from ..whatif import ANSWER_LABEL
-from ..why_not import summarize
+from ..gpu.reasons import summarize
+from ..results.labels import ANSWER_LABEL
 
 __all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
            "reasons_html", "refusals_html", "sources_text", "block_formats_html", "block_scale_answers_html"]
@@ -177,7 +177,7 @@ def _sci(v: Any) -> str:
 
 
 def block_formats_html(whatif: Any) -> str:
-    """A :class:`~cudnn_lab.block_whatif.BlockWhatIf` as a table (block format beside per-tensor FP8: output and
+    """A :class:`~cudnn_lab.whatif.block_formats.BlockWhatIf` as a table (block format beside per-tensor FP8: output and
     operand errors, what clipped or vanished), labelled emulated, with its one-sentence summary."""
     import pandas as pd
 
@@ -192,11 +192,10 @@ def block_formats_html(whatif: Any) -> str:
 
 
 def block_scale_answers_html(answers: Any) -> str:
-    """cuDNN's answers for block-scaled graphs (:class:`~cudnn_lab.block_whatif.BlockScaleAnswer`), one row each,
+    """cuDNN's answers for block-scaled graphs (:class:`~cudnn_lab.whatif.BlockScaleAnswer`), one row each,
     labelled "cuDNN's heuristics' answer, not a measurement" with where and when they were asked."""
     import pandas as pd
 
-    from ..block_whatif import ANSWER_LABEL
 
     if not answers:
         return "<p class='cl-whatif-note'>No answer of cuDNN for a block-scaled graph is recorded.</p>"

@@ -10,7 +10,7 @@ callables, whether its tab is shown) and nothing else. Its ``box`` is empty unti
 answer, where cuDNN cannot be asked, gets one sentence in the view and changes nothing else in the Lab.
 
 Its last part is Blackwell's block formats (MXFP8, NVFP4): the error they would bring to the matmul or convolution
-shown, emulated on the CPU on a click (:func:`cudnn_lab.block_whatif.block_format_whatif`), and cuDNN's recorded
+shown, emulated on the CPU on a click (:func:`cudnn_lab.whatif.block_formats.block_format_whatif`), and cuDNN's recorded
 answers for block-scaled graphs on compute capability 10.x targets.
 """
 
@@ -25,16 +25,16 @@ from ..errors import NoGPUError, OptionError, CudnnLabError
 from ..specs import Spec
 from .status import Busy, StatusLog
 from .style import row, section
-from ..whatif import recorded_whatifs
-from ..target import targets
+from ..whatif.heuristics import recorded_whatifs
+from ..whatif.devices import targets
 from ..provenance import cudnn_version_text
 from .. import whatif
 from ..plots.whatif_tables import (answer_label_html, compare_table_html, refusals_html, run_drift_html, reasons_html,
                                    drift_html, block_formats_html, block_scale_answers_html)
-from ..sm_scaling import recorded_scalings
+from ..whatif.scaling import recorded_scalings
 from ..plots.sm_scaling import plot_sm_scaling
 from .figures import figure_bundle, fit_to_pane
-from ..block_whatif import block_format_whatif, recorded_block_scale_answers
+from ..whatif.block_formats import block_format_whatif, recorded_block_scale_answers
 from ..reference.block_formats import BLOCK_FORMATS, SCALE_RULES
 
 __all__ = ["DEFAULT_TARGETS", "WhatIfView", "no_answer_html", "no_answer_text", "BLOCK_OUTLIERS", "BLOCK_HINT"]
@@ -150,7 +150,7 @@ class WhatIfView:
     def _sm_scaling_note() -> str:
         """A pointer to ``cl.sm_scaling`` where the kit has it (fewer SMs are measured on a GPU, not answered)."""
         try:
-            import cudnn_lab.sm_scaling  # noqa: F401
+            import cudnn_lab.whatif.scaling  # noqa: F401
         except ImportError:
             return ""
         return ("<p class='cl-whatif-note'>Fewer SMs of the same GPU: on a GPU, <code>cl.sm_scaling(spec)</code> "

@@ -26,22 +26,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DataError, NoGPUError, OptionError, shorten
-from .reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
-from .specs import ConvSpec, MatmulSpec, Spec, spec_from_dict
-from .specs.base import pair
-from .specs.fp8 import FP8_DTYPES
-from .reference.block_formats import block_dequantize, block_quantization_error, block_quantize
-from .reference.common import CPU_FLOP_LIMIT, check_cpu_work
-from .reference.fp8 import float_inputs
-from .reference.quantize import dequantize, quantization_error, quantize
-from .specs.layout import layout_strides
-from .results.loading import parse_json, read_text
-from .target import as_target, today
-from .results.datasets import dataset_prefix
-from .results.paths import check_output_path, write_text
-from .provenance import cudnn_version_text
-from .whatif import _proposal
+from ..errors import DataError, NoGPUError, OptionError, shorten
+from ..reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
+from ..specs import ConvSpec, MatmulSpec, Spec, spec_from_dict
+from ..specs.base import pair
+from ..specs.fp8 import FP8_DTYPES
+from ..reference.block_formats import block_dequantize, block_quantization_error, block_quantize
+from ..reference.common import CPU_FLOP_LIMIT, check_cpu_work
+from ..reference.fp8 import float_inputs
+from ..reference.quantize import dequantize, quantization_error, quantize
+from ..specs.layout import layout_strides
+from ..results.loading import parse_json, read_text
+from .devices import as_target, today
+from ..results.datasets import dataset_prefix
+from ..results.paths import check_output_path, write_text
+from ..provenance import cudnn_version_text
+from ..results.labels import ANSWER_LABEL, EMULATED_LABEL
+from .heuristics import _proposal
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -50,7 +51,6 @@ __all__ = ["BlockWhatIf", "block_format_whatif", "EMULATED_LABEL", "BlockScaleAn
            "block_scale_plans", "recorded_block_scale_answers", "BLOCK_SCALE_DIR", "ask_block_scaled",
            "record_block_scale", "RECORD_PROBLEMS", "RECORD_TARGETS"]
 
-EMULATED_LABEL = "emulated in float64 on this machine, not measured: no Blackwell kernel ran"
 #: Four float64/float32 products are formed (exact, block, per-tensor, FP32 accumulation): a quarter of the
 #: reference's CPU limit each.
 PRODUCTS = 4
@@ -258,14 +258,13 @@ def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int 
 
 # ------------------------------------------------------------------------------------------------ cuDNN's answer
 
-BLOCK_SCALE_DIR = Path(__file__).resolve().parent / "data" / "whatif" / "block_scale"
+BLOCK_SCALE_DIR = Path(__file__).resolve().parents[1] / "data" / "whatif" / "block_scale"
 FORMAT = "cudnn-lab block-scale what-if"
 KINDS = ("matmul", "conv")
 #: Largest recorded file the kit reads (a few answers: well under 1 MB).
 MAX_BYTES = 4 * 2**20
 #: Seconds one question may take before its process is ended (a refusal "timeout").
 ASK_TIMEOUT_S = 60.0
-ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
 
 
 def _cudnn_type(name: str) -> Any:
@@ -451,11 +450,11 @@ def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> d
     """In the worker process: the heuristics' proposals per mode for the block-scaled graph, or cuDNN's refusal."""
     import cudnn
 
-    from .gpu.deviceless import HEURISTIC_MODES, Proposal, propose_mode  # heavy: imports graphviz
+    from ..gpu.deviceless import HEURISTIC_MODES, Proposal, propose_mode  # heavy: imports graphviz
     spec = spec_from_dict(json.loads(spec_json))
     handle = None
     if description is None:
-        from .gpu.ask_worker import _handle  # heavy: imports graphviz
+        from ..gpu.ask_worker import _handle  # heavy: imports graphviz
 
         handle = _handle()
     found: dict[str, Proposal] = {}
@@ -474,7 +473,7 @@ def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> d
         first = next(iter(declined.values()), "no plans").strip().splitlines()
         out.update(refused="declined", message=(first or ["no plans"])[0][:1000], detail=detail[:20000])
     if description is None:
-        from .gpu.deviceless import device_description  # heavy: imports graphviz
+        from ..gpu.deviceless import device_description  # heavy: imports graphviz
 
         out["card"] = str(device_description(0).get("deviceName", "this GPU"))
     return out
@@ -485,13 +484,13 @@ def ask_block_scaled(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100",
     """Ask cuDNN (in a process of its own: a crash or hang becomes a refusal) which plans it proposes for the
     block-scaled graph of ``spec`` on ``target`` (a target name such as ``sm100``, a Target, or None: this GPU).
     NoGPUError where cuDNN cannot be loaded with the NVIDIA driver."""
-    from .gpu.asker import worker_env  # heavy: imports graphviz
+    from ..gpu.asker import worker_env  # heavy: imports graphviz
     f = block_format(fmt)
     _problem(spec)
     tgt = as_target(target)
     query = json.dumps({"spec": spec.to_json(), "fmt": f.name, "description": tgt.description if tgt else None})
     try:
-        proc = subprocess.run([sys.executable, "-m", "cudnn_lab.block_whatif", query], env=worker_env(None),
+        proc = subprocess.run([sys.executable, "-m", "cudnn_lab.whatif.block_formats", query], env=worker_env(None),
                               capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return _answer(spec, f, tgt, {"refused": "timeout", "cudnn_version": 0,

@@ -14,15 +14,15 @@ import datetime as _dt
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError, OptionError, shorten
-from .provenance import cudnn_version_text
-from .results.loading import parse_json, read_text
-from .results.paths import check_output_path, write_text
+from ..errors import DataError, OptionError, shorten
+from ..provenance import cudnn_version_text
+from ..results.loading import parse_json, read_text
+from ..results.paths import check_output_path, write_text
 
 __all__ = ["Target", "targets", "target", "synthetic", "load_target", "as_target", "COMPUTE_CAPABILITIES",
            "DESCRIPTION_KEYS", "TARGETS_DIR", "FORMAT"]
 
-TARGETS_DIR = Path(__file__).resolve().parent / "data" / "targets"
+TARGETS_DIR = Path(__file__).resolve().parents[1] / "data" / "targets"
 FORMAT = "cudnn-lab target"
 #: Largest target file the kit reads (a description is under 1 KB).
 MAX_TARGET_BYTES = 64 * 2**10

@@ -14,26 +14,22 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError, NoGPUError, OptionError, shorten
-from .options import check_sm_count
-from .provenance import cudnn_version_text
-from .specs import Spec, spec_from_dict
-from .target import Target, as_target
-from .why_not import reasons_frame, summarize
-from .options import RunOptions
-from .results import recorded_datasets, RunResult
-from .results.datasets import dataset_prefix
-from .results.loading import read_json, parse_json, read_text
-from .runs import run
-from .target import check_description, today
-from .results.paths import check_output_path
-from .results.metrics import best, tied_with_best
+from ..errors import DataError, NoGPUError, OptionError, shorten
+from ..options import check_sm_count
+from ..provenance import cudnn_version_text
+from ..specs import Spec, spec_from_dict
+from .devices import Target, as_target
+from ..gpu.reasons import reasons_frame, summarize
+from ..results.datasets import dataset_prefix
+from ..results.loading import parse_json, read_text
+from .devices import check_description, today
+from ..results.labels import ANSWER_LABEL
+from ..results.paths import check_output_path
 
-__all__ = ["WhatIf", "plans_for", "profile", "run_under", "run_drift", "RunDrift", "compare", "drift", "Drift",
-           "recorded_whatifs", "recorded_run_drifts", "ANSWER_LABEL", "WHATIF_DIR"]
+__all__ = ["WhatIf", "plans_for", "profile", "compare", "drift", "Drift",
+           "recorded_whatifs", "ANSWER_LABEL", "WHATIF_DIR"]
 
-WHATIF_DIR = Path(__file__).resolve().parent / "data" / "whatif"
-ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
+WHATIF_DIR = Path(__file__).resolve().parents[1] / "data" / "whatif"
 FORMAT = "cudnn-lab what-if"
 MODES = ("A", "B", "FALLBACK")
 #: What an answer for a described target may lack, as seen (docs/FINDINGS.md, What-if; cuDNN 9.19.0, 2026-11-26).
@@ -184,7 +180,7 @@ def _within_gpu(sm_count: int | None, target: Target | None, card: dict[str, Any
 
 def _started(cudnn_lib: Any) -> Any:
     """The warm worker for ``cudnn_lib``, started; NoGPUError where that cuDNN cannot be loaded."""
-    from .gpu.asker import asker  # heavy: imports graphviz
+    from ..gpu.asker import asker  # heavy: imports graphviz
 
     worker = asker(cudnn_lib)
     try:
@@ -230,7 +226,7 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
 
 
 def _ask(cudnn_lib: Any, spec: Spec, tgt: Target | None, sm_count: int | None, modes: tuple[str, ...]) -> WhatIf:
-    from .gpu.asker import Refusal  # heavy: imports graphviz
+    from ..gpu.asker import Refusal  # heavy: imports graphviz
 
     asker = _started(cudnn_lib)
     if tgt is None and asker.card is None:
@@ -371,129 +367,3 @@ def _recorded_drift(spec: Spec, target: Any, version: int | None, exclude: int |
         raise NoGPUError(f"no recorded answer of cuDNN {which} for {name} and this "
                          "spec; on a GPU host pass a cuDNN library folder instead")
     return max(fits, key=lambda w: w.cudnn_version)
-
-
-# ------------------------------------------------------------------------------------- run under another cuDNN
-
-def run_under(spec: Spec, cudnn_lib: Any, options: Any = None, *, timeout_s: float = 900.0) -> Any:
-    """Run ``spec`` with the kit's run under the cuDNN in ``cudnn_lib`` (a folder holding libcudnn*.so.9), in a
-    process of its own (:mod:`cudnn_lab.version_worker`); returns its RunResult, without PyTorch baselines."""
-    import json
-    import subprocess
-    import sys
-    import tempfile
-
-    from .gpu.asker import check_cudnn_folder, worker_env  # heavy: imports graphviz
-
-    if not isinstance(spec, Spec):
-        raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))")
-    folder = check_cudnn_folder(cudnn_lib)
-    opts = RunOptions.coerce(options)
-    from .gpu.session import require_gpu  # heavy: imports graphviz
-
-    require_gpu(opts.device)
-    with tempfile.TemporaryDirectory(prefix="cudnn-lab-version-") as tmp:
-        out = Path(tmp) / "result.json"
-        try:
-            proc = subprocess.run([sys.executable, "-m", "cudnn_lab.version_worker", spec.to_json(),
-                                   json.dumps(opts.to_dict()), str(out)], env=worker_env(folder),
-                                  capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            raise NoGPUError(f"the run under the cuDNN in {folder} gave no result within {timeout_s:.0f} s") from None
-        if not out.exists():
-            tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no message"]
-            raise NoGPUError(f"the run under the cuDNN in {folder} ended without a result (exit code "
-                             f"{proc.returncode}: {shorten(tail[0], 200)})")
-        data = read_json(out, "result JSON")  # read once: the worker's error, or its result
-        if isinstance(data, dict) and "error" in data:
-            raise DataError(folder, f"the run under this cuDNN failed: {data['error']}: "
-                                    f"{shorten(data['message'], 300)}")
-        return RunResult.from_dict(data, source=out)
-
-
-@dataclasses.dataclass(frozen=True)
-class RunDrift:
-    """The same spec run under two cuDNN versions on this GPU: plan lists, times, errors and the best plan (with
-    the kit's ties rule: a best within the tie band of the other's is no change)."""
-
-    old: Any
-    new: Any
-
-    @staticmethod
-    def plans(result: Any) -> Any:
-        """The plans the heuristics proposed (a run's engine-space sample left out: the other run has none)."""
-        p = result.plans
-        return p[p["proposed"].fillna(True).astype(bool)] if "proposed" in p else p
-
-    @staticmethod
-    def version(result: Any) -> int:
-        return int(result.settings.get("cudnn_lib_version") or result.device.get("cudnn_backend") or 0)
-
-    def frame(self) -> Any:
-        va, vb = cudnn_version_text(self.version(self.old)), cudnn_version_text(self.version(self.new))
-        cols = ["plan", "engine_id", "median_ms", "rel_l2", "pass_cudnn"]
-        pa, pb = self.plans(self.old), self.plans(self.new)
-        a = pa[[c for c in cols if c in pa]].set_index("plan")
-        b = pb[[c for c in cols if c in pb]].set_index("plan")
-        joined = a.add_suffix(f" ({va})").join(b.add_suffix(f" ({vb})"), how="outer")
-        joined["in"] = ["both" if p in a.index and p in b.index else f"only {va}" if p in a.index else f"only {vb}"
-                        for p in joined.index]
-        return joined.reset_index()
-
-    def best(self, result: Any) -> tuple[str | None, float | None, list[str]]:
-        plans = self.plans(result)
-        row = best(plans)
-        if row is None:
-            return None, None, []
-        return str(row["plan"]), float(row["median_ms"]), tied_with_best(plans)
-
-    @property
-    def best_changed(self) -> bool:
-        """True when neither version's best plan is tied with the other's best."""
-        a, _, tied_a = self.best(self.old)
-        b, _, tied_b = self.best(self.new)
-        return not (a == b or a in tied_b or b in tied_a)
-
-    def summary(self) -> str:
-        va, vb = cudnn_version_text(self.version(self.old)), cudnn_version_text(self.version(self.new))
-        a, ta, _ = self.best(self.old)
-        b, tb, _ = self.best(self.new)
-        f = self.frame()
-        both = int((f["in"] == "both").sum())
-        def fmt(plan: str | None, ms: float | None) -> str:
-            return "no plan ran" if plan is None else f"{plan} at {ms * 1e3:.1f} us"
-        return (f"cuDNN {va}: {len(self.plans(self.old))} plans, best {fmt(a, ta)}; cuDNN {vb}: "
-                f"{len(self.plans(self.new))} "
-                f"plans, best {fmt(b, tb)}; {both} plans in both; the best plan "
-                f"{'changed' if self.best_changed else 'is the same or tied'} (measured on "
-                f"{self.new.device.get('gpu', 'this GPU')}: {va} on {str(self.old.created)[:10] or '?'}, {vb} on "
-                f"{str(self.new.created)[:10] or '?'}).")
-
-
-def run_drift(spec: Spec, cudnn_lib: Any, options: Any = None) -> RunDrift:
-    """Run ``spec`` here (the cuDNN in use) and under the cuDNN in ``cudnn_lib``; the two results side by side."""
-    other = run_under(spec, cudnn_lib, options)
-    here = run(spec, options)
-    return (RunDrift(other, here) if RunDrift.version(other) <= RunDrift.version(here) else RunDrift(here, other))
-
-
-RUNS_DIR = WHATIF_DIR / "runs"
-
-
-def recorded_run_drifts(spec: Spec | None = None) -> list[RunDrift]:
-    """Runs recorded under another cuDNN (``data/whatif/runs``), each beside the shipped recording of the same spec
-    on the same GPU under the cuDNN in use then: what changed between versions, measured."""
-    runs = [RunResult.load(p) for p in sorted(RUNS_DIR.glob("*.json"))]
-    pairs = []
-    table = recorded_datasets("run")
-    for other in runs:
-        if spec is not None and other.spec != spec:
-            continue
-        same = table[(table["gpu"] == other.device.get("gpu")) & (table["op"] == other.spec.op)]
-        for path in same["path"]:
-            mine = RunResult.load(path)
-            if mine.spec == other.spec and mine.device.get("gpu") == other.device.get("gpu"):
-                pairs.append(RunDrift(other, mine) if RunDrift.version(other) <= RunDrift.version(mine)
-                             else RunDrift(mine, other))
-                break
-    return pairs

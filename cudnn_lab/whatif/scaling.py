@@ -31,22 +31,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError, NoGPUError, OptionError, UnsupportedGraphError, shorten
-from .options import RunOptions, check_sm_count
-from .specs import Spec
-from .capabilities import gpu_visible
-from .course import main_tile, waves
-from .results import metrics
-from .results.loading import parse_json, read_text, spec_from_data
-from .results.run import json_ready, typed_columns
-from .runs import check_carve_out, check_progress, check_runnable, check_spec, run
-from .why_not import category_of, read_reasons
+from ..errors import DataError, NoGPUError, OptionError, UnsupportedGraphError, shorten
+from ..options import RunOptions, check_sm_count
+from ..specs import Spec
+from ..capabilities import gpu_visible
+from ..course import main_tile, waves
+from ..results import metrics
+from ..results.labels import SCALING_LABEL
+from ..results.loading import parse_json, read_text, spec_from_data
+from ..results.run import json_ready, typed_columns
+from ..runs import check_carve_out, check_progress, check_runnable, check_spec, run
+from ..gpu.reasons import category_of, read_reasons
 
 __all__ = ["LABEL", "DEFAULT_SM_COUNTS", "FRAME_COLUMNS", "REFUSED_COLUMNS", "PER_COUNT_COLUMNS", "ScalingResult",
            "sm_scaling", "check_sm_counts"]
 
 #: What a carve-out scales and what it does not; every ScalingResult and its figure carry it.
-LABEL = "only the compute share is scaled: memory bandwidth and L2 are the whole GPU's"
+LABEL = SCALING_LABEL
 #: The counts asked by default: the whole GPU, then carve-outs (an H100/H200 has 132 SMs; 114 is an H100 PCIe's).
 DEFAULT_SM_COUNTS: tuple[int | None, ...] = (None, 114, 78, 66)
 FORMAT = "cudnn-lab sm-scaling"
@@ -395,8 +396,8 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
     if not gpu_visible():  # before torch is imported
         raise NoGPUError("no NVIDIA GPU is visible to the driver (or PyTorch is not installed), so there is no SM "
                          "count to scale")
-    from .gpu.device import device_info  # heavy: imports graphviz
-    from .gpu.session import require_gpu  # heavy: imports graphviz
+    from ..gpu.device import device_info  # heavy: imports graphviz
+    from ..gpu.session import require_gpu  # heavy: imports graphviz
 
     require_gpu(opts.device)
     info = device_info(opts.device)
@@ -441,7 +442,7 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
 
 
 #: SM-scaling what-ifs recorded on the kit's GPUs (scripts/record_whatif.py --sm-scaling).
-RECORDED_DIR = Path(__file__).resolve().parent / "data" / "whatif" / "sm_scaling"
+RECORDED_DIR = Path(__file__).resolve().parents[1] / "data" / "whatif" / "sm_scaling"
 MAX_FILE_BYTES = 16 * 2**20
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab import block_whatif as bw
+from cudnn_lab.whatif import block_formats as bw
 
 pytestmark = pytest.mark.gpu
 

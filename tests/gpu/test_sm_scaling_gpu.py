@@ -9,8 +9,8 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.errors import OptionError, UnsupportedGraphError
-from cudnn_lab.sm_scaling import LABEL, ScalingResult, sm_scaling
-from cudnn_lab.why_not import category_of, summarize
+from cudnn_lab.whatif.scaling import LABEL, ScalingResult, sm_scaling
+from cudnn_lab.gpu.reasons import category_of, summarize
 
 pytestmark = pytest.mark.gpu
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab import target as tg
+from cudnn_lab.whatif import devices as tg
 from cudnn_lab import whatif as wi
 
 pytestmark = pytest.mark.gpu

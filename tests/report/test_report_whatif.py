@@ -9,7 +9,7 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.report import report_html, whatif_html
-from cudnn_lab.target import targets
+from cudnn_lab.whatif.devices import targets
 
 LABEL = "cuDNN&#x27;s heuristics&#x27; answer, not a measurement"
 
@@ -51,7 +51,7 @@ def test_a_recording_without_answers_has_no_what_if_section() -> None:
 def test_a_matmul_report_shows_the_recorded_block_format_answers_and_a_norm_report_does_not() -> None:
     """Issue 28: the Blackwell block formats section lists cuDNN's recorded answers for block-scaled graphs of the
     same operation (MXFP8 and NVFP4 on sm100/sm120), labelled as no measurement; other operations have none."""
-    from cudnn_lab.block_whatif import recorded_block_scale_answers
+    from cudnn_lab.whatif.block_formats import recorded_block_scale_answers
 
     answers = [a for a in recorded_block_scale_answers() if a.spec.op == "matmul"]
     assert answers  # shipped in cudnn_lab/data/whatif/block_scale

@@ -9,7 +9,7 @@ import html
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab import block_whatif as bw
+from cudnn_lab.whatif import block_formats as bw
 from cudnn_lab.ui import Lab
 from cudnn_lab.ui.whatif_view import BLOCK_HINT, BLOCK_OUTLIERS
 

@@ -13,7 +13,7 @@ import pytest
 from lab_samples import CONV_RECORDING
 
 import cudnn_lab as cl
-from cudnn_lab import target as tg
+from cudnn_lab.whatif import devices as tg
 from cudnn_lab import whatif as wi
 from cudnn_lab.ui import Lab
 from cudnn_lab.ui.lab import VIEWS
@@ -177,7 +177,7 @@ def test_an_error_in_a_callback_stays_in_the_log(lab: Lab, monkeypatch: pytest.M
 
 def test_sm_scaling_is_pointed_to_only_where_the_kit_has_it(lab: Lab) -> None:
     note = _shown(lab).whatif_view.sm_note.value
-    if importlib.util.find_spec("cudnn_lab.sm_scaling") is None:
+    if importlib.util.find_spec("cudnn_lab.whatif.scaling") is None:
         assert note == ""
     else:
         assert "cl.sm_scaling" in note
@@ -198,7 +198,7 @@ def test_what_was_measured_under_cudnn_9_14_is_shown_for_the_conv(lab: Lab) -> N
 
 
 def test_the_recorded_sm_scaling_is_drawn_for_its_problem_even_without_answers(lab: Lab) -> None:
-    from cudnn_lab.sm_scaling import recorded_scalings
+    from cudnn_lab.whatif.scaling import recorded_scalings
 
     scaled = recorded_scalings()[0]
     lab.spec = scaled.spec  # the ResNet-50 conv: measured at four SM counts, no heuristics' answers recorded

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab import block_whatif as bw
+from cudnn_lab.whatif import block_formats as bw
 from cudnn_lab.errors import DataError, NoGPUError, OptionError, SpecError
 
 MATMUL = cl.MatmulSpec(batch=1, m=128, n=64, k=512, dtype="bf16")

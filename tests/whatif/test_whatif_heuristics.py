@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 import cudnn_lab as cl
-from cudnn_lab import target as tg
+from cudnn_lab.whatif import devices as tg
 from cudnn_lab import whatif as wi
 from cudnn_lab.errors import DataError, NoGPUError, OptionError, PathError
-from cudnn_lab.why_not import CATEGORIES, category_of, read_reasons, summarize
+from cudnn_lab.gpu.reasons import CATEGORIES, category_of, read_reasons, summarize
 
 CONV = cl.ConvSpec(n=16, c=64, h=56, w=56, k=128, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _answers(**match):
@@ -298,7 +298,7 @@ def test_runs_recorded_under_cudnn_9_14_sit_beside_the_shipped_9_19_recordings()
 
 def test_a_recorded_sm_scaling_is_monotone_and_labelled():
     from cudnn_lab.plots.sm_scaling import plot_sm_scaling
-    from cudnn_lab.sm_scaling import LABEL, recorded_scalings
+    from cudnn_lab.whatif.scaling import LABEL, recorded_scalings
 
     found = recorded_scalings()
     assert found

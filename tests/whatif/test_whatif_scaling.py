@@ -2,7 +2,7 @@
 cache keys that keep whole-GPU plans apart from carve-out ones, a ScalingResult's record and its figure.
 
 The ScalingResult here is built by hand (a data-structure test: its shape is what ``sm_scaling`` makes, its times
-the H200 conv measurements of 2026-11-26 quoted in ``cudnn_lab/sm_scaling.py``); the measured ones come from
+the H200 conv measurements of 2026-11-26 quoted in ``cudnn_lab/whatif/scaling.py``); the measured ones come from
 ``tests/gpu/test_sm_scaling_gpu.py``.
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.errors import DataError, NoGPUError, OptionError
-from cudnn_lab.sm_scaling import (FRAME_COLUMNS, LABEL, PER_COUNT_COLUMNS, REFUSED_COLUMNS, ScalingResult,
+from cudnn_lab.whatif.scaling import (FRAME_COLUMNS, LABEL, PER_COUNT_COLUMNS, REFUSED_COLUMNS, ScalingResult,
                                   check_sm_counts, sm_scaling)
 
 RESNET = cl.ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
@@ -81,7 +81,7 @@ def test_without_a_gpu_sm_scaling_raises_no_gpu_before_importing_torch() -> None
     if gpu_visible():
         pytest.skip("a GPU is visible here: tests/gpu/test_sm_scaling_gpu.py measures it")
     code = ("import sys, cudnn_lab as cl\n"
-            "from cudnn_lab.sm_scaling import sm_scaling\n"
+            "from cudnn_lab.whatif.scaling import sm_scaling\n"
             "try:\n"
             "    sm_scaling(cl.ConvSpec(n=1, c=8, h=8, w=8, k=8))\n"
             "except cl.NoGPUError as e:\n"
@@ -111,7 +111,7 @@ def test_cache_keys_of_the_whole_gpu_stay_as_they_were_and_a_carve_out_gets_its_
 
 # ------------------------------------------------------------------------------------------------ the error
 
-#: The shape of cuDNN's refusal of a graph under a carve-out (as ``tests/test_whatif.py`` reads it): one block per
+#: The shape of cuDNN's refusal of a graph under a carve-out (as ``test_whatif_heuristics.py`` reads it): one block per
 #: engine configuration, its header, then the checks that failed, innermost first.
 CARVE_OUT_MESSAGE = """No valid engine configs for __
 {"engineId":0,"smVersion":900,"knobChoices":{},"targetSMcount":114}
@@ -125,7 +125,7 @@ Warning: CUDNN_STATUS_NOT_SUPPORTED; Reason: target_sm_count != deviceProp.multi
 
 def test_an_unsupported_carve_out_keeps_cudnns_message_and_says_why_in_its_summary() -> None:
     from cudnn_lab.gpu.frontend import carve_out_sentence, unsupported
-    from cudnn_lab.why_not import summarize
+    from cudnn_lab.gpu.reasons import summarize
 
     detail = f"heur_mode A: {CARVE_OUT_MESSAGE}"
     err = unsupported(detail, cl.MatmulSpec(m=64, n=64, k=64), "NVIDIA H200", "91900", 114)
@@ -152,7 +152,7 @@ def _row(sm, sms, plan, engine, ms, status="ok", best=False, error=None, tile="2
 def hand_built() -> ScalingResult:
     """A ScalingResult of the shape sm_scaling makes: the H200 conv times of 2026-11-26 (best 48.9 us on 132 SMs,
     56.7 on 114, 75.0 on 66), one plan left out under the carve-outs, and a count under which nothing ran."""
-    from cudnn_lab.sm_scaling import _typed
+    from cudnn_lab.whatif.scaling import _typed
 
     rows = [_row(None, 132, "eng1_k2=3", 1, 0.0489, best=True), _row(None, 132, "eng9_k2=1", 9, 0.061),
             _row(114, 114, "eng1_k2=3", 1, 0.0567, best=True),
@@ -242,7 +242,7 @@ def test_the_figure_wants_a_scaling_result() -> None:
 def test_waves_come_from_the_best_plans_tile_and_the_gemm_view():
     """392 output tiles of 128x128 for a 32x28x28-pixel, 256-channel conv (M = 25088, N = 256): 2.97 waves on 132
     SMs at one tile per SM; unknown where the spec has no GEMM view or the tile is unknown."""
-    from cudnn_lab.sm_scaling import _waves
+    from cudnn_lab.whatif.scaling import _waves
 
     conv = cl.ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
     w = _waves(conv, "128x128x64", 132)
