@@ -1,7 +1,8 @@
 """The Lab's state as plain data: what a teacher hands out (a JSON file, or a short code to paste) to rebuild a
 panel as it was.
 
-:class:`LabState` is frozen and validated: spec, view, selected plan, run options, source and recording. It reads
+:class:`LabState` is frozen and validated: spec, view, selected plan, run options, source, recording and the What-if
+tab's chosen targets. It reads
 and writes a dict (``to_dict``/``from_dict``), a file (``save``/``load``) and a code (``to_code``/``from_code``:
 the compact JSON, compressed and base64url-encoded after :data:`CODE_PREFIX`, which fits in a chat message or a
 link's ``#`` fragment); the Lab makes one and applies one.
@@ -13,6 +14,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import math
 import zlib
 from pathlib import Path
 from typing import Any
@@ -20,11 +22,11 @@ from typing import Any
 from ..errors import DataError, OptionError
 from ..options import RunOptions
 from ..results.loading import (MAX_PLAN_NAME, MAX_RECORDING_TEXT, MAX_STATE_BYTES, check_state, inflate, parse_json,
-                               read_state_file)
+                               read_text)
 from ..specs import Spec, spec_from_dict
 from ..results.paths import check_output_path, write_text
 
-__all__ = ["CODE_PREFIX", "MAX_CODE_CHARS", "SOURCES", "STATE_VERSION", "VIEWS", "LabState"]
+__all__ = ["CODE_PREFIX", "MAX_CODE_CHARS", "MAX_WHATIF_TARGETS", "SOURCES", "STATE_VERSION", "VIEWS", "LabState"]
 
 STATE_VERSION = 1
 #: The Lab's views (tab titles), in order.
@@ -37,12 +39,66 @@ CODE_PREFIX = "cudnn-lab-state="
 #: Longest text (a code, or a link ending in one) read as a state code: a real one is about a thousand characters;
 #: longer text is refused before it is decoded.
 MAX_CODE_CHARS = 64 * 2**10
+#: Most What-if targets a state may choose, and the longest name of one (the kit knows about a dozen, named
+#: ``h200``, ``sm120``, ...).
+MAX_WHATIF_TARGETS = 64
+MAX_TARGET_NAME = 40
+#: The state key of the What-if tab's chosen targets (absent: the tab's defaults).
+WHATIF_KEY = "whatif_targets"
 
 
 def _name(field: str, value: Any, limit: int) -> None:
     """OptionError unless ``value`` is None or non-empty text of at most ``limit`` characters."""
     if value is not None and (not isinstance(value, str) or not 0 < len(value) <= limit):
         raise OptionError(field, value, f"must be None or a name of 1 to {limit} characters", where="Lab state")
+
+
+def _target_names_problem(value: Any) -> str | None:
+    """Why ``value`` is not a What-if target choice (None, or a list of 1 to MAX_WHATIF_TARGETS distinct names),
+    or None when it is one."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        return f"must be a list of What-if target names (such as ['h200', 'sm80']) or null, not {_kind(value)}"
+    if not 0 < len(value) <= MAX_WHATIF_TARGETS:
+        return f"must name 1 to {MAX_WHATIF_TARGETS} targets, not {len(value)}"
+    for i, name in enumerate(value):
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_TARGET_NAME:
+            return f"item {i} must be a target name of 1 to {MAX_TARGET_NAME} characters, not {_kind(name)}"
+    if len(set(value)) < len(value):
+        return "names a target twice"
+    return None
+
+
+def _kind(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _first_nonfinite(data: Any, at: str = "") -> tuple[str, float] | None:
+    """The field (``spec.epsilon``, ``run.time_cap_s``) and value of the first NaN or Infinity in parsed JSON."""
+    stack: list[tuple[str, Any]] = [(at, data)]
+    while stack:  # depth-first, in the text's order; parse_json bounds the nesting
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where or "(the whole state)", value
+        if isinstance(value, dict):
+            stack.extend(reversed([(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
+    return None
+
+
+def _parse_state_json(text: str, source: Any, what: str) -> Any:
+    """State JSON -> value, a NaN or Infinity refused naming the field that holds it (the parser alone cannot)."""
+    data = parse_json(text, source, what, allow_nonfinite=True)
+    found = _first_nonfinite(data)
+    if found is not None:
+        field, value = found
+        text = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+        raise DataError(source, f"field {field}: holds a number the kit cannot use: {text} (JSON numbers must be "
+                        "finite here)")
+    return data
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +111,8 @@ class LabState:
     run: RunOptions = dataclasses.field(default_factory=RunOptions)
     source: str = "live"
     recorded: str | None = None
+    #: The What-if tab's chosen targets (names, in the tab's order), or None for its defaults.
+    whatif_targets: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, Spec):
@@ -65,12 +123,20 @@ class LabState:
             raise OptionError("source", self.source, f"must be one of {', '.join(SOURCES)}", where="Lab state")
         _name("selected", self.selected, MAX_PLAN_NAME)
         _name("recorded", self.recorded, MAX_RECORDING_TEXT)
+        problem = _target_names_problem(self.whatif_targets)
+        if problem:
+            raise OptionError(WHATIF_KEY, self.whatif_targets, problem, where="Lab state")
+        if self.whatif_targets is not None:
+            object.__setattr__(self, "whatif_targets", tuple(self.whatif_targets))
         object.__setattr__(self, "run", RunOptions.coerce(self.run))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict with a ``version`` key."""
-        return {"version": STATE_VERSION, "spec": self.spec.to_dict(), "view": self.view, "selected": self.selected,
+        """Plain JSON-ready dict with a ``version`` key (``whatif_targets`` only where targets were chosen)."""
+        data = {"version": STATE_VERSION, "spec": self.spec.to_dict(), "view": self.view, "selected": self.selected,
                 "run": self.run.to_dict(), "source": self.source, "recorded": self.recorded}
+        if self.whatif_targets is not None:
+            data[WHATIF_KEY] = list(self.whatif_targets)
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = None) -> LabState:
@@ -78,17 +144,27 @@ class LabState:
         in code, DataError naming ``source`` too for one read from a file or a code. A ``run`` dict may name only
         some options, and the keys left out take defaults."""
         try:
-            return cls._from_checked(check_state(data, source or "Lab state", version=STATE_VERSION, views=VIEWS))
+            return cls._from_checked(data, source or "Lab state")
         except DataError as e:
             if source is not None:
                 raise
             raise OptionError("state", data, e.problem, where="Lab state") from None
 
     @classmethod
-    def _from_checked(cls, data: dict[str, Any]) -> LabState:
+    def _from_checked(cls, data: Any, source: Any) -> LabState:
+        """The state in ``data`` checked whole (DataError naming ``source`` and the field), then made."""
+        chosen = None
+        if isinstance(data, dict) and WHATIF_KEY in data:
+            chosen = data[WHATIF_KEY]
+            data = {k: v for k, v in data.items() if k != WHATIF_KEY}
+        data = check_state(data, source, version=STATE_VERSION, views=VIEWS)
+        problem = _target_names_problem(chosen)
+        if problem:
+            raise DataError(source, f"field {WHATIF_KEY}: {problem}")
         return cls(spec=spec_from_dict(data["spec"]), view=data.get("view") or "Graph",
                    selected=data.get("selected"), run=RunOptions.coerce(data.get("run") or None),
-                   source=data.get("source") or "live", recorded=data.get("recorded"))
+                   source=data.get("source") or "live", recorded=data.get("recorded"),
+                   whatif_targets=None if chosen is None else tuple(chosen))
 
     def to_code(self) -> str:
         """The state as one line of text to copy: ``cudnn-lab-state=`` then compressed JSON in base64url."""
@@ -114,7 +190,7 @@ class LabState:
         try:
             packed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
             raw = inflate(packed, "Lab state code", "state code", limit=MAX_STATE_BYTES)
-            data = parse_json(raw.decode("utf-8"), "Lab state code", "state code")
+            data = _parse_state_json(raw.decode("utf-8"), "Lab state code", "state code")
         except (binascii.Error, ValueError) as e:  # DataError is a ValueError: say what it found
             why = f": {e.problem}" if isinstance(e, DataError) else " (copied only in part?)"
             raise OptionError("state code", text, f"is damaged{why}; copy it again from Link", where="Lab state") \
@@ -130,4 +206,5 @@ class LabState:
     def load(cls, path: str | Path) -> LabState:
         """Read a state written by :meth:`save` (a regular file of at most :data:`MAX_STATE_BYTES`, checked whole:
         PathError for the path, DataError naming the file and the field)."""
-        return cls._from_checked(read_state_file(path, version=STATE_VERSION, views=VIEWS))
+        checked, text = read_text(path, "Lab state JSON", limit=MAX_STATE_BYTES)
+        return cls._from_checked(_parse_state_json(text, checked, "Lab state JSON"), checked)

@@ -91,6 +91,7 @@ class WhatIfView:
         self.drift: Any = None
         self.message = ""
         self._silent = False
+        self._pending: tuple[str, ...] | None = None  # targets a state chose before the view was built
 
     # ------------------------------------------------------------------------------------------ building
 
@@ -99,7 +100,8 @@ class WhatIfView:
         known = targets()
         names = list(dict.fromkeys(t.name for t in known))
         labels = {t.name: t.label for t in reversed(known)}  # the newest description's label per name
-        chosen = [n for n in DEFAULT_TARGETS if n in names] or names[:1]
+        wanted = self._pending if self._pending is not None else DEFAULT_TARGETS
+        chosen = [n for n in wanted if n in names] or names[:1]
         self.target_buttons = {
             n: W.ToggleButton(value=n in chosen, description=n, tooltip=labels[n],
                               layout=W.Layout(width="auto", min_width="58px")).add_class(f"cl-whatif-target-{n}")
@@ -172,22 +174,67 @@ class WhatIfView:
     @property
     def targets(self) -> list[str]:
         """The targets chosen (names), in the list's order."""
-        return [n for n, b in self.target_buttons.items() if b.value] if self.built else list(DEFAULT_TARGETS)
+        if self.built:
+            return [n for n, b in self.target_buttons.items() if b.value]
+        return list(self._pending if self._pending is not None else DEFAULT_TARGETS)
 
     @targets.setter
     def targets(self, names: Any) -> None:
+        wanted = self.check_targets(names)  # refused before the view is built or anything changes
         self.show()
-        wanted = [names] if isinstance(names, str) else list(names)
-        unknown = [n for n in wanted if n not in self.target_buttons]
+        self._choose(wanted)
+        self.refresh()
+
+    def check_targets(self, names: Any) -> list[str]:
+        """``names`` (one target name, or a list or tuple of them) as a list of known target names; OptionError
+        naming ``targets`` and the names allowed otherwise. Nothing changes."""
+        known = self._known_names()
+        allowed = "one or more of " + ", ".join(known)
+        if isinstance(names, str):
+            wanted = [names]
+        elif isinstance(names, (list, tuple)):
+            wanted = list(names)
+        else:
+            raise OptionError("targets", names, f"must be a target name or a list of them: {allowed}",
+                              where="What-if")
+        unknown = [n for n in wanted if not isinstance(n, str) or n not in known]
         if unknown or not wanted:
-            raise OptionError("targets", names, "one or more of " + ", ".join(self.target_buttons), where="What-if")
+            raise OptionError("targets", names, allowed, where="What-if")
+        return wanted
+
+    def state_targets(self) -> tuple[str, ...] | None:
+        """The targets a Lab state keeps: those chosen, or None while the view still shows its defaults unbuilt."""
+        if self.built:
+            return tuple(self.targets)
+        return self._pending
+
+    def restore(self, names: Any) -> None:
+        """Choose the targets a Lab state kept (None: leave the choice as it is); the view answers again when
+        shown. Check them first with :meth:`check_targets`: this refuses the same way before changing anything."""
+        if names is None:
+            return
+        wanted = self.check_targets(names)
+        if not self.built:
+            self._pending = tuple(wanted)
+            self.stale = True
+            return
+        self._choose(wanted)
+        self.changed()
+
+    def _known_names(self) -> list[str]:
+        """The names of the targets the kit knows, as the view lists them."""
+        if self.built:
+            return list(self.target_buttons)
+        return list(dict.fromkeys(t.name for t in targets()))
+
+    def _choose(self, wanted: list[str]) -> None:
+        """Set the target buttons to ``wanted`` without answering per button."""
         self._silent = True
         try:
             for n, b in self.target_buttons.items():
                 b.value = n in wanted
         finally:
             self._silent = False
-        self.refresh()
 
     def show(self) -> None:
         """Build the view (first time) and answer for the problem shown where it changed since."""
