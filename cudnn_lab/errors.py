@@ -16,6 +16,7 @@ Every error a user sees is a :class:`CudnnLabError`. Each also subclasses the bu
 | ResourceError | a problem would not fit in memory (GPU, or host for the CPU reference) |
 | MissingDependencyError | an optional package or binary is missing |
 | DrawingError | graphviz's ``dot`` rejected a drawing the kit made (a bug of the kit's drawing) |
+| WorkerError | a kit worker process (``gpu/workers``) did not start, crashed, hung or answered garbage |
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "ResourceError",
     "MissingDependencyError",
     "DrawingError",
+    "WorkerError",
     "shorten",
 ]
 
@@ -173,3 +175,25 @@ class DrawingError(CudnnLabError, RuntimeError):
             message = ("Cannot draw this DOT text: graphviz 'dot' rejected it as not valid DOT; check it with "
                        "'dot -Tsvg' (dot's own message is the error's .stderr).")
         super().__init__(message)
+
+
+class WorkerError(CudnnLabError, RuntimeError):
+    """A kit worker process (``gpu/workers``) failed: ``role`` (its target), ``kind`` ("start", "crash", "deadline",
+    "bad_reply" or "failed": the role raised), ``how`` (exit code or signal, where it ended) and ``detail`` (the
+    child's own words or its last line of stderr). The user's process and what it measured are untouched."""
+
+    #: What each kind means to the user, and what to do.
+    TODO: dict[str, str] = {
+        "start": "check that the role's libraries (cuDNN, the NVIDIA driver) load in a fresh Python process",
+        "crash": "the library it called crashed (the kit's process is unaffected); report the input that did it",
+        "deadline": "the worker was killed; try again with a longer timeout or a smaller problem",
+        "bad_reply": "the worker was killed; something in it wrote to the kit's pipe: report it",
+        "failed": "the worker is still up; the message above is the role's own error",
+    }
+
+    def __init__(self, role: str, kind: str, what: str, *, how: str = "", detail: str = "") -> None:
+        self.role, self.kind, self.what, self.how, self.detail = role, kind, what, how, detail
+        said = f" ({how})" if how else ""
+        tail = f": {detail}" if detail else ""
+        todo = self.TODO.get(kind, "")
+        super().__init__(f"the kit's worker process for {role} {what}{said}{tail}" + (f"; {todo}" if todo else ""))

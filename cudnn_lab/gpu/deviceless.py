@@ -15,7 +15,7 @@ from ..provenance import cudnn_version_text
 from ..graph import build_graph
 from ..specs import Spec
 from .frontend import add_ranked
-from .session import _handle
+from .session import cudnn_handle
 
 __all__ = ["Proposal", "Answer", "ask", "device_description", "HEURISTIC_MODES"]
 
@@ -130,7 +130,7 @@ def ask(spec: Spec, *, description: dict[str, Any] | None = None, sm_count: int 
     for mode in modes:
         options = _graph_options(description, sm_count)
         if description is None and handle is None:
-            handle = _handle(0)  # cuDNN needs a handle (a CUDA context) to ask about the card in use
+            handle = cudnn_handle(0)  # cuDNN needs a handle (a CUDA context) to ask about the card in use
         lab = build_graph(spec, handle=handle if description is None else None, graph_options=options)
         propose_mode(lab.pygraph, mode, found, declined)
     answer = Answer(proposals=tuple(found.values()), declined=declined, cudnn_version=int(cudnn.backend_version()),

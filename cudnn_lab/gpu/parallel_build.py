@@ -3,9 +3,9 @@ the run through the plan cache (``gpu/cache.py``).
 
 Why processes: building one graph's plans from 8 threads of one process was no faster than from one; from 8
 processes it was (``../shared/GPU_FACTS.md``: rmsnorm bf16 4096x4096, 24 plans, 11.5 s in one process, 0.63-0.90 s
-in each of eight). A pool of helpers (``python -m cudnn_lab.gpu.parallel_build``, one JSON line per message) is
-started once per process and device and kept: each imports torch and cuDNN and makes its CUDA context and cuDNN
-handle at start, so a later run finds it ready.
+in each of eight). A pool of helpers (:mod:`cudnn_lab.gpu.build_pool`: kit workers of the build role,
+:mod:`cudnn_lab.gpu.build_role`) is started once per process and device and kept: each imports torch and cuDNN and
+makes its CUDA context and cuDNN handle at start, so a later run finds it ready. This module is the scheduling.
 
 :func:`prebuild` asks every helper for the graph's plan list (each builds the same graph from the spec and asks the
 same heuristic modes), keeps the helpers whose list matches, gives each a round-robin share (the heuristics' first
@@ -26,14 +26,8 @@ tried and measured worse: docs/FINDINGS.md). :func:`prebuild` (blocking, every p
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
-import json
 import os
-import selectors
-import signal
-import subprocess
-import sys
 import threading
 import time
 import warnings
@@ -41,24 +35,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import cache_dir
-from ..specs import spec_from_dict
-from .asker import worker_env
-from .cache import SERIALIZE_MIN_BUILD_MS, RunCache
-from .device import device_info
-from .frontend import from_frontend_graph, graph_plans
+from .build_pool import HELPER_NICE, START_DEADLINE_S, Helper, HelperPool, pool_for, pump, wait_lines
+from .build_role import identity_fields, split_shares
+from .frontend import from_frontend_graph
 from .session import require_gpu
 
 __all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares", "pool_size", "prebuild",
            "parallel_prebuild", "AsyncPrebuild", "start_prebuild", "parallel_prebuild_async", "PLAN_DEADLINE_S",
-           "START_DEADLINE_S"]
+           "START_DEADLINE_S", "HELPER_NICE", "Helper"]
 
 #: A helper that has not answered for this long while building one plan (or listing the plans) is killed; its
 #: remaining plans are built in the run's process.
 PLAN_DEADLINE_S = 120.0
-#: Seconds a helper may take to start (import torch and cuDNN, make its CUDA context and handle).
-START_DEADLINE_S = 120.0
-#: How much a helper lowers its CPU priority (``os.nice``): the run's own process goes first on a busy host.
-HELPER_NICE = 5
 #: What :class:`PlanBuild.status` can say.
 STATUSES: dict[str, str] = {
     "stored": "built by a helper and put into the plan cache: the run loads it",
@@ -71,8 +59,6 @@ STATUSES: dict[str, str] = {
     "missed": "its helper died, hung or was left out before reaching it: the run builds it",
     "left": "left to the run: the heuristics' pick, which the run builds itself at once while helpers build the rest",
 }
-#: Identity fields a helper must share with the run's process (else its plans would go under other keys).
-_IDENTITY_FIELDS = ("gpu", "compute_capability", "cudnn_backend", "cudnn_frontend")
 
 
 # ------------------------------------------------------------------------------------------------ the report
@@ -131,14 +117,6 @@ class BuildReport:
                 **({"skipped": self.skipped} if self.skipped else {})}
 
 
-def split_shares(plans: Sequence[str], helpers: int) -> list[list[str]]:
-    """Round-robin shares of ``plans`` (heuristic order) for ``helpers`` helpers: every helper's first plan is among
-    the heuristics' first choices; no helper gets more than one plan above another's count."""
-    if helpers < 1:
-        return []
-    return [list(plans[i::helpers]) for i in range(helpers)]
-
-
 def pool_size(workers: int, plans: int, cores: int | None = None) -> int:
     """Helpers a prebuild uses: ``min(workers, plans, cores)`` (cores: this host's usable CPU cores)."""
     if cores is None:
@@ -146,236 +124,7 @@ def pool_size(workers: int, plans: int, cores: int | None = None) -> int:
     return max(0, min(int(workers), int(plans), int(cores)))
 
 
-# ------------------------------------------------------------------------------------------------ the pool
-
-class Helper:
-    """One helper process and its pipe (JSON lines); ``index`` is its place in the pool."""
-
-    def __init__(self, index: int, command: list[str]) -> None:
-
-        self.index = index
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     bufsize=0, env=worker_env(None), start_new_session=True)
-        self.ready: dict[str, Any] | None = None
-        self._buf = b""
-        #: messages read from the pipe and not yet handled (a read may bring several lines at once)
-        self.inbox: list[dict[str, Any]] = []
-        #: the pipe reached its end (the helper died or closed it)
-        self.eof = False
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    @property
-    def fd(self) -> int:
-        assert self.proc.stdout is not None
-        return self.proc.stdout.fileno()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def send(self, message: dict[str, Any]) -> bool:
-        """Write one message; False when the helper is gone."""
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write((json.dumps(message) + "\n").encode())
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError, ValueError):
-            return False
-
-    def fill(self) -> None:
-        """Read what the pipe holds now (call when it is readable): whole JSON lines go to :attr:`inbox` (other
-        lines are ignored), an empty read sets :attr:`eof`."""
-        try:
-            data = os.read(self.fd, 1 << 16)
-        except OSError:
-            data = b""
-        if not data:
-            self.eof = True
-            return
-        self._buf += data
-        *lines, self._buf = self._buf.split(b"\n")
-        for line in lines:
-            try:
-                message = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(message, dict):
-                self.inbox.append(message)
-
-    def how_it_ended(self) -> str:
-        """'exit code N' / 'signal N (NAME)' once the process ended, else 'no answer'."""
-        try:
-            code = self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            return "no answer"
-        if code < 0:
-            try:
-                return f"signal {-code} ({signal.Signals(-code).name})"
-            except ValueError:
-                return f"signal {-code}"
-        return f"exit code {code}"
-
-    def kill(self) -> None:
-        """End the helper (its process group) and close its pipes."""
-        if self.alive():
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-
-
-def _pump(helpers: list[Helper], deadline_s: float, handle: Any) -> set[int]:
-    """Hand each helper's messages to ``handle(helper, message)`` (True: that helper is finished) until every helper
-    is finished, reached the end of its pipe or sent nothing for ``deadline_s`` seconds; the indices of those that
-    timed out (the others ended or finished; see ``Helper.eof``)."""
-    live = {h.index: h for h in helpers}
-    last = {h.index: time.perf_counter() for h in helpers}
-    timed_out: set[int] = set()
-    sel = selectors.DefaultSelector()
-    try:
-        for h in helpers:
-            sel.register(h.fd, selectors.EVENT_READ, h)
-
-        def settle(h: Helper) -> None:
-            while h.index in live and h.inbox:
-                if handle(h, h.inbox.pop(0)):
-                    del live[h.index]
-                    sel.unregister(h.fd)
-            if h.index in live and h.eof:
-                del live[h.index]
-                sel.unregister(h.fd)
-
-        for h in helpers:
-            settle(h)
-        while live:
-            now = time.perf_counter()
-            for index in [i for i in live if now - last[i] > deadline_s]:
-                timed_out.add(index)
-                sel.unregister(live.pop(index).fd)
-            if not live:
-                break
-            timeout = max(0.0, min(last[i] + deadline_s for i in live) - now)
-            for key, _ in sel.select(timeout):
-                h = key.data
-                if h.index not in live:
-                    continue
-                h.fill()
-                last[h.index] = time.perf_counter()
-                settle(h)
-    finally:
-        sel.close()
-    return timed_out
-
-
-def _wait_lines(helpers: list[Helper], deadline_s: float, want: Any) -> dict[int, Any]:
-    """The first message of each helper that ``want(message)`` accepts, by index; None for a helper whose pipe
-    ended first, "timeout" for one silent for ``deadline_s`` seconds."""
-    out: dict[int, Any] = {}
-
-    def handle(h: Helper, message: dict[str, Any]) -> bool:
-        if want(message):
-            out[h.index] = message
-            return True
-        return False
-
-    timed_out = _pump(helpers, deadline_s, handle)
-    for h in helpers:
-        if h.index not in out:
-            out[h.index] = "timeout" if h.index in timed_out else None
-    return out
-
-
-class HelperPool:
-    """Warm helper processes for one GPU (``device``), started on first use and kept; a dead one is replaced the
-    next time helpers are asked for. ``command`` (default: this module as a helper) is what each one runs."""
-
-    def __init__(self, device: int = 0, command: list[str] | None = None,
-                 start_deadline_s: float = START_DEADLINE_S) -> None:
-        self.device = int(device)
-        self.command = command or [sys.executable, "-m", "cudnn_lab.gpu.parallel_build", "--device", str(device)]
-        self.start_deadline_s = float(start_deadline_s)
-        self.helpers: list[Helper] = []
-        #: helpers started (again) over the pool's life, and why the last start of each failed
-        self.started = 0
-        self.lock = threading.Lock()
-
-    def ensure(self, n: int) -> tuple[list[Helper], float, list[str]]:
-        """``n`` ready helpers where they can be had: starts the missing ones and replaces dead ones (in parallel).
-        Returns the ready helpers, the seconds spent starting and one problem per helper that did not start."""
-        t0 = time.perf_counter()
-        problems: list[str] = []
-        fresh: list[Helper] = []
-        for i in range(n):
-            if i < len(self.helpers) and self.helpers[i].alive() and self.helpers[i].ready:
-                continue
-            if i < len(self.helpers):
-                self.helpers[i].kill()
-            try:
-                h = Helper(i, self.command)
-            except OSError as e:
-                problems.append(f"helper {i} could not be started ({e})")
-                continue
-            self.started += 1
-            if i < len(self.helpers):
-                self.helpers[i] = h
-            else:
-                self.helpers.append(h)
-            fresh.append(h)
-        answers = _wait_lines(fresh, self.start_deadline_s, lambda m: "ready" in m) if fresh else {}
-        for h in fresh:
-            answer = answers.get(h.index)
-            if isinstance(answer, dict) and answer.get("ready"):
-                h.ready = answer
-                continue
-            why = (f"did not start within {self.start_deadline_s:.0f} s" if answer == "timeout"
-                   else f"could not start: {answer.get('error', '')}" if isinstance(answer, dict)
-                   else f"ended while starting ({h.how_it_ended()})")
-            problems.append(f"helper {h.index} {why}")
-            h.kill()
-        ready = [h for h in self.helpers[:n] if h.alive() and h.ready]
-        return ready, (time.perf_counter() - t0) if fresh else 0.0, problems
-
-    def close(self) -> None:
-        """End every helper."""
-        for h in self.helpers:
-            h.kill()
-        self.helpers = []
-
-
-_POOLS: dict[int, HelperPool] = {}
-
-
-def pool_for(device: int) -> HelperPool:
-    """The process's pool of helpers for ``device`` (made on first use; helpers start when first asked for)."""
-    if device not in _POOLS:
-        _POOLS[device] = HelperPool(device)
-    return _POOLS[device]
-
-
-@atexit.register
-def _close_all() -> None:
-    for pool in _POOLS.values():
-        pool.close()
-
-
 # ------------------------------------------------------------------------------------------------ prebuild
-
-def _identity_fields(info: dict[str, Any]) -> dict[str, str]:
-    return {k: str(info.get(k)) for k in _IDENTITY_FIELDS}
-
 
 def prebuild(spec: Any, options: Any, workers: int, *, info: dict[str, Any] | None = None,
              plans: Sequence[str] | None = None, pool: HelperPool | None = None,
@@ -396,8 +145,8 @@ def prebuild(spec: Any, options: Any, workers: int, *, info: dict[str, Any] | No
         problems += started_problems
         if info is not None:
             for h in list(helpers):
-                theirs = _identity_fields((h.ready or {}).get("info") or {})
-                if theirs != _identity_fields(info):
+                theirs = identity_fields((h.ready or {}).get("info") or {})
+                if theirs != identity_fields(info):
                     problems.append(f"helper {h.index} runs on another GPU or cuDNN ({theirs}): left out")
                     helpers.remove(h)
         # 1. every helper lists the plans of the same graph; those that disagree are left out
@@ -405,7 +154,7 @@ def prebuild(spec: Any, options: Any, workers: int, *, info: dict[str, Any] | No
                  "sm_count": options.sm_count, "cache_root": str(cache_dir.cache_root()),
                  "info": info}
         helpers = [h for h in helpers if h.send(query) or problems.append(f"helper {h.index} is gone") or False]
-        answers = _wait_lines(helpers, deadline_s, lambda m: "plans" in m or "error" in m)
+        answers = wait_lines(helpers, deadline_s, lambda m: "plans" in m or "error" in m)
         lists: dict[int, list[str]] = {}
         for h in helpers:
             answer = answers.get(h.index)
@@ -476,7 +225,7 @@ def _collect(helpers: list[Helper], shares: list[list[str]], deadline_s: float,
                                        str(message.get("error") or "")[:300])
         return False
 
-    timed_out = _pump(helpers, deadline_s, handle)
+    timed_out = pump(helpers, deadline_s, handle)
     for h in helpers:
         if h.index not in finished:
             doing = f"building {pending[h.index][0]}" if pending[h.index] else "finishing"
@@ -641,8 +390,8 @@ class AsyncPrebuild:
                     self._start_s = start_s
                     self._problems += problems
                 for h in ready:
-                    theirs = _identity_fields((h.ready or {}).get("info") or {})
-                    if info is not None and theirs != _identity_fields(info):
+                    theirs = identity_fields((h.ready or {}).get("info") or {})
+                    if info is not None and theirs != identity_fields(info):
                         with self._cond:
                             self._problems.append(f"helper {h.index} runs on another GPU or cuDNN ({theirs}): left out")
                     else:
@@ -736,7 +485,7 @@ class AsyncPrebuild:
                     self._cond.notify_all()
                 return False
 
-        timed_out = _pump(helpers, self.deadline_s, handle)
+        timed_out = pump(helpers, self.deadline_s, handle)
         for h in left_out:
             h.kill()
         for h in helpers:
@@ -777,111 +526,3 @@ def parallel_prebuild_async(spec: Any, options: Any, info: dict[str, Any],
     if why:
         return {"workers": int(workers), "helpers": 0, "built": 0, "skipped": why}
     return start_prebuild(spec, options, int(workers), info=info, plans=plans, leave=1, key=key)
-
-
-# ------------------------------------------------------------------------------------------------ the helper
-
-def _start_helper(device: int) -> tuple[Any, dict[str, Any]]:
-    """Import torch and cuDNN, make the CUDA context and a cuDNN handle on ``device``; the handle and device record."""
-    import cudnn
-    import torch
-
-
-    require_gpu(device)
-    torch.cuda.set_device(device)
-    torch.zeros(1, device=f"cuda:{device}")  # the CUDA context, now rather than on the first build
-
-    handle = cudnn.create_handle()
-    return handle, device_info(device)
-
-
-def serve(device: int, stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> int:
-    """A helper's loop: say ready, then answer ``propose`` (the plan list) and ``build`` (one line per plan, then
-    ``{"done": true}``) until stdin closes."""
-    t0 = time.perf_counter()
-
-    def say(message: dict[str, Any]) -> None:
-        stdout.write(json.dumps(message, default=str) + "\n")
-        stdout.flush()
-
-    try:
-        os.nice(HELPER_NICE)
-    except OSError:  # not allowed here: same priority as the run
-        pass
-    try:
-        handle, info = _start_helper(device)
-    except Exception as e:  # noqa: BLE001 - no GPU or no cuDNN here: one line, not a traceback
-        say({"ready": False, "error": " ".join(str(e).split())[:300]})
-        return 3
-    say({"ready": True, "pid": os.getpid(), "start_s": time.perf_counter() - t0, "info": _identity_fields(info)})
-    entries: dict[str, Any] = {}
-    cache: Any = None
-    for line in stdin:
-        if not line.strip():
-            continue
-        query = json.loads(line)
-        if query.get("cmd") == "propose":
-            try:
-                entries, cache = _propose(query, handle, info)
-                say({"plans": list(entries)})
-            except Exception as e:  # noqa: BLE001 - the run goes on without this helper
-                say({"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"})
-        elif query.get("cmd") == "build":
-            for name in query.get("plans") or []:
-                say(_build_one(entries.get(name), name, cache))
-            say({"done": True})
-        elif query.get("cmd") == "share":  # list, then build this slot's round-robin share at once (AsyncPrebuild)
-            try:
-                entries, cache = _propose(query, handle, info)
-            except Exception as e:  # noqa: BLE001 - the run goes on without this helper
-                say({"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"})
-                continue
-            names = list(entries)[:query["max_plans"]] if query.get("max_plans") else list(entries)
-            slots, slot = int(query.get("slots") or 1), int(query.get("slot") or 0)
-            share = split_shares(names[int(query.get("leave") or 0):], slots)[slot] if slot < slots else []
-            say({"plans": names, "share": share})
-            for name in share:
-                say(_build_one(entries.get(name), name, cache))
-            say({"done": True})
-    return 0
-
-
-def _propose(query: dict[str, Any], handle: Any, info: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-    """The graph's plans as the run lists them (same source, modes and carve-out) and the RunCache that builds and
-    stores them under the run's keys."""
-    os.environ[cache_dir.ENV_DIR] = str(query["cache_root"])  # the run's plan cache, wherever it is
-    spec = spec_from_dict(query["spec"])
-    sm_count = query.get("sm_count")
-    options = {"sm_count": int(sm_count)} if sm_count is not None else None
-    found = graph_plans(spec, handle, tuple(query["modes"]), str(info.get("gpu")), str(info.get("cudnn_backend")),
-                        graph_options=options)
-    cache = RunCache(spec, query.get("info") or info, handle, True, sm_count=sm_count)
-    return {e.name: e for e in found}, cache
-
-
-def _build_one(entry: Any, name: str, cache: Any) -> dict[str, Any]:
-    """Build one plan as a run would (RunCache.build: from the cache if there, stored if slow) and say how it went."""
-    if entry is None or cache is None:
-        return {"plan": name, "status": "failed", "error": "this helper does not list the plan"}
-    store = cache.store
-    before_hits, before_stored = store.counts["hits"], store.counts["stored"]
-    try:
-        ok = cache.build(entry, {})
-    except Exception as e:  # noqa: BLE001 - one plan failing must not stop the others
-        return {"plan": name, "status": "failed", "error": " ".join(str(e).split())[:300]}
-    if not ok:
-        return {"plan": name, "status": "failed", "error": entry.build_error}
-    if store.counts["hits"] > before_hits:
-        return {"plan": name, "status": "cached", "build_ms": None}
-
-    stored = store.counts["stored"] > before_stored
-    status = "stored" if stored else "fast" if (entry.build_ms or 0.0) < SERIALIZE_MIN_BUILD_MS else "not_stored"
-    return {"plan": name, "status": status, "build_ms": entry.build_ms}
-
-
-if __name__ == "__main__":
-    _device = int(sys.argv[sys.argv.index("--device") + 1]) if "--device" in sys.argv else 0
-    _messages = os.fdopen(os.dup(1), "w")  # the pipe to the pool; anything a library prints goes to stderr
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    sys.exit(serve(_device, stdout=_messages))

@@ -11,7 +11,6 @@ The arguments themselves (spec, engine id, knobs, plan name) are checked first, 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import numbers
 import re
 import time
@@ -25,6 +24,7 @@ from .explain import first_line
 from .. import capabilities
 from ..specs import Spec, spec_from_dict
 from ..graph import LabGraph, build_graph
+from .session import cudnn_handle
 
 
 def plan_error(message: str, *, engine_id: int | None = None, knob: str | None = None,
@@ -142,13 +142,8 @@ class PinnedPlan:
         return knob_table.named(self.knobs, version)
 
 
-@functools.cache
-def _default_handle(device: int) -> Any:
-    import cudnn
-    import torch
-
-    with torch.cuda.device(device):
-        return cudnn.create_handle()
+#: the GPU layer's one cuDNN handle per device (a name of its own so tests can replace it)
+_default_handle = cudnn_handle
 
 
 def _cudnn_version() -> Any:

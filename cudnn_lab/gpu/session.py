@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,12 +30,24 @@ RUN_LOCK = threading.RLock()
 
 
 @functools.cache
-def _handle(device: int) -> Any:
+def cudnn_handle(device: int = 0) -> Any:
+    """This process's cuDNN handle on ``device``, made once: in PyTorch's CUDA context where torch is loaded, else
+    in the driver's primary context of the device (the same context; a worker under another cuDNN never imports
+    torch, which would load its own)."""
     import cudnn
-    import torch
 
-    with torch.cuda.device(device):
-        return cudnn.create_handle()
+    if "torch" in sys.modules:
+        import torch
+
+        with torch.cuda.device(device):
+            return cudnn.create_handle()
+    from cuda.bindings import driver
+
+    driver.cuInit(0)
+    _, dev = driver.cuDeviceGet(int(device))
+    _, ctx = driver.cuDevicePrimaryCtxRetain(dev)
+    driver.cuCtxSetCurrent(ctx)
+    return cudnn.create_handle()
 
 
 def require_gpu(device: int) -> None:
@@ -89,7 +102,7 @@ class Session:
         info = device_info(device)
         check_memory(estimate_bytes(spec), device, spec.label())
         with torch.cuda.device(device):
-            self.handle = _handle(device)
+            self.handle = cudnn_handle(device)
             self.stream = torch.cuda.Stream(device)
             cudnn.set_stream(handle=self.handle, stream=self.stream.cuda_stream)
             t1 = time.perf_counter()

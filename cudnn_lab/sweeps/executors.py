@@ -22,7 +22,7 @@ from ..errors import MissingDependencyError, NoGPUError, OptionError, shorten
 from ..gpu import run_records  # noqa: F401 - registers the plan sources a worker runs
 from ..gpu.device import device_info
 from ..gpu.kernels import cupti_first_use_s
-from ..gpu.session import _handle
+from ..gpu.session import cudnn_handle
 from ..runs import run
 from ..specs import spec_from_dict
 import cudnn_lab.results  # noqa: F401 - the results layer every point returns through
@@ -114,7 +114,7 @@ def warm_worker() -> dict[str, Any]:
     if threads.isdigit() and int(threads) > 0:  # torch caps the variable at the cores; the option is the number
         torch.set_num_threads(int(threads))
     torch.cuda.init()
-    _handle(0)
+    cudnn_handle(0)
     info = device_info(0)
     report: dict[str, Any] = {"pid": os.getpid(), "visible": os.environ.get("CUDA_VISIBLE_DEVICES"),
                               "gpu": info["gpu"], "threads": torch.get_num_threads()}

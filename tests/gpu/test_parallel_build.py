@@ -1,15 +1,16 @@
 """gpu/parallel_build.py without a GPU: the option, the share split, the report's arithmetic, NoGPUError before any
-helper starts, and the warning path with helper processes that exit at once or hang (the run loses nothing)."""
+helper starts, and the warning path with helpers (kit workers of the selftest roles) that exit at once, hang or list
+other plans (the run loses nothing); the build role's share at once and the helpers' lower priority."""
 
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 
 import pytest
 
 import cudnn_lab as cl
+from cudnn_lab.gpu import build_role
 from cudnn_lab.gpu import parallel_build as pb
 from cudnn_lab.options import RunOptions
 
@@ -103,7 +104,7 @@ def test_without_a_gpu_parallel_builds_raise_no_gpu_error_before_any_helper_star
 
 
 def test_a_helper_that_exits_at_once_leaves_every_plan_to_the_run_with_one_warning() -> None:
-    pool = pb.HelperPool(command=[sys.executable, "-c", "raise SystemExit(3)"], start_deadline_s=30)
+    pool = pb.HelperPool(target=EXITS, start_deadline_s=30)
     plans = ["eng0", "eng4_k24=27", "eng7"]
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -120,13 +121,14 @@ def test_a_helper_that_exits_at_once_leaves_every_plan_to_the_run_with_one_warni
         pool.close()
 
 
-HANGS = ("import json, os, sys, time\n"
-         "print(json.dumps({'ready': True, 'pid': os.getpid(), 'info': {}}), flush=True)\n"
-         "time.sleep(600)\n")
+#: selftest roles: one ends (exit code 3) before its ready line, one is ready and never answers, one lists other plans
+EXITS = "cudnn_lab.gpu.workers.selftest:dies_at_start"
+HANGS = "cudnn_lab.gpu.workers.selftest:sleep"
+DISAGREES = "cudnn_lab.gpu.workers.selftest:other_plans"
 
 
 def test_a_helper_that_hangs_is_killed_at_the_deadline_and_started_again_next_time() -> None:
-    pool = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    pool = pb.HelperPool(target=HANGS, start_deadline_s=30)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -143,7 +145,7 @@ def test_a_helper_that_hangs_is_killed_at_the_deadline_and_started_again_next_ti
 
 
 def test_a_helper_on_another_gpu_or_cudnn_is_left_out() -> None:
-    pool = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    pool = pb.HelperPool(target=HANGS, start_deadline_s=30)
     info = {"gpu": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "cudnn_backend": 91900,
             "cudnn_frontend": "1.32.0"}
     try:
@@ -185,7 +187,7 @@ def test_the_async_handle_is_off_without_the_option_and_needs_a_gpu_before_any_h
 
 
 def test_async_helpers_that_exit_at_once_answer_wait_with_missed_and_the_run_builds_every_plan() -> None:
-    pool = pb.HelperPool(command=[sys.executable, "-c", "raise SystemExit(3)"], start_deadline_s=30)
+    pool = pb.HelperPool(target=EXITS, start_deadline_s=30)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -206,7 +208,7 @@ def test_async_helpers_that_exit_at_once_answer_wait_with_missed_and_the_run_bui
 
 
 def test_async_wait_times_out_on_a_hung_helper_and_the_deadline_cuts_it_off() -> None:
-    pool = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    pool = pb.HelperPool(target=HANGS, start_deadline_s=30)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -225,15 +227,8 @@ def test_async_wait_times_out_on_a_hung_helper_and_the_deadline_cuts_it_off() ->
         pool.close()
 
 
-DISAGREES = ("import json, os, sys\n"
-             "print(json.dumps({'ready': True, 'pid': os.getpid(), 'info': {}}), flush=True)\n"
-             "for line in sys.stdin:\n"
-             "    q = json.loads(line)\n"
-             "    print(json.dumps({'plans': ['other0', 'other1'], 'share': []}), flush=True)\n")
-
-
 def test_an_async_helper_listing_other_plans_is_left_out_and_a_report_before_the_end_says_still_building() -> None:
-    pool = pb.HelperPool(command=[sys.executable, "-c", DISAGREES], start_deadline_s=30)
+    pool = pb.HelperPool(target=DISAGREES, start_deadline_s=30)
     try:
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
@@ -246,7 +241,7 @@ def test_an_async_helper_listing_other_plans_is_left_out_and_a_report_before_the
         assert all(not h.alive() for h in pool.helpers)  # left out and ended: the pool starts fresh ones
     finally:
         pool.close()
-    hung = pb.HelperPool(command=[sys.executable, "-c", HANGS], start_deadline_s=30)
+    hung = pb.HelperPool(target=HANGS, start_deadline_s=30)
     try:
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
@@ -259,20 +254,27 @@ def test_an_async_helper_listing_other_plans_is_left_out_and_a_report_before_the
 
 
 
-# ------------------------------------------------------------------------------------------------ the helper's loop
+# ------------------------------------------------------------------------------------------------ the helper's role
 
-def test_a_helper_lowers_its_priority_lists_and_builds_its_share_at_once(monkeypatch) -> None:
-    import io
+def test_the_build_role_lists_and_builds_its_share_at_once(monkeypatch) -> None:
+    monkeypatch.setattr(build_role, "_propose", lambda query, handle, info: ({"eng0": None, "eng7": None}, None))
+    said = list(build_role.build({"cmd": "share", "leave": 1, "slots": 1, "slot": 0}))
+    assert said[0] == {"plans": ["eng0", "eng7"], "share": ["eng7"]}  # the pick is left to the run
+    assert said[1]["plan"] == "eng7" and said[1]["status"] == "failed"  # built at once (here: no entry to build)
+    assert len(said) == 2  # the worker seam ends the stream (the pool reads it as done)
+    assert build_role.build({"cmd": "propose"}) == {"plans": ["eng0", "eng7"]}
+    assert "unknown command" in build_role.build({"cmd": "nope"})["error"]
 
-    niced: list[int] = []
-    monkeypatch.setattr(pb, "_start_helper", lambda device: (None, {"gpu": "test"}))
-    monkeypatch.setattr(pb.os, "nice", lambda n: niced.append(n) or n)
-    monkeypatch.setattr(pb, "_propose", lambda query, handle, info: ({"eng0": None, "eng7": None}, None))
-    share = json.dumps({"cmd": "share", "leave": 1, "slots": 1, "slot": 0})
-    out = io.StringIO()
-    assert pb.serve(0, stdin=io.StringIO(share + "\n"), stdout=out) == 0
-    said = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert niced == [pb.HELPER_NICE] and said[0]["ready"] is True
-    assert said[1] == {"plans": ["eng0", "eng7"], "share": ["eng7"]}  # the pick is left to the run
-    assert said[2]["plan"] == "eng7" and said[2]["status"] == "failed"  # built at once (here: no entry to build)
-    assert said[-1] == {"done": True}
+
+def test_helpers_run_the_build_role_at_a_lower_priority_and_stream_their_answers_to_the_pool() -> None:
+    h = pb.Helper(0, "cudnn_lab.gpu.workers.selftest:echo", start_deadline_s=30)
+    try:
+        assert h.worker.nice == pb.HELPER_NICE and h.worker.target == "cudnn_lab.gpu.workers.selftest:echo"
+        h.worker.wait_ready()
+        assert h.send({"env": build_role.DEVICE_ENV})
+        got = pb.wait_lines([h], 30, lambda m: "echo" in m)[0]
+        assert got["env"] == "0"  # the pool names the device to the helper
+        assert got["nice"] == min(19, pb.os.nice(0) + pb.HELPER_NICE)  # a lower priority than this process
+    finally:
+        h.kill()
+    assert not h.alive()
