@@ -41,7 +41,8 @@ FLOPS_PER_ELEMENT: dict[str, int] = {"relu": 1, "sigmoid": 4, "tanh": 5, "clippe
 class ActivationSpec(Tensor4dSpec):
     """y = activation(x) elementwise. ``coef`` (clipped_relu's ceiling, elu's alpha, swish's beta) defaults to
     6, 1 and 1; the modes without a coefficient take none: a coef given to them is dropped (it reads back as None)
-    with an :class:`IgnoredFieldWarning` naming it, and ``replace(mode=...)`` to such a mode drops it quietly."""
+    with an :class:`IgnoredFieldWarning` naming it, and ``replace(mode=...)`` to such a mode drops it quietly; a coef
+    no mode takes (text, NaN, out of range) is a SpecError whatever the mode."""
 
     op: ClassVar[str] = "activation"
     menu_order: ClassVar[int] = 80
@@ -59,6 +60,11 @@ class ActivationSpec(Tensor4dSpec):
         self._set("mode", check_choice(name, "mode", self.mode, tuple(ACTIVATIONS)))
         if self.mode not in COEF_DEFAULTS:
             if self.coef is not None:
+                try:  # junk is refused, not dropped: only a coefficient another mode could take is ignored
+                    check_float(name, "coef", self.coef, 0.0, MAX_COEF, lo_open=True)
+                except SpecError as e:
+                    raise SpecError("coef", self.coef, f"{e.allowed}; mode {self.mode!r} takes none: leave coef out",
+                                    spec=name) from None
                 warnings.warn(f"{name}.coef={shorten(self.coef, 40)} is ignored: mode {self.mode!r} takes no "
                               f"coefficient (only {', '.join(COEF_DEFAULTS)} do); leave coef out (it reads back as "
                               "None)", IgnoredFieldWarning, stacklevel=3)

@@ -116,7 +116,7 @@ def test_transform_form_shows_only_the_kinds_fields() -> None:
 
 
 @pytest.mark.parametrize("mode", [m for m in ACTIVATIONS if m not in COEF_DEFAULTS])
-@pytest.mark.parametrize("coef", [0.5, 3.0, "x" * 5000])
+@pytest.mark.parametrize("coef", [0.5, 3.0])  # junk is refused: tests/test_issue37_spec_fields.py
 def test_a_coefficient_the_mode_ignores_is_warned_about_by_name(mode: str, coef) -> None:
     with pytest.warns(IgnoredFieldWarning) as record:
         assert ActivationSpec(**SMALL, mode=mode, coef=coef).coef is None
