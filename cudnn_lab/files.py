@@ -115,11 +115,57 @@ def inflate(data: bytes, source: Any, what: str, *, limit: int) -> bytes:
     return out
 
 
-def _big_int(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS} are read)")
-    return int(text)
+class _Unusable:
+    """A number the JSON held that the kit refuses (beyond 64 bits, NaN or infinite), kept in place while parsing so
+    that the field holding it can be named afterwards."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _number_hooks(allow_nonfinite: bool) -> tuple[dict[str, Any], list[_Unusable]]:
+    """json.loads hooks that put an :class:`_Unusable` in place of a refused number, and the list they add it to."""
+    found: list[_Unusable] = []
+
+    def unusable(why: str) -> _Unusable:
+        found.append(_Unusable(why))
+        return found[-1]
+
+    def big_int(text: str) -> int | _Unusable:
+        digits = len(text.lstrip("-"))
+        if digits > MAX_INT_DIGITS:
+            return unusable(f"an integer of {digits} digits (at most {MAX_INT_DIGITS} are read)")
+        return int(text)
+
+    def finite_float(text: str) -> float | _Unusable:
+        value = float(text)
+        if math.isfinite(value):
+            return value
+        return unusable(f"{text[:40]} (beyond a 64-bit float: infinite; JSON numbers must be finite here)")
+
+    def no_constant(name: str) -> _Unusable:
+        return unusable(f"{name} (not a finite number; JSON numbers must be finite here)")
+
+    hooks: dict[str, Any] = {"parse_int": big_int}
+    if not allow_nonfinite:
+        hooks.update(parse_float=finite_float, parse_constant=no_constant)
+    return hooks, found
+
+
+def _unusable_field(value: Any) -> tuple[str, _Unusable] | None:
+    """The first refused number in ``value`` (document order) and its field ("over.n[1]"), or None."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, _Unusable):
+            return path or "(the whole value)", item
+        if isinstance(item, dict):
+            stack.extend(reversed([(f"{path}.{k}" if path else str(k), v) for k, v in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([(f"{path}[{i}]", v) for i, v in enumerate(item)]))
+    return None
 
 
 #: JSON nested deeper than this is refused before parsing (no kit file nests more than about 8 levels).
@@ -139,10 +185,6 @@ def _nests_deeper(text: str, limit: int) -> bool:
     return bool(brackets) and max(accumulate(map(_BRACKET_STEP.__getitem__, brackets))) > limit
 
 
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} (not a finite number; JSON numbers must be finite here)")
-
-
 def parse_json(text: str, source: Any, what: str, *, allow_nonfinite: bool = False,
                max_depth: int = MAX_JSON_DEPTH) -> Any:
     """JSON text -> value; DataError naming ``source`` for invalid JSON, nesting deeper than ``max_depth``, integers
@@ -151,18 +193,21 @@ def parse_json(text: str, source: Any, what: str, *, allow_nonfinite: bool = Fal
         raise OptionError(what, text, "must be JSON text (a str)")
     if _nested_over(text, max_depth):
         raise DataError(source, f"the {what} is nested more than {max_depth} levels deep; the kit reads no such file")
+    hooks, refused = _number_hooks(allow_nonfinite)
     try:
-        if allow_nonfinite:
-            return json.loads(text, parse_int=_big_int)
-        return json.loads(text, parse_int=_big_int, parse_constant=_no_constant)
+        value = json.loads(text, **hooks)
     except json.JSONDecodeError as e:
         problem = "ends early (truncated?)" if e.pos >= len(text.rstrip()) else f"has {e.msg}"
         raise DataError(source, f"the {what} is not valid JSON: it {problem} at line {e.lineno} column {e.colno}",
                         hint="write it with Spec.to_json(), RunResult.save() or json.dump") from None
     except RecursionError:
         raise DataError(source, f"the {what} is nested too deeply to be read") from None
-    except ValueError as e:  # _big_int, _no_constant, or int() refusing a 5000-digit literal
+    except ValueError as e:  # int() or float() refusing a literal
         raise DataError(source, f"the {what} holds a number the kit cannot use: {shorten(str(e), 120)}") from None
+    if refused:
+        field, bad = _unusable_field(value) or ("(a key)", refused[0])
+        raise DataError(source, f"field {field}: the {what} holds a number the kit cannot use: {shorten(bad.why, 120)}")
+    return value
 
 
 def _nested_over(text: str, limit: int) -> bool:
