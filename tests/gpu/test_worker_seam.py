@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -155,3 +156,34 @@ def test_close_garbage_collection_and_call_once_leave_no_process_behind(worker) 
     with pytest.raises(WorkerError) as info:
         call_once(ROLE + "sleep", {"s": 60}, timeout_s=0.5)
     assert info.value.kind == "deadline"
+
+
+# ------------------------------------------------------------------------------------------------ one seam
+
+PACKAGE = Path(__file__).resolve().parents[2] / "cudnn_lab"
+#: Modules still starting their own worker while helper A routes them through gpu/workers (issue 34): remove each
+#: name as it moves; the test fails both for a new offender and for a name left here after its module moved.
+PENDING = {"whatif/block_formats.py", "whatif/versions.py"}
+
+
+def _starts_own_worker(path) -> bool:
+    """Whether a module spawns ``sys.executable -m cudnn_lab...`` itself or has a ``__main__`` block of its own."""
+    import ast
+
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List):
+            spawns = any(isinstance(e, ast.Attribute) and e.attr == "executable" for e in node.elts)
+            kit = any(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.startswith("cudnn_lab")
+                      for e in node.elts)
+            if spawns and kit:
+                return True
+    return any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in tree.body)
+
+
+def test_only_gpu_workers_starts_a_child_process_for_a_worker() -> None:
+    own = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+           if not p.relative_to(PACKAGE).parts[:2] == ("gpu", "workers") and p.name != "cli.py"
+           and _starts_own_worker(p)}
+    assert own == PENDING, f"start workers through cudnn_lab.gpu.workers: {sorted(own - PENDING)}; " \
+                           f"moved already (drop from PENDING): {sorted(PENDING - own)}"
