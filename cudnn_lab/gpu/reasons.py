@@ -70,15 +70,51 @@ class EngineReason:
         return dataclasses.asdict(self)
 
 
+#: Most brackets an engine header line may open (a real one opens 2: the header and its knob choices); beyond it,
+#: and for any header that does not parse, the block is kept with its engine unknown.
+MAX_HEADER_BRACKETS = 32
+#: Longest integer literal read from a header (engine ids, SM versions and knob values are 32-bit).
+_MAX_HEADER_DIGITS = 20
+#: Largest engine id and SM version a header may name (cuDNN's are below 10,000 and 2,000).
+_MAX_ENGINE_ID = 2**31 - 1
+_MAX_SM_VERSION = 100_000
+
+
+def _header_int(text: str) -> int | None:
+    """A header's integer literal, or None where it is too long to be one cuDNN writes."""
+    return int(text) if len(text.lstrip("-")) <= _MAX_HEADER_DIGITS else None
+
+
 def _engine_header(line: str) -> dict[str, Any] | None:
+    """The engine header on ``line`` (a dict; empty where it cannot be read), or None where the line is none."""
     line = line.strip()
     if not (line.startswith("{") and '"engineId"' in line):
         return None
+    if line.count("{") + line.count("[") > MAX_HEADER_BRACKETS:
+        return {}
     try:
-        data = json.loads(line)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+        data = json.loads(line, parse_int=_header_int, parse_constant=lambda name: None)
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _small_int(value: Any, high: int) -> int | None:
+    """``value`` as an int in [0, high] (an int, or ASCII digits as cuDNN writes them), else None."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= _MAX_HEADER_DIGITS:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= high:
+        return value
+    return None
+
+
+def _knobs_text(knobs: Any) -> str:
+    """The knob choices as ``NAME=value, ...`` (cut short: a header can hold anything)."""
+    if not isinstance(knobs, dict):
+        return ""
+    text = ", ".join(f"{str(k).replace('CUDNN_KNOB_TYPE_', '')}={v if isinstance(v, (int, str)) else '?'}"
+                     for k, v in list(knobs.items())[:64])
+    return text if len(text) <= 1000 else text[:997] + "..."
 
 
 def read_reasons(message: str) -> list[EngineReason]:
@@ -94,12 +130,11 @@ def read_reasons(message: str) -> list[EngineReason]:
         own = [r for _, r in lines if not _WRAPPERS.match(r)]
         reason = own[0] if own else (lines[0][1] if lines else "")
         h = header or {}
-        knobs = h.get("knobChoices", {})
+        engine_id = _small_int(h.get("engineId"), _MAX_ENGINE_ID)
         rows.append(EngineReason(
-            engine_id=int(h.get("engineId", -1)) if str(h.get("engineId", -1)).lstrip("-").isdigit() else -1,
-            sm_version=int(h["smVersion"]) if str(h.get("smVersion", "")).isdigit() else None,
-            knobs=", ".join(f"{k.replace('CUDNN_KNOB_TYPE_', '')}={v}" for k, v in knobs.items())
-            if isinstance(knobs, dict) else "",
+            engine_id=-1 if engine_id is None else engine_id,
+            sm_version=_small_int(h.get("smVersion"), _MAX_SM_VERSION),
+            knobs=_knobs_text(h.get("knobChoices", {})),
             status=status, reason=reason, category=category_of(status, reason)))
 
     for raw in str(message).splitlines():
