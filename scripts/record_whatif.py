@@ -62,6 +62,7 @@ def record(args: argparse.Namespace) -> int:
     from cudnn_lab.gpu.asker import asker
     from cudnn_lab.gpu.frontend import graph_plans
     from cudnn_lab.gpu.plans import PLAN_SOURCES
+    from cudnn_lab.results import recordings
     from cudnn_lab.results.datasets import dataset_prefix
 
     out = Path(args.out)
@@ -79,7 +80,7 @@ def record(args: argparse.Namespace) -> int:
         path = t.save(out / "targets" / f"{prefix}_cudnn{a.cudnn_version}.json")
         print("target", path, flush=True)
         recorded.append((lib, t))
-    tg._RECORDED = None  # read the descriptions just written
+    recordings.clear()  # read the descriptions just written
     problems = runpy.run_path(str(HERE / "record.py"))["PROBLEMS"]
     answers = []
     t0 = time.perf_counter()

@@ -3,8 +3,12 @@ the pointwise epilogue chain (forward only). Pure: no cudnn import here."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..specs import ConvSpec
 from ..specs.base import pair
+from ..specs.layout import layout_strides
+from .block_scale import BLOCK_SCALED, BlockProduct, BlockTypes
 from .epilogue import epilogue_code, with_epilogue
 from .families import RECIPES, REFERENCE_CODE
 from .fp8 import scaled_recipe, scaled_reference_code
@@ -46,3 +50,28 @@ def reference_code(spec: ConvSpec) -> list[str]:
         lines = [f"y = torch.nn.grad.conv2d_weight(inputs['X'].double(), {list(spec.w_dims)}, "
                  f"inputs['DY'].double(), {geo})"]
     return [*lines, *epilogue_code(spec.epilogue), "return y"]
+
+
+@BLOCK_SCALED.register(ConvSpec)
+def block_scaled_product(g: Any, spec: ConvSpec, t: BlockTypes) -> BlockProduct:
+    """X and W channels-last, blocked along C, their scales likewise, dequantized, then conv_fprop. cuDNN 9.19's
+    backend refuses the conv's block size [1, bs, 1, 1] (BAD_PARAM, seen 2026-11-26): it takes matrix-style block
+    sizes only, so this graph is cuDNN's refusal to quote."""
+    bs = t.block_size
+    x_dims, w_dims = spec.x_dims, spec.w_dims
+    sx_dims = (x_dims[0], -(-x_dims[1] // bs), *x_dims[2:])
+    sw_dims = (w_dims[0], -(-w_dims[1] // bs), *w_dims[2:])
+
+    def nhwc(dims: tuple[int, ...]) -> list[int]:
+        return list(layout_strides(dims, "NHWC"))
+
+    x = g.tensor(name="X", dim=list(x_dims), stride=nhwc(x_dims), data_type=t.element)
+    w = g.tensor(name="W", dim=list(w_dims), stride=nhwc(w_dims), data_type=t.element)
+    sx = g.tensor(name="SFX", dim=list(sx_dims), stride=nhwc(sx_dims), data_type=t.scale)
+    sw = g.tensor(name="SFW", dim=list(sw_dims), stride=nhwc(sw_dims), data_type=t.scale, reordering_type=t.reorder)
+    xd = g.block_scale_dequantize(x, sx, block_size=[1, bs, 1, 1], compute_data_type=t.compute, name="dequantize_X")
+    wd = g.block_scale_dequantize(w, sw, block_size=[1, bs, 1, 1], compute_data_type=t.compute, name="dequantize_W")
+    out = g.conv_fprop(xd, wd, pre_padding=list(pair(spec.padding)), post_padding=list(pair(spec.padding)),
+                       stride=list(pair(spec.stride)), dilation=list(pair(spec.dilation)), compute_data_type=t.compute,
+                       name="conv_fprop")
+    return BlockProduct(out, (1, 1, 1, 1), "Y")

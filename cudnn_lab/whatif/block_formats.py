@@ -35,12 +35,13 @@ from ..reference.block_formats import block_dequantize, block_quantization_error
 from ..reference.common import CPU_FLOP_LIMIT, check_cpu_work
 from ..reference.fp8 import float_inputs
 from ..reference.quantize import dequantize, quantization_error, quantize
-from ..specs.layout import layout_strides
 from ..results.loading import parse_json, read_text
 from .devices import as_target, today
 from ..results.datasets import dataset_prefix
 from ..results.paths import check_output_path, write_text
+from ..graph.block_scale import block_scaled_graph as graph_block_scaled
 from ..provenance import cudnn_version_text
+from ..results import recordings
 from ..results.labels import ANSWER_LABEL, EMULATED_LABEL
 from .heuristics import _proposal
 
@@ -267,78 +268,12 @@ MAX_BYTES = 4 * 2**20
 ASK_TIMEOUT_S = 60.0
 
 
-def _cudnn_type(name: str) -> Any:
-    import cudnn
-
-    return getattr(cudnn.data_type, {"e4m3": "FP8_E4M3", "e5m2": "FP8_E5M2", "e2m1": "FP4_E2M1",
-                                      "e8m0": "FP8_E8M0"}[name])
-
-
-def _pad(value: int, to: int) -> int:
-    return -(-value // to) * to
-
-
-def _channels_last(dims: tuple[int, ...]) -> list[int]:
-    return list(layout_strides(dims, "NHWC"))
-
-
 def block_scaled_graph(spec: Spec, fmt: Any = "mxfp8_e4m3", *, description: dict[str, Any] | None = None,
                        handle: Any = None) -> Any:
-    """The real cudnn.pygraph of ``spec``'s product in block format ``fmt``: block_scale_dequantize of each operand
-    (its scales in the F8_128x4 layout cuDNN's block-scaled GEMM takes, padded to it), then matmul or conv_fprop
-    with FP32 compute; NVFP4 multiplies the result by an FP32 tensor scale. Output bf16. ``description``: a target's
-    device description (deviceless). Builds without a GPU up to ``inspect()``. cuDNN 9.19's backend refuses the
-    conv's block size [1, bs, 1, 1] (BAD_PARAM, seen 2026-11-26): it takes matrix-style block sizes only."""
-    import cudnn
-
-    f = block_format(fmt)
-    first, second, _, _, _ = _problem(spec)
-    options: dict[str, Any] = {}
-    if description is not None:
-        options["device_property"] = cudnn.create_device_properties(json.dumps(description))
-    if handle is not None:
-        options["handle"] = handle
-    g = cudnn.pygraph(intermediate_data_type=cudnn.data_type.FLOAT, compute_data_type=cudnn.data_type.FLOAT,
-                      **options)
-    el, sf, bs = _cudnn_type(f.element), _cudnn_type(f.scale_format), f.block_size
-    reorder = cudnn.tensor_reordering.F8_128x4
-    if spec.block_scale_axis == "K":
-        b, m, n, k = spec.batch, spec.m, spec.n, spec.k
-        sk = _pad(-(-k // bs), 4)
-        mp, np_ = _pad(m, 128), _pad(n, 128)
-        a = g.tensor(name="A", dim=[b, m, k], stride=[m * k, k, 1], data_type=el)
-        bt = g.tensor(name="B", dim=[b, k, n], stride=[k * n, 1, k], data_type=el)
-        sa = g.tensor(name="SFA", dim=[b, mp, sk], stride=[mp * sk, sk, 1], data_type=sf, reordering_type=reorder)
-        sb = g.tensor(name="SFB", dim=[b, sk, np_], stride=[sk * np_, 1, sk], data_type=sf, reordering_type=reorder)
-        ad = g.block_scale_dequantize(a, sa, block_size=[1, bs], compute_data_type=cudnn.data_type.FLOAT,
-                                      name="dequantize_A")
-        bd = g.block_scale_dequantize(bt, sb, block_size=[bs, 1], compute_data_type=cudnn.data_type.FLOAT,
-                                      name="dequantize_B")
-        out = g.matmul(ad, bd, compute_data_type=cudnn.data_type.FLOAT, name="matmul")
-        scale_dims = [1, 1, 1]
-    else:
-        x_dims, w_dims = spec.x_dims, spec.w_dims  # type: ignore[attr-defined]
-        sx_dims = (x_dims[0], -(-x_dims[1] // bs), *x_dims[2:])
-        sw_dims = (w_dims[0], -(-w_dims[1] // bs), *w_dims[2:])
-        x = g.tensor(name="X", dim=list(x_dims), stride=_channels_last(x_dims), data_type=el)
-        w = g.tensor(name="W", dim=list(w_dims), stride=_channels_last(w_dims), data_type=el)
-        sx = g.tensor(name="SFX", dim=list(sx_dims), stride=_channels_last(sx_dims), data_type=sf)
-        sw = g.tensor(name="SFW", dim=list(sw_dims), stride=_channels_last(sw_dims), data_type=sf,
-                      reordering_type=reorder)
-        xd = g.block_scale_dequantize(x, sx, block_size=[1, bs, 1, 1], compute_data_type=cudnn.data_type.FLOAT,
-                                      name="dequantize_X")
-        wd = g.block_scale_dequantize(w, sw, block_size=[1, bs, 1, 1], compute_data_type=cudnn.data_type.FLOAT,
-                                      name="dequantize_W")
-        out = g.conv_fprop(xd, wd, pre_padding=list(pair(spec.padding)), post_padding=list(pair(spec.padding)),
-                           stride=list(pair(spec.stride)), dilation=list(pair(spec.dilation)),
-                           compute_data_type=cudnn.data_type.FLOAT, name="conv_fprop")
-        scale_dims = [1, 1, 1, 1]
-    if f.tensor_scale:
-        alpha = g.tensor(name="tensor_descale", dim=scale_dims, stride=[1] * len(scale_dims),
-                         data_type=cudnn.data_type.FLOAT)
-        out = g.mul(out, alpha, compute_data_type=cudnn.data_type.FLOAT, name="tensor_scale")
-    out.set_output(True).set_data_type(cudnn.data_type.BFLOAT16).set_name("Y" if first == "X" else "C")
-    return g
+    """The real cudnn.pygraph of ``spec``'s product in block format ``fmt`` (a name or a BlockFormat), built by the
+    graph layer (:func:`cudnn_lab.graph.block_scale.block_scaled_graph`, each family's own product); ``description``:
+    a target's device description (deviceless). Builds without a GPU up to ``inspect()``."""
+    return graph_block_scaled(spec, block_format(fmt), description=description, handle=handle)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -426,24 +361,24 @@ class BlockScaleAnswer:
                                     f"{shorten(str(e), 80)})") from None
 
 
-_RECORDED: list[BlockScaleAnswer] | None = None
+def load_block_scale_answers(path: Path) -> tuple[BlockScaleAnswer, ...]:
+    """The answers of one recorded block-scale file, every field checked (DataError naming the file and field)."""
+    _, text = read_text(path, "recorded block-scale what-if JSON", limit=MAX_BYTES)
+    data = parse_json(text, path, "recorded block-scale what-if JSON")
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), list):
+        raise DataError(path, f"not a recorded block-scale what-if file (format {FORMAT!r} with a list of answers)")
+    return tuple(BlockScaleAnswer.from_dict(a, path) for a in data["answers"])
+
+
+#: cuDNN's recorded answers for block-scaled graphs, one kind of the kit's recordings (results/recordings.py).
+RECORDING = recordings.register(recordings.RecordingKind(
+    name="block_scale", folder=BLOCK_SCALE_DIR, suffix=".json", max_bytes=MAX_BYTES, load=load_block_scale_answers,
+    title="recorded block-scale what-if JSON"))
 
 
 def recorded_block_scale_answers() -> list[BlockScaleAnswer]:
     """Every block-scale answer recorded on the kit's GPU rounds (``data/whatif/block_scale/*.json``), checked."""
-    global _RECORDED
-    if _RECORDED is None:
-        found: list[BlockScaleAnswer] = []
-        for path in sorted(BLOCK_SCALE_DIR.glob("*.json")):
-            _, text = read_text(path, "recorded block-scale what-if JSON", limit=MAX_BYTES)
-            data = parse_json(text, path, "recorded block-scale what-if JSON")
-            if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"),
-                                                                                                list):
-                raise DataError(path, f"not a recorded block-scale what-if file (format {FORMAT!r} with a list of "
-                                      "answers)")
-            found.extend(BlockScaleAnswer.from_dict(a, path) for a in data["answers"])
-        _RECORDED = found
-    return list(_RECORDED)
+    return [a for answers in recordings.read(RECORDING.name, BLOCK_SCALE_DIR) for a in answers]
 
 
 def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import DataError, OptionError, shorten
 from ..provenance import cudnn_version_text
+from ..results import recordings
 from ..results.loading import parse_json, read_text
 from ..results.paths import check_output_path, write_text
 
@@ -189,16 +190,16 @@ def synthetic(cc: Any, base: Target | None = None) -> Target:
                   base=str(base.description["deviceName"]), created=base.created)
 
 
-_RECORDED: list[Target] | None = None
+#: The device descriptions recorded on the kit's GPUs, one kind of the kit's recordings (results/recordings.py).
+RECORDING = recordings.register(recordings.RecordingKind(
+    name="target", folder=TARGETS_DIR, suffix=".json", max_bytes=MAX_TARGET_BYTES, load=load_target,
+    title="target JSON"))
 
 
 def _recorded() -> list[Target]:
-    global _RECORDED
-    if _RECORDED is None:
-        found = [load_target(p) for p in sorted(TARGETS_DIR.glob("*.json"))]
-        _RECORDED = sorted((dataclasses.replace(t, origin="recorded") for t in found),
-                           key=lambda t: (-t.cudnn_version, t.name))
-    return list(_RECORDED)
+    """The recorded targets, newest cuDNN first."""
+    found: list[Target] = recordings.read(RECORDING.name, TARGETS_DIR)
+    return sorted((dataclasses.replace(t, origin="recorded") for t in found), key=lambda t: (-t.cudnn_version, t.name))
 
 
 def targets(cudnn_version: int | None = None) -> list[Target]:

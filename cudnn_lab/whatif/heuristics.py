@@ -23,6 +23,7 @@ from ..gpu.reasons import reasons_frame, summarize
 from ..results.datasets import dataset_prefix
 from ..results.loading import parse_json, read_text
 from .devices import check_description, today
+from ..results import recordings
 from ..results.labels import ANSWER_LABEL
 from ..results.paths import check_output_path
 
@@ -135,23 +136,24 @@ def _proposal(p: Any, source: Any) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ recordings
 
-_RECORDED: dict[str, list[WhatIf]] | None = None
+def load_whatifs(path: Path) -> tuple[WhatIf, ...]:
+    """The answers of one recorded what-if file, every field checked (DataError naming the file and field)."""
+    _, text = read_text(path, "recorded what-if JSON", limit=MAX_WHATIF_BYTES)
+    data = parse_json(text, path, "recorded what-if JSON")
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), list):
+        raise DataError(path, f"not a recorded what-if file (format {FORMAT!r} with a list of answers)")
+    return tuple(WhatIf.from_dict(a, path) for a in data["answers"])
+
+
+#: The recorded answers of cuDNN's heuristics, one kind of the kit's recordings (results/recordings.py).
+RECORDING = recordings.register(recordings.RecordingKind(
+    name="whatif", folder=WHATIF_DIR, suffix=".json", max_bytes=MAX_WHATIF_BYTES, load=load_whatifs,
+    title="recorded what-if JSON"))
 
 
 def recorded_whatifs() -> list[WhatIf]:
     """Every answer recorded on the kit's GPU rounds (``cudnn_lab/data/whatif/*.json``), files checked on read."""
-    global _RECORDED
-    if _RECORDED is None:
-        found: dict[str, list[WhatIf]] = {}
-        for path in sorted(WHATIF_DIR.glob("*.json")):
-            _, text = read_text(path, "recorded what-if JSON", limit=MAX_WHATIF_BYTES)
-            data = parse_json(text, path, "recorded what-if JSON")
-            if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"),
-                                                                                                list):
-                raise DataError(path, f"not a recorded what-if file (format {FORMAT!r} with a list of answers)")
-            found[path.name] = [WhatIf.from_dict(a, path) for a in data["answers"]]
-        _RECORDED = found
-    return [w for answers in _RECORDED.values() for w in answers]
+    return [w for answers in recordings.read(RECORDING.name, WHATIF_DIR) for w in answers]
 
 
 def _recorded_for(spec: Spec, name: str, sm_count: int | None) -> list[WhatIf]:

@@ -36,7 +36,7 @@ from ..options import RunOptions, check_sm_count
 from ..specs import Spec
 from ..capabilities import gpu_visible
 from ..course import main_tile, waves
-from ..results import metrics
+from ..results import metrics, recordings
 from ..results.labels import SCALING_LABEL
 from ..results.loading import parse_json, read_text, spec_from_data
 from ..results.run import json_ready, typed_columns
@@ -452,7 +452,13 @@ def load_scaling(path: Any) -> ScalingResult:
     return ScalingResult.from_dict(parse_json(text, path, "SM-scaling JSON"), source=path)
 
 
+#: The SM-scaling results recorded on the kit's GPUs, one kind of the kit's recordings (results/recordings.py).
+RECORDING = recordings.register(recordings.RecordingKind(
+    name="sm_scaling", folder=RECORDED_DIR, suffix=".json", max_bytes=MAX_FILE_BYTES, load=load_scaling,
+    title="SM-scaling JSON"))
+
+
 def recorded_scalings(spec: Spec | None = None) -> list[ScalingResult]:
     """The SM-scaling what-ifs recorded on the kit's GPUs (of ``spec`` only, when given), newest first."""
-    found = [load_scaling(p) for p in sorted(RECORDED_DIR.glob("*.json"))]
+    found: list[ScalingResult] = recordings.read(RECORDING.name, RECORDED_DIR)
     return [r for r in found if spec is None or r.spec == spec][::-1]

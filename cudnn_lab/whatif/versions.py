@@ -9,6 +9,7 @@ torch nor cudnn, so the frontend's cuDNN is still the first one loaded in the ch
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import sys
@@ -18,7 +19,8 @@ from typing import Any
 from ..errors import DataError, NoGPUError, OptionError, shorten
 from ..options import RunOptions
 from ..provenance import cudnn_version_text
-from ..results import RunResult, recorded_datasets
+from ..results import RunResult, load_results, recorded_datasets, recordings
+from ..results.loading import MAX_JSON_BYTES
 from ..results.loading import read_json
 from ..results.metrics import best, tied_with_best
 from ..runs import run
@@ -131,10 +133,27 @@ def run_drift(spec: Spec, cudnn_lib: Any, options: Any = None) -> RunDrift:
 RUNS_DIR = WHATIF_DIR / "runs"
 
 
+def _own(result: RunResult) -> RunResult:
+    """A caller's own copy of a cached recording (its plan table may be changed; the registry's is not)."""
+    out = copy.copy(result)
+    out.plans = result.plans.copy()
+    return out
+
+
+def _load_run(path: Path) -> RunResult:
+    return RunResult.load(path)
+
+
+#: Runs recorded under another cuDNN, one kind of the kit's recordings (results/recordings.py).
+RECORDING = recordings.register(recordings.RecordingKind(
+    name="version_run", folder=RUNS_DIR, suffix=".json", max_bytes=MAX_JSON_BYTES, load=_load_run,
+    title="result JSON"))
+
+
 def recorded_run_drifts(spec: Spec | None = None) -> list[RunDrift]:
     """Runs recorded under another cuDNN (``data/whatif/runs``), each beside the shipped recording of the same spec
     on the same GPU under the cuDNN in use then: what changed between versions, measured."""
-    runs = [RunResult.load(p) for p in sorted(RUNS_DIR.glob("*.json"))]
+    runs = [_own(r) for r in recordings.read(RECORDING.name, RUNS_DIR)]
     pairs = []
     table = recorded_datasets("run")
     for other in runs:
@@ -142,7 +161,7 @@ def recorded_run_drifts(spec: Spec | None = None) -> list[RunDrift]:
             continue
         same = table[(table["gpu"] == other.device.get("gpu")) & (table["op"] == other.spec.op)]
         for path in same["path"]:
-            mine = RunResult.load(path)
+            mine = load_results(path)
             if mine.spec == other.spec and mine.device.get("gpu") == other.device.get("gpu"):
                 pairs.append(RunDrift(other, mine) if RunDrift.version(other) <= RunDrift.version(mine)
                              else RunDrift(mine, other))

@@ -131,10 +131,8 @@ def test_unrecorded_question_without_a_gpu_says_so():
 def test_a_malformed_recording_is_refused(tmp_path, monkeypatch):
     (tmp_path / "bad.json").write_text(json.dumps({"format": bw.FORMAT, "answers": [{"fmt": "nvfp4"}]}))
     monkeypatch.setattr(bw, "BLOCK_SCALE_DIR", tmp_path)
-    monkeypatch.setattr(bw, "_RECORDED", None)
     with pytest.raises(DataError):
         bw.recorded_block_scale_answers()
     (tmp_path / "bad.json").write_text(json.dumps({"format": "something else"}))
-    monkeypatch.setattr(bw, "_RECORDED", None)
     with pytest.raises(DataError):
         bw.recorded_block_scale_answers()
