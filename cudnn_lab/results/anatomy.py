@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import kernel_names, knobs
+from ..errors import CudnnLabError
 
 __all__ = ["answer_text", "beat_heuristics", "is_proposed", "kernel_story", "kernels_table", "knob_points",
            "with_knob_names"]
@@ -137,6 +138,16 @@ def answer_text(summary: Mapping[str, Any]) -> str:
             f"{p['plan']} ({p['median_ms'] * 1e3:.1f} us).")
 
 
+def _knobs_column(cell: Any) -> dict[int, int]:
+    """A plan's knob settings from its ``knobs`` cell (JSON text or a mapping; none when missing or unreadable)."""
+    if cell is None or (isinstance(cell, float) and cell != cell):
+        return {}
+    try:
+        return knobs.backend_numbers(cell)
+    except CudnnLabError:  # a cell the loading layer let through but no knob table reads: no knobs to show
+        return {}
+
+
 def knob_points(rows: Any, version: Any = None) -> list[dict[str, Any]]:
     """Long-format points for a view of the engine space: one per (plan, knob) with the plan's engine, whether the
     heuristics proposed it, its median and status, and the knob's name and value (from the plan name). A plan
@@ -148,7 +159,8 @@ def knob_points(rows: Any, version: Any = None) -> list[dict[str, Any]]:
         base = {"plan": r.get("plan"), "engine_id": engine if engine is not None else (parsed[0] if parsed else None),
                 "proposed": is_proposed(r.get("proposed")), "median_ms": r.get("median_ms"),
                 "status": r.get("status")}
-        decoded = knobs.decode(parsed[1], version) if parsed else ()
+        settings = parsed[1] if parsed else _knobs_column(r.get("knobs"))  # a name the kit did not make: its column
+        decoded = knobs.decode(settings, version) if settings else ()
         if not decoded:
             out.append({**base, "knob": None, "value": None})
         for k in decoded:
