@@ -187,3 +187,8 @@ def test_only_gpu_workers_starts_a_child_process_for_a_worker() -> None:
            and _starts_own_worker(p)}
     assert own == PENDING, f"start workers through cudnn_lab.gpu.workers: {sorted(own - PENDING)}; " \
                            f"moved already (drop from PENDING): {sorted(PENDING - own)}"
+
+
+def test_a_large_answer_arrives_whole(worker) -> None:
+    reply = worker("large").request({"mb": 8}, timeout_s=60)
+    assert len(reply["blob"]) == 8 * 2**20 and set(reply["blob"]) == {"x"}

@@ -135,7 +135,7 @@ class Worker:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid: int | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
-        self._buf = b""
+        self._pieces: list[bytes] = []
         self._events: collections.deque[dict[str, Any]] = collections.deque()
         self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._next = 0
@@ -233,7 +233,7 @@ class Worker:
             if self._finalizer is not None:
                 self._finalizer()
             self._proc, self._finalizer, self.ready = None, None, None
-            self._buf = b""
+            self._pieces = []
             self._events.clear()
 
     def close(self) -> None:
@@ -285,8 +285,12 @@ class Worker:
             data = b""
         if not data:
             raise _Ended()
-        self._buf += data
-        *lines, self._buf = self._buf.split(b"\n")
+        if b"\n" not in data:  # part of a long line (a large answer): keep the pieces, join once at its end
+            self._pieces.append(data)
+            return
+        self._pieces.append(data)
+        *lines, rest = b"".join(self._pieces).split(b"\n")
+        self._pieces = [rest] if rest else []
         for raw in lines:
             if not raw.strip():
                 continue

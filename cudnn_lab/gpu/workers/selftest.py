@@ -86,3 +86,8 @@ def other_plans(message: dict[str, Any]) -> Iterator[dict[str, Any]] | dict[str,
     if message.get("cmd") == "propose":
         return {"plans": ["other0", "other1"]}
     return iter([{"plans": ["other0", "other1"], "share": []}])
+
+
+def large(message: dict[str, Any]) -> dict[str, Any]:
+    """An answer of ``message["mb"]`` megabytes (a recorded run's size), to check long lines arrive whole."""
+    return {"blob": "x" * int(float(message.get("mb", 8)) * 2**20)}
