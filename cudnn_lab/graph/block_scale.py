@@ -26,10 +26,14 @@ _CUDNN_TYPES = {"e4m3": "FP8_E4M3", "e5m2": "FP8_E5M2", "e2m1": "FP4_E2M1", "e8m
 class BlockFormatLike(Protocol):
     """What the graph needs of a block format (:class:`cudnn_lab.reference.block_formats.BlockFormat`)."""
 
-    element: str
-    scale_format: str
-    block_size: int
-    tensor_scale: bool
+    @property
+    def element(self) -> str: ...
+    @property
+    def scale_format(self) -> str: ...
+    @property
+    def block_size(self) -> int: ...
+    @property
+    def tensor_scale(self) -> bool: ...
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,12 +21,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DataError, NoGPUError, OptionError, shorten
+from ..errors import DataError, NoGPUError, OptionError, WorkerError, shorten
 from ..reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
 from ..specs import ConvSpec, MatmulSpec, Spec, spec_from_dict
 from ..specs.base import pair
@@ -39,6 +37,7 @@ from ..results.loading import parse_json, read_text
 from .devices import as_target, today
 from ..results.datasets import dataset_prefix
 from ..results.paths import check_output_path, write_text
+from ..gpu.workers import call_once
 from ..graph.block_scale import block_scaled_graph as graph_block_scaled
 from ..provenance import cudnn_version_text
 from ..results import recordings
@@ -389,9 +388,9 @@ def _ask_here(spec_json: str, fmt: str, description: dict[str, Any] | None) -> d
     spec = spec_from_dict(json.loads(spec_json))
     handle = None
     if description is None:
-        from ..gpu.ask_worker import _handle  # heavy: imports graphviz
+        from ..gpu.session import cudnn_handle  # heavy: imports graphviz
 
-        handle = _handle()
+        handle = cudnn_handle(0)
     found: dict[str, Proposal] = {}
     declined: dict[str, str] = {}
     for mode in HEURISTIC_MODES:
@@ -423,24 +422,20 @@ def ask_block_scaled(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100",
     f = block_format(fmt)
     _problem(spec)
     tgt = as_target(target)
-    query = json.dumps({"spec": spec.to_json(), "fmt": f.name, "description": tgt.description if tgt else None})
+    query = {"spec": spec.to_json(), "fmt": f.name, "description": tgt.description if tgt else None}
     try:
-        proc = subprocess.run([sys.executable, "-m", "cudnn_lab.whatif.block_formats", query], env=worker_env(None),
-                              capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return _answer(spec, f, tgt, {"refused": "timeout", "cudnn_version": 0,
-                                      "message": f"cuDNN gave no answer within {timeout_s:.0f} s"})
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode == 3 and lines:
-        raise NoGPUError(f"cuDNN cannot be asked on this machine: {json.loads(lines[-1]).get('error', '')}")
-    if not lines:
-        code = proc.returncode
-        how = f"signal {-code}" if code < 0 else f"exit code {code}"
-        tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no message"]
+        reply = call_once(f"{__name__}:answer", query, env=worker_env(None), timeout_s=timeout_s)
+    except WorkerError as e:
+        if e.kind == "deadline":
+            return _answer(spec, f, tgt, {"refused": "timeout", "cudnn_version": 0,
+                                          "message": f"cuDNN gave no answer within {timeout_s:.0f} s"})
         return _answer(spec, f, tgt, {"refused": "crashed", "cudnn_version": 0,
-                                      "message": f"cuDNN crashed answering this query ({how}; {tail[0][:200]}); "
-                                                 "the kit's process was not affected"})
-    return _answer(spec, f, tgt, json.loads(lines[-1]))
+                                      "message": f"cuDNN crashed answering this query ({e.how or e.kind}; "
+                                                 f"{shorten(e.detail or 'no message', 200)}); the kit's process "
+                                                 "was not affected"})
+    if "error" in reply:
+        raise NoGPUError(f"cuDNN cannot be asked on this machine: {reply['error']}")
+    return _answer(spec, f, tgt, reply)
 
 
 def _answer(spec: Spec, f: BlockFormat, tgt: Any, reply: dict[str, Any]) -> BlockScaleAnswer:
@@ -516,27 +511,18 @@ def record_block_scale(folder: Any, *, budget_s: float = 100.0) -> Path:
     return write_text(path, json.dumps(data, indent=0), what="block-scale what-if JSON")
 
 
-def _main(argv: list[str]) -> int:
-    """Worker entry: one query (JSON) in argv, one JSON line out; exit 3 where cuDNN cannot be loaded."""
-    query = json.loads(argv[0])
+def answer(query: dict[str, Any]) -> dict[str, Any]:
+    """Worker role (gpu/workers, in a process of its own): one query's reply, or {"error": ...} where cuDNN cannot
+    be loaded."""
     try:
         import cudnn
 
         cudnn.backend_version()
     except Exception as e:  # noqa: BLE001 - no cuDNN library here: one line, not a traceback
-        print(json.dumps({"error": str(e).splitlines()[0][:300]}), flush=True)
-        return 3
+        return {"error": str(e).splitlines()[0][:300] if str(e) else type(e).__name__}
     try:
-        reply = _ask_here(query["spec"], query["fmt"], query.get("description"))
+        return _ask_here(query["spec"], query["fmt"], query.get("description"))
     except Exception as e:  # noqa: BLE001 - every refusal goes back as data
-        import cudnn
-
-        reply = {"refused": "declined", "cudnn_version": int(cudnn.backend_version()),
-                 "message": f"{type(e).__name__}: {str(e).splitlines()[0][:1000] if str(e) else ''}",
-                 "detail": str(e)[:20000]}
-    print(json.dumps(reply), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+        return {"refused": "declined", "cudnn_version": int(cudnn.backend_version()),
+                "message": f"{type(e).__name__}: {str(e).splitlines()[0][:1000] if str(e) else ''}",
+                "detail": str(e)[:20000]}
