@@ -46,6 +46,7 @@ _LAZY = {
     "block_format_whatif": "cudnn_lab.whatif.block_formats",
     "block_scale_plans": "cudnn_lab.whatif.block_formats",
     "sm_scaling": "cudnn_lab.whatif.scaling",
+    "forecast": "cudnn_lab.whatif.forecast",
 }
 
 __all__ = [

@@ -1,0 +1,140 @@
+"""Datasheet facts of the GPUs the forecast speaks of (SMs, clocks, tensor peaks, bandwidth, L2), each with its source.
+
+Read from ``cudnn_lab/data/forecast/gpus.json`` through :func:`load_gpu_facts`, which checks every field and names
+the file and field of the first problem (the kit's DataError).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from cudnn_lab.errors import DataError, OptionError, PathError
+
+FACTS_PATH = Path(__file__).resolve().parent.parent / "data" / "forecast" / "gpus.json"
+FORMAT = "cudnn-lab gpu facts"
+_NUMBERS = ("sm_count", "boost_mhz", "bf16_tflops", "fp16_tflops", "fp8_tflops", "hbm_gbps", "l2_mib")
+_DTYPES = {"bf16": "bf16_tflops", "bfloat16": "bf16_tflops", "fp16": "fp16_tflops", "half": "fp16_tflops",
+           "fp8": "fp8_tflops", "fp8_e4m3": "fp8_tflops", "fp8_e5m2": "fp8_tflops"}
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """One GPU's datasheet facts (None where its source does not state one) and the source they come from."""
+
+    key: str
+    name: str
+    arch: str
+    source: str
+    sm_count: int | None = None
+    boost_mhz: float | None = None
+    bf16_tflops: float | None = None
+    fp16_tflops: float | None = None
+    fp8_tflops: float | None = None
+    hbm_gbps: float | None = None
+    l2_mib: float | None = None
+    published_peak_mma_tflops: dict[str, float] = field(default_factory=dict)
+
+    def peak_tflops(self, dtype: str) -> float | None:
+        """The dense tensor peak for ``dtype``: the datasheet figure, else NVIDIA's published CSV peak, else None."""
+        attr = _DTYPES.get(dtype.lower(), "bf16_tflops")
+        value = getattr(self, attr)
+        if value is None:
+            value = self.published_peak(dtype)
+        return float(value) if value is not None else None
+
+    def published_peak(self, dtype: str) -> float | None:
+        """NVIDIA's ``peak_mma_tflops`` for ``dtype`` as its published CSVs state it (boost clocks), or None."""
+        key = "fp8" if "fp8" in dtype.lower() else "bfloat16"
+        value = self.published_peak_mma_tflops.get(key)
+        return float(value) if value is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GpuFacts:
+        return cls(**data)
+
+
+def _check(key: str, entry: Any, path: Path) -> GpuFacts:
+    """One checked entry of the facts file."""
+    where = f"gpus.{key}"
+    if not isinstance(entry, dict):
+        raise DataError(path, f"{where} is {type(entry).__name__}, not an object")
+    for text in ("name", "arch", "source"):
+        if not isinstance(entry.get(text), str) or not entry[text].strip():
+            raise DataError(path, f"{where}.{text} is missing or empty", hint="every GPU names its source")
+    values: dict[str, Any] = {}
+    for name in _NUMBERS:
+        value = entry.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise DataError(path, f"{where}.{name}={value!r}: must be a positive number or null")
+        values[name] = value
+    if values["sm_count"] is not None and not float(values["sm_count"]).is_integer():
+        raise DataError(path, f"{where}.sm_count={values['sm_count']!r}: must be a whole number")
+    peaks = entry.get("published_peak_mma_tflops") or {}
+    if not isinstance(peaks, dict) or any(k not in ("bfloat16", "fp8") or isinstance(v, bool)
+                                          or not isinstance(v, (int, float)) or v <= 0 for k, v in peaks.items()):
+        raise DataError(path, f"{where}.published_peak_mma_tflops={peaks!r}: must map bfloat16/fp8 to a positive "
+                        "number")
+    unknown = set(entry) - {"name", "arch", "source", "published_peak_mma_tflops", *_NUMBERS}
+    if unknown:
+        raise DataError(path, f"{where} has unknown field(s) {sorted(unknown)}")
+    return GpuFacts(key=key, name=entry["name"], arch=entry["arch"], source=entry["source"],
+                    sm_count=int(values["sm_count"]) if values["sm_count"] is not None else None,
+                    boost_mhz=values["boost_mhz"], bf16_tflops=values["bf16_tflops"],
+                    fp16_tflops=values["fp16_tflops"], fp8_tflops=values["fp8_tflops"],
+                    hbm_gbps=values["hbm_gbps"], l2_mib=values["l2_mib"],
+                    published_peak_mma_tflops={k: float(v) for k, v in peaks.items()})
+
+
+def load_gpu_facts(path: Any = None) -> dict[str, GpuFacts]:
+    """Every GPU of the facts file (the shipped one by default), checked; DataError names the file and field."""
+    return _load(str(Path(path) if path is not None else FACTS_PATH))
+
+
+@lru_cache(maxsize=8)
+def _load(path_text: str) -> dict[str, GpuFacts]:
+    path = Path(path_text)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PathError(path, "no such GPU facts file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(path, f"not readable JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise DataError(path, f"format is not {FORMAT!r}", hint="is this a GPU facts file?")
+    gpus = data.get("gpus")
+    if not isinstance(gpus, dict) or not gpus:
+        raise DataError(path, "gpus is missing or empty")
+    facts = {key: _check(key, entry, path) for key, entry in gpus.items()}
+    arch = data.get("synthetic_arch", {})
+    if not isinstance(arch, dict) or any(v not in facts for v in arch.values()):
+        raise DataError(path, f"synthetic_arch={arch!r}: every value must name a GPU of this file")
+    return facts
+
+
+def synthetic_arch(path: Any = None) -> dict[str, str]:
+    """Compute capability name (``sm100``) -> the GPU whose facts stand for it, for the kit's synthetic targets."""
+    load_gpu_facts(path)
+    data = json.loads(Path(path if path is not None else FACTS_PATH).read_text())
+    return dict(data.get("synthetic_arch", {}))
+
+
+def gpu(key: str, path: Any = None) -> GpuFacts:
+    """One GPU's facts by key (``h200``), by its full name, or by a synthetic target's architecture (``sm100``)."""
+    facts = load_gpu_facts(path)
+    text = str(key).strip()
+    if text.lower() in facts:
+        return facts[text.lower()]
+    for item in facts.values():
+        if item.name.lower() == text.lower():
+            return item
+    arch = synthetic_arch(path)
+    if text.lower() in arch:
+        return facts[arch[text.lower()]]
+    raise OptionError("target", key, "one of " + ", ".join(sorted(facts)) + " (or " + ", ".join(sorted(arch)) + ")")

@@ -1,0 +1,164 @@
+"""NVIDIA's published cuDNN attention timings (cudnn-frontend's benchmark CSVs), read read-only with their provenance.
+
+Each shipped CSV under ``cudnn_lab/data/forecast/published/`` has a provenance record (repository, path, commit,
+date, GPU, cuDNN and frontend versions, licence). On reading, every row is checked: its GPU name must be the one its
+provenance names, and its ``peak_mma_tflops`` must agree (within 5%) with that GPU's published peak in the kit's GPU
+facts. A row that does not is refused with the kit's DataError naming file, row and field: never averaged in.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from cudnn_lab.errors import DataError, PathError
+from cudnn_lab.whatif.gpu_facts import load_gpu_facts
+
+PUBLISHED_DIR = Path(__file__).resolve().parent.parent / "data" / "forecast" / "published"
+PROVENANCE = "provenance.json"
+PEAK_TOLERANCE = 0.05
+_COLUMNS = ("backend", "data_type", "attn_mask", "batch_size", "q_seqlen", "kv_seqlen", "num_q_heads",
+            "num_kv_heads", "head_dim_qk", "head_dim_vo", "profile_pass", "deterministic_bwd", "time_ms",
+            "success", "gpu_name", "cudnn_backend_version", "peak_mma_tflops")
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    """One published timing: the GPU (facts key), the problem, NVIDIA's median time and the file it came from."""
+
+    gpu: str
+    gpu_name: str
+    data_type: str
+    attn_mask: str
+    batch: int
+    seq_q: int
+    seq_kv: int
+    heads_q: int
+    heads_kv: int
+    head_dim: int
+    pass_: str
+    deterministic: bool
+    time_ms: float
+    peak_mma_tflops: float
+    cudnn_version: int
+    file: str
+    row: int
+
+    @property
+    def problem(self) -> tuple[Any, ...]:
+        """What identifies the problem across GPUs (dtype, mask, shape, pass, determinism)."""
+        return (self.data_type, self.attn_mask, self.batch, self.seq_q, self.seq_kv, self.heads_q, self.heads_kv,
+                self.head_dim, self.pass_, self.deterministic)
+
+    @property
+    def flops(self) -> float:
+        """The attention's FLOPs as NVIDIA counts them (4 b h s_q s_kv d forward, 2.5x that backward; causal half)."""
+        f = 4.0 * self.batch * self.heads_q * self.seq_q * self.seq_kv * self.head_dim
+        if self.attn_mask != "no_mask":
+            f /= 2.0
+        return f * (2.5 if self.pass_ == "bwd" else 1.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _provenance(folder: Path) -> list[dict[str, Any]]:
+    path = folder / PROVENANCE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PathError(path, "no provenance record beside the published CSVs") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(path, f"not readable JSON ({exc})") from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or not files:
+        raise DataError(path, "files is missing or empty")
+    need = ("file", "gpu", "gpu_name", "repository", "path", "commit", "date", "cudnn_version",
+            "frontend_version", "licence")
+    for i, rec in enumerate(files):
+        missing = [k for k in need if not isinstance(rec, dict) or not str(rec.get(k, "")).strip()]
+        if missing:
+            raise DataError(path, f"files[{i}] lacks {', '.join(missing)}", hint="every file states its provenance")
+    return files
+
+
+def _row(rec: dict[str, Any], raw: dict[str, str], path: Path, n: int, peaks: dict[str, float]) -> PublishedRow:
+    """One checked row; DataError names the file, row and field of the first problem."""
+    def bad(fld: str, why: str) -> DataError:
+        return DataError(path, f"row {n} field {fld}={shorten(raw.get(fld))}: {why}",
+                         hint="the row is refused, not averaged in")
+
+    for col in _COLUMNS:
+        if col not in raw or raw[col] is None:
+            raise bad(col, "missing")
+    if raw["gpu_name"].strip() != rec["gpu_name"]:
+        raise bad("gpu_name", f"is not {rec['gpu_name']!r}, the GPU this file's provenance names")
+    try:
+        ints = {k: int(raw[k]) for k in ("batch_size", "q_seqlen", "kv_seqlen", "num_q_heads", "num_kv_heads",
+                                         "head_dim_qk")}
+        time_ms = float(raw["time_ms"])
+        peak = float(raw["peak_mma_tflops"])
+        version = int(float(raw["cudnn_backend_version"]))
+    except ValueError as exc:
+        raise bad("time_ms/peak_mma_tflops/shape", f"not a number ({exc})") from None
+    if any(v <= 0 for v in ints.values()):
+        raise bad("shape", "sizes must be positive")
+    if not math.isfinite(time_ms) or time_ms <= 0:
+        raise bad("time_ms", "must be a positive, finite time")
+    dtype = raw["data_type"].strip()
+    if dtype not in ("bfloat16", "fp8"):
+        raise bad("data_type", "must be bfloat16 or fp8")
+    expected = peaks.get(dtype)
+    if expected is None:
+        raise bad("peak_mma_tflops", f"the GPU facts state no published {dtype} peak for {rec['gpu']}")
+    if abs(peak / expected - 1.0) > PEAK_TOLERANCE:
+        raise bad("peak_mma_tflops", f"is not within {PEAK_TOLERANCE:.0%} of {expected:g}, the published {dtype} "
+                  f"peak of {rec['gpu_name']}")
+    if raw["backend"].strip() != "cudnn" or raw["success"].strip() != "True":
+        raise bad("backend/success", "only successful cudnn rows are kept")
+    if raw["profile_pass"] not in ("fwd", "bwd") or raw["deterministic_bwd"] not in ("True", "False"):
+        raise bad("profile_pass", "must be fwd or bwd with deterministic_bwd True or False")
+    if raw["attn_mask"] not in ("no_mask", "top_left"):
+        raise bad("attn_mask", "must be no_mask or top_left")
+    return PublishedRow(gpu=rec["gpu"], gpu_name=rec["gpu_name"], data_type=dtype, attn_mask=raw["attn_mask"],
+                        batch=ints["batch_size"], seq_q=ints["q_seqlen"], seq_kv=ints["kv_seqlen"],
+                        heads_q=ints["num_q_heads"], heads_kv=ints["num_kv_heads"], head_dim=ints["head_dim_qk"],
+                        pass_=raw["profile_pass"], deterministic=raw["deterministic_bwd"] == "True",
+                        time_ms=time_ms, peak_mma_tflops=peak, cudnn_version=version, file=path.name, row=n)
+
+
+def shorten(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def load_published(folder: Any = None, facts_path: Any = None) -> list[PublishedRow]:
+    """Every published row (the shipped folder by default), each checked against its provenance and peak."""
+    base = Path(folder) if folder is not None else PUBLISHED_DIR
+    facts = load_gpu_facts(facts_path)
+    rows: list[PublishedRow] = []
+    for rec in _provenance(base):
+        path = base / rec["file"]
+        if rec["gpu"] not in facts:
+            raise DataError(base / PROVENANCE, f"gpu={rec['gpu']!r} of {rec['file']} is not in the GPU facts")
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise PathError(path, "named in provenance.json but missing") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(path, f"not readable text ({exc})") from None
+        reader = csv.DictReader(text.splitlines())
+        if not reader.fieldnames or any(c not in reader.fieldnames for c in _COLUMNS):
+            missing = [c for c in _COLUMNS if c not in (reader.fieldnames or [])]
+            raise DataError(path, f"header lacks {', '.join(missing)}",
+                            hint="is this a cudnn-frontend attention_training CSV?")
+        peaks = facts[rec["gpu"]].published_peak_mma_tflops
+        found = [_row(rec, raw, path, n, peaks) for n, raw in enumerate(reader, start=2)]
+        if not found:
+            raise DataError(path, "has no rows")
+        rows.extend(found)
+    return rows
