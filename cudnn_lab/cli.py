@@ -181,6 +181,13 @@ def _parser() -> argparse.ArgumentParser:
     profile = commands.add_parser("profile", help="write this GPU's description as cuDNN serializes it, for "
                                   "what-if questions on machines without it", allow_abbrev=False, epilog=_EPILOG)
     profile.add_argument("-o", "--output", required=True, help="the target JSON to write (e.g. mygpu.json)")
+    fc = commands.add_parser("forecast", help="forecast a spec's time on another GPU or SM count from a measured "
+                             "run, or print the forecast's validation table (--validate)", allow_abbrev=False)
+    fc.add_argument("spec", nargs="?", help="the spec JSON file (not with --validate)")
+    fc.add_argument("--target", action="append", help="a GPU (h100, h200, a100_80gb_pcie, gb200, sm100...) or an "
+                    "SM count; repeat for several")
+    fc.add_argument("--source", help="a run recording to transfer from (default: the shipped one of this spec)")
+    fc.add_argument("--validate", action="store_true", help="print the validation table and the issue's targets")
     return parser
 
 
@@ -392,7 +399,7 @@ def _command(argv: Sequence[str] | None) -> int:
     if args.command == "doctor":
         _say(probe().summary())
         return 0
-    if args.command in ("run", "sweep", "report", "plans", "profile"):
+    if args.command in ("run", "sweep", "report", "plans", "profile", "forecast"):
         return _kit_command(args)
     if args.command == "cache":
         return _cache(args)
@@ -404,9 +411,24 @@ def _command(argv: Sequence[str] | None) -> int:
     return 0  # not reached: execv replaces this process
 
 
+def _forecast(args: argparse.Namespace) -> int:
+    """``cudnn-lab forecast``: the validation table, or a spec's forecast per target (helper F, issue 35)."""
+    from cudnn_lab.whatif import forecast as fc
+    if args.validate:
+        _say(fc.format_validation())
+        return 0
+    if not args.spec or not args.target:
+        raise errors.OptionError("forecast", args.spec, "a spec JSON file and at least one --target (or --validate)")
+    spec = read_spec_file(args.spec)
+    for t in args.target:
+        _say(fc.forecast(spec, int(t) if t.isdigit() else t, source=args.source).summary())
+    return 0
+
+
 def _kit_command(args: argparse.Namespace) -> int:
     """Run a kit command; the kit's errors become one readable message and an exit code from EXIT_CODES."""
-    handlers = {"run": _run, "sweep": _sweep, "report": _report, "plans": _plans, "profile": _profile}
+    handlers = {"run": _run, "sweep": _sweep, "report": _report, "plans": _plans, "profile": _profile,
+                "forecast": _forecast}
     try:
         return handlers[args.command](args)
     except errors.CudnnLabError as e:
