@@ -45,7 +45,7 @@ def with_knob_names(plans: Any, version: Any = None) -> Any:
     return frame
 
 
-def _kernel_items(value: Any) -> list[dict[str, Any]]:
+def _kernel_items(value: Any) -> list[Mapping[str, Any]]:
     if value is None or (isinstance(value, float) and value != value):
         return []
     try:

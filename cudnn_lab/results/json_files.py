@@ -150,10 +150,10 @@ STATE_KEYS = ("version", "spec", "view", "selected", "run", "source", "recorded"
 
 def _name(source: Any, field: str, value: Any, limit: int) -> str | None:
     """``value`` if it is null or non-empty text of at most ``limit`` characters, else DataError naming the field."""
-    _expect(source, field, value, str, null=True)
-    if value is not None and not 0 < len(value) <= limit:
-        raise _fail(source, field, f"must be a name of 1 to {limit} characters, not {len(value)}")
-    return value
+    name: str | None = _expect(source, field, value, str, null=True)
+    if name is not None and not 0 < len(name) <= limit:
+        raise _fail(source, field, f"must be a name of 1 to {limit} characters, not {len(name)}")
+    return name
 
 
 def check_state(state: Any, source: Any, *, version: int = 1, views: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -16,7 +16,7 @@ than restating them, so "pick", "best" and "regret" mean the same thing everywhe
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 from ..errors import OptionError
 
 __all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput",
@@ -49,7 +49,7 @@ def baseline_lines(torch_info: Any) -> list[tuple[str, str, float]]:
             if is_finite(info[f"{n}_ms"]) and float(info[f"{n}_ms"]) > 0]
 
 
-def is_finite(value: Any) -> bool:
+def is_finite(value: Any) -> TypeGuard[float]:
     """Whether a cell holds a finite number (None, NA, text and bools count as not)."""
     if isinstance(value, bool):
         return False
@@ -287,7 +287,8 @@ def _row_rate(row: Any, column: str, amount: str, rate: Any) -> float | None:
     value = row.get(column)
     if is_finite(value):
         return float(value)
-    return rate(row.get(amount), row.get("median_ms"))
+    derived: float | None = rate(row.get(amount), row.get("median_ms"))
+    return derived
 
 
 def row_tflops(row: Any) -> float | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from ..errors import OptionError, PathError
 from ..files import as_path
@@ -30,7 +29,7 @@ def _nearest_existing(folder: Path) -> Path:
     return folder
 
 
-def check_output_path(path: Any, *, what: str, suffixes: tuple[str, ...] = (), make_parents: bool = True) -> Path:
+def check_output_path(path: object, *, what: str, suffixes: tuple[str, ...] = (), make_parents: bool = True) -> Path:
     """A path the kit will write a file to, checked before the work: not empty, not a directory, its folder exists
     (or is made, with ``make_parents``) and is writable, and an existing file there is writable.
 
@@ -64,7 +63,7 @@ def check_output_path(path: Any, *, what: str, suffixes: tuple[str, ...] = (), m
     return path
 
 
-def check_input_path(path: Any, *, what: str, folder: bool = False) -> Path:
+def check_input_path(path: object, *, what: str, folder: bool = False) -> Path:
     """A path the kit will read, checked: it exists, is a file (a folder with ``folder=True``, e.g. a store) and is
     readable. Returns the path; raises PathError (OptionError for a value that is not a path)."""
     path = as_path(path, what=what)
@@ -80,7 +79,7 @@ def check_input_path(path: Any, *, what: str, folder: bool = False) -> Path:
     return path
 
 
-def check_store_path(path: Any, *, what: str = "store") -> Path:
+def check_store_path(path: object, *, what: str = "store") -> Path:
     """A sweep store's folder, checked before a sweep: not a file, and it exists or can be made, writable."""
     path = as_path(path, what=what)
     if path.exists() and not path.is_dir():

@@ -230,7 +230,8 @@ def check_result(data: Any, source: Any) -> dict[str, Any]:
             raise _fail(source, field, f"has {len(edges)} edges for {len(counts)} counts (needs one more edge)")
     _check_engine_space(source, data.get("engine_space", {}))
     check_settings(data["settings"], source)
-    return data
+    checked: dict[str, Any] = data
+    return checked
 
 
 #: ``settings["parallel_build"]`` (gpu/parallel_build.BuildReport.to_dict): counts, seconds (``saved_s`` may be

@@ -217,10 +217,12 @@ class RunResult:
         """JSON-ready dict: the spec, the plan table as records, and the context of the run; NaN and infinite numbers
         are None (null) and numpy scalars plain Python, so it is standard JSON and reads back (:meth:`from_dict`)."""
         frame = self.plans.astype(object).where(self.plans.notna(), None)
-        return json_ready({"schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
-                           "device": self.device, "torch": self.torch, "ceilings": self.ceilings,
-                           "settings": self.settings, "warnings": list(self.warnings), "created": self.created,
-                           "histograms": self.histograms, "engine_space": self.engine_space})
+        out: dict[str, Any] = json_ready({
+            "schema": SCHEMA_VERSION, "spec": self.spec.to_dict(), "plans": frame.to_dict("records"),
+            "device": self.device, "torch": self.torch, "ceilings": self.ceilings, "settings": self.settings,
+            "warnings": list(self.warnings), "created": self.created, "histograms": self.histograms,
+            "engine_space": self.engine_space})
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, *, source: Any = "result dict") -> RunResult:
@@ -252,7 +254,8 @@ class RunResult:
     def _repr_html_(self) -> str:
         import html
 
-        return f"<pre>{html.escape(self.summary())}</pre>" + self.plans.to_html(max_rows=60, na_rep="")
+        table: str = self.plans.to_html(max_rows=60, na_rep="")
+        return f"<pre>{html.escape(self.summary())}</pre>" + table
 
 
 def json_ready(value: Any) -> Any:

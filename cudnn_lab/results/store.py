@@ -227,8 +227,8 @@ class Store:
                 frame, problem, mislabelled = rows.result()
                 if problem is None or mislabelled:
                     return frame, problem, mislabelled, stamp
-        stamp = _stamp(part)
-        return (*_read_part(part), stamp)
+        now = _stamp(part)
+        return (*_read_part(part), now)
 
     def read(self) -> Any:
         """Every stored point's rows, one record per point (ok beats failure), points in the order they finished.
@@ -245,9 +245,10 @@ class Store:
         mislabelled: list[tuple[Path, tuple[int, int] | None, str]] = []
         for parts in by_point.values():
             for failed in (False, True):
-                part = parts.get(failed)
-                if part is None:
+                found = parts.get(failed)
+                if found is None:
                     continue
+                part = found
                 frame, problem, wrong, stamp = self._read_part(part)
                 if problem is None:
                     frames.append((stamp[0] if stamp else 0, frame))

@@ -148,8 +148,7 @@ def sweep_row_problems(frame: Any) -> list[RowProblem]:
             if high is not None:
                 bad |= values > high
         if bad.any():
-            out.append(RowProblem(col, "with impossible values", bad, lambda pos, col=col, low=low, high=high: (
-                _problem_of(lambda: finite_number("", col, cell(col, pos), low=low, high=high)) or "")))
+            out.append(RowProblem(col, "with impossible values", bad, _range_detail(cell, col, low, high)))
     if "op" in frame.columns:
         ops = spec_classes()
         bad = frame["op"].map(lambda v: not _is_missing(v) and not (isinstance(v, str) and v in ops)).to_numpy(bool)
@@ -171,7 +170,7 @@ def sweep_row_problems(frame: Any) -> list[RowProblem]:
             bad = flag & ids.duplicated().to_numpy(bool)
             if bad.any():
                 said = f"field {col}: marks a second {role} in its point"
-                out.append(RowProblem(col, f"marking a second {role} in its point", bad, lambda pos, said=said: said))
+                out.append(RowProblem(col, f"marking a second {role} in its point", bad, _said(said)))
     for col in JSON_COLUMNS:
         if col not in frame.columns:
             continue
@@ -189,8 +188,26 @@ def sweep_row_problems(frame: Any) -> list[RowProblem]:
         problems = [problem(v) for v in frame[col]]
         bad = np.array([p is not None for p in problems], bool)
         if bad.any():
-            out.append(RowProblem(col, "with unreadable JSON", bad, lambda pos, problems=problems: problems[pos] or ""))
+            out.append(RowProblem(col, "with unreadable JSON", bad, _listed(problems)))
     return out
+
+
+def _range_detail(cell: Callable[[str, int], Any], col: str, low: float | None,
+                  high: float | None) -> Callable[[int], str]:
+    """The problem of the row at a position with a value out of ``col``'s range, in words."""
+    def detail(pos: int) -> str:
+        return _problem_of(lambda: finite_number("", col, cell(col, pos), low=low, high=high)) or ""
+    return detail
+
+
+def _said(text: str) -> Callable[[int], str]:
+    """The same words for every row."""
+    return lambda _pos: text
+
+
+def _listed(problems: list[str | None]) -> Callable[[int], str]:
+    """The problem found for the row at a position."""
+    return lambda pos: problems[pos] or ""
 
 
 def _row_label(frame: Any, pos: int) -> str:
