@@ -51,8 +51,3 @@ def answer(message: dict[str, Any]) -> dict[str, Any]:
         detail = getattr(e, "detail", "") or str(e)
         return {"error": {"type": type(e).__name__, "message": str(e)[:4000], "detail": detail[:20000]}}
 
-
-def _handle() -> Any:
-    """Deprecated: ``cudnn_lab.gpu.session.cudnn_handle(0)`` (kept until whatif/block_formats.py asks through the
-    worker seam)."""
-    return cudnn_handle(0)
