@@ -17,11 +17,15 @@ a replay of recorded rows (the kit's real widgets, the GPU's real rows and times
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
+import math
+import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +40,35 @@ PROBLEMS = {
 }
 
 
-def record(path: Path, problem: str, parallel_builds: int | None) -> None:
-    """Run ``problem`` through a Lab on this GPU and write what its Plans table was handed, when."""
-    import os
+#: How the cold plan cache's temporary folder is named (removed when the recording ends, also on error).
+CACHE_PREFIX = "cudnn_lab_live_rows_"
 
-    import cudnn_lab as cl
+
+@contextlib.contextmanager
+def cold_cache() -> Iterator[None]:
+    """A plan cache that starts empty: a temporary folder as the kit's cache folder for the block, removed after it
+    (also on error), unless the caller set one (then it is used and kept)."""
     from cudnn_lab import cache_dir
 
-    os.environ.setdefault(cache_dir.ENV_DIR, tempfile.mkdtemp(prefix="cudnn_lab_live_rows_"))  # cold plan cache
+    if os.environ.get(cache_dir.ENV_DIR):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix=CACHE_PREFIX, ignore_cleanup_errors=True) as folder:
+        os.environ[cache_dir.ENV_DIR] = folder
+        try:
+            yield
+        finally:
+            os.environ.pop(cache_dir.ENV_DIR, None)
+
+
+def record(path: Path, problem: str, parallel_builds: int | None) -> None:
+    """Run ``problem`` through a Lab on this GPU (cold plan cache) and write what its Plans table was handed, when."""
+    with cold_cache():
+        _record(path, problem, parallel_builds)
+
+
+def _record(path: Path, problem: str, parallel_builds: int | None) -> None:
+    import cudnn_lab as cl
 
     spec = cl.spec_from_dict(PROBLEMS[problem])
     lab = cl.Lab(spec, gpu=True)
@@ -65,7 +90,8 @@ def record(path: Path, problem: str, parallel_builds: int | None) -> None:
     t0[0] = time.perf_counter()
     result = lab.run()
     if result is None:
-        raise SystemExit(f"the Lab did not run: {lab.status_log.status.value}")
+        said = lab.messages[-1] if lab.messages else "no reason given"
+        raise SystemExit(f"live_rows.py: the Lab did not run: {said}")
     rows = [e for e in events if "row" in e]
     out = {"spec": spec.to_dict(), "problem": problem, "device": dict(result.device),
            "options": lab.run_options.to_dict(), "events": events, "run_s": time.perf_counter() - t0[0],
@@ -121,22 +147,149 @@ lab"""
     return path
 
 
-#: What a file --record wrote holds, and what the replay reads.
+#: What a file --record wrote holds, and what the replay reads (required); what it may hold besides.
 TRACE_KEYS = ("spec", "problem", "device", "events", "created")
+OPTIONAL_KEYS = ("options", "run_s", "plans")
+#: Keys of one event: its time, then a row handed to the Plans table (and the table's length) or a progress line.
+EVENT_KEYS = ("t", "row", "rows_in_table", "progress")
+#: Longest a recorded run may last (s), most events and rows a trace may hold, longest text in one.
+MAX_RUN_S = 7 * 24 * 3600.0
+MAX_EVENTS = 100_000
+MAX_TEXT = 4096
+#: A trace is one small JSON file (the H100's are about 60 kB).
+MAX_TRACE_BYTES = 16 * 2**20
+
+
+class _Check:
+    """Field checks that raise the kit's DataError naming the trace file and the field."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, field: str, problem: str) -> Exception:
+        from cudnn_lab.errors import DataError
+
+        return DataError(self.path, f"field {field}: {problem}", hint="Pass a file scripts/live_rows.py --record wrote")
+
+    def typed(self, field: str, value: Any, kinds: tuple[type, ...], want: str, *, null: bool = False) -> Any:
+        if value is None and null:
+            return value
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            from cudnn_lab.errors import shorten
+
+            shown = "null" if value is None else f"{type(value).__name__} {shorten(value, 40)}"
+            raise self.fail(field, f"must be {want}{' or null' if null else ''}, not {shown}")
+        return value
+
+    def number(self, field: str, value: Any, low: float | None, high: float | None, *, null: bool = False,
+               integer: bool = False) -> Any:
+        kinds: tuple[type, ...] = (int,) if integer else (int, float)
+        self.typed(field, value, kinds, "an integer" if integer else "a number", null=null)
+        if value is None:
+            return value
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(field, f"must be a finite number, not {value}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            where = (f"from {low:g} to {high:g}" if low is not None and high is not None
+                     else f"at least {low:g}" if low is not None else f"at most {high:g}")
+            raise self.fail(field, f"must be {where}, not {value:.6g}")
+        return value
+
+    def text(self, field: str, value: Any, *, null: bool = False, empty: bool = True) -> Any:
+        self.typed(field, value, (str,), "text", null=null)
+        if value is not None and (len(value) > MAX_TEXT or (not empty and not value)):
+            raise self.fail(field, f"must be text of {0 if empty else 1} to {MAX_TEXT} characters, not "
+                            f"{len(value)} characters")
+        return value
+
+
+def _check_row(check: _Check, field: str, row: Any) -> None:
+    """One plan row as the Plans table is handed it: known columns, each of its schema type, by meaning."""
+    from cudnn_lab.results.loading import JSON_COLUMNS, VALUE_RANGES, check_cell
+    from cudnn_lab.results.schema import PLAN_SCHEMA
+
+    check.typed(field, row, (dict,), "an object (one plan row)")
+    columns = {c.name: c.dtype for c in PLAN_SCHEMA}
+    for key in row:
+        if key not in columns:
+            raise check.fail(f"{field}.{str(key)[:60]}", "is not a plan column (see cudnn_lab.results.schema)")
+    for key in ("plan", "status"):
+        if key not in row:
+            raise check.fail(f"{field}.{key}", "is missing")
+    check.text(f"{field}.plan", row["plan"], empty=False)
+    for key, value in row.items():
+        where, dtype = f"{field}.{key}", columns[key]
+        if dtype == "int":
+            check.number(where, value, None, None, null=True, integer=True)
+        elif dtype == "float":
+            check.number(where, value, None, None, null=True)
+        elif dtype == "bool":
+            check.typed(where, value, (bool,), "true or false", null=True)
+        elif key not in JSON_COLUMNS:
+            check.text(where, value, null=key != "status")
+        if key in VALUE_RANGES and value is not None:
+            low, high = VALUE_RANGES[key]
+            check.number(where, value, low, high)
+        if key in JSON_COLUMNS:  # embedded JSON (knobs, kernels): the kit's cell check names the field itself
+            check_cell(check.path, where, key, value)
+
+
+def _check_event(check: _Check, i: int, event: Any) -> bool:
+    """One event (by meaning: its time, then a plan row or a progress line); whether it hands a row."""
+    field = f"events[{i}]"
+    check.typed(field, event, (dict,), "an object")
+    for key in event:
+        if key not in EVENT_KEYS:
+            raise check.fail(f"{field}.{str(key)[:60]}", f"is not an event key (keys are {', '.join(EVENT_KEYS)})")
+    if "t" not in event:
+        raise check.fail(f"{field}.t", "is missing (seconds since Run)")
+    check.number(f"{field}.t", event["t"], 0.0, MAX_RUN_S)
+    if ("row" in event) == ("progress" in event):
+        raise check.fail(field, "must hold a plan row ('row') or a progress line ('progress'), exactly one")
+    if "progress" in event:
+        if "rows_in_table" in event:
+            raise check.fail(f"{field}.rows_in_table", "belongs to a row event, not a progress line")
+        progress = check.typed(f"{field}.progress", event["progress"], (list,), "a list [done, total, message]")
+        if len(progress) != 3:
+            raise check.fail(f"{field}.progress", f"must be [done, total, message], not {len(progress)} items")
+        done = check.number(f"{field}.progress[0]", progress[0], 0, MAX_EVENTS, integer=True)
+        check.number(f"{field}.progress[1]", progress[1], done, MAX_EVENTS, integer=True)
+        check.text(f"{field}.progress[2]", progress[2])
+        return False
+    _check_row(check, f"{field}.row", event["row"])
+    if "rows_in_table" in event:
+        check.number(f"{field}.rows_in_table", event["rows_in_table"], 1, MAX_EVENTS, integer=True)
+    return True
 
 
 def read_trace(path: Path) -> dict[str, Any]:
-    """A file ``--record`` wrote, read and checked (the kit's PathError or DataError naming the file otherwise)."""
+    """A file ``--record`` wrote, read and checked field by field (the kit's PathError or DataError naming the file
+    and the field otherwise): its spec, device, dates and every event's time, plan row or progress line."""
     from cudnn_lab.errors import DataError
-    from cudnn_lab.results.loading import read_json
+    from cudnn_lab.results.loading import parse_json, read_text, spec_from_data
 
-    trace = read_json(path, "live-rows trace")
+    path, text = read_text(path, "live-rows trace", limit=MAX_TRACE_BYTES)
+    trace = parse_json(text, path, "live-rows trace", allow_nonfinite=True)  # a NaN is refused below, by field
+    check = _Check(path)
     missing = [k for k in TRACE_KEYS if not isinstance(trace, dict) or k not in trace]
     if missing:
         raise DataError(path, f"lacks {', '.join(missing)}", hint="Pass a file scripts/live_rows.py --record wrote")
-    events = trace["events"]
-    if not isinstance(events, list) or not any(isinstance(e, dict) and isinstance(e.get("row"), dict)
-                                               for e in events):
+    for key in trace:
+        if key not in TRACE_KEYS + OPTIONAL_KEYS:
+            raise check.fail(str(key)[:60], f"is not a trace key (keys are {', '.join(TRACE_KEYS + OPTIONAL_KEYS)})")
+    spec_from_data(trace["spec"], path, "spec")
+    check.text("problem", trace["problem"], empty=False)
+    device = check.typed("device", trace["device"], (dict,), "an object (the GPU's description)")
+    check.text("device.gpu", device.get("gpu"), null=True)
+    check.text("created", trace["created"], empty=False)
+    check.typed("options", trace.get("options"), (dict,), "an object (the run options)", null=True)
+    check.number("run_s", trace.get("run_s"), 0.0, MAX_RUN_S, null=True)
+    check.number("plans", trace.get("plans"), 0, MAX_EVENTS, null=True, integer=True)
+    events = check.typed("events", trace["events"], (list,), "a list of events")
+    if len(events) > MAX_EVENTS:
+        raise check.fail("events", f"holds {len(events)} events, more than the {MAX_EVENTS} a trace may")
+    rows = sum(_check_event(check, i, e) for i, e in enumerate(events))
+    if not rows:
         raise DataError(path, "has no plan rows in 'events'", hint="Record a run that measured at least one plan")
     return trace
 
