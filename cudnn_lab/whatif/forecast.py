@@ -652,7 +652,7 @@ def forecast(spec: Any, target: Any, source: Any = None) -> Forecast:
         return _forecast_sms(spec, spec_dict, rec, label, family, src, int(target))
     tgt = gpu(str(target))
     proposals, plans_from = _proposals(spec, tgt.key if tgt.key in ("h100", "h200") else tgt.arch, rec)
-    base = dict(spec=spec_dict, family=family, target=tgt.key, source=label, source_gpu=src.key,
+    base: dict[str, Any] = dict(spec=spec_dict, family=family, target=tgt.key, source=label, source_gpu=src.key,
                 plans_from=plans_from)
     if tgt.key in ("h100", "h200") and src.key in ("h100", "h200") and tgt.key != src.key:
         val = _validation_for("h100_h200", family, src.key, tgt.key)
@@ -755,7 +755,7 @@ def _forecast_sms(spec: Any, spec_dict: dict[str, Any], rec: Mapping[str, Any], 
     full = int(rec["device"].get("sm_count") or src.sm_count or 0)
     if not 0 < sms <= full:
         raise OptionError("target", sms, f"an SM count from 1 to {full} (the source GPU's)")
-    base = dict(spec=spec_dict, family=family, target=f"{sms} SMs", source=label, source_gpu=src.key,
+    base: dict[str, Any] = dict(spec=spec_dict, family=family, target=f"{sms} SMs", source=label, source_gpu=src.key,
                 plans_from="plans: the source run's proposals (cuDNN's choice under a carve-out is the whole GPU's "
                            "list filtered by the engines that take one)")
     vals = [r for r in validate() if r.dataset == "sm_scaling" and r.family == family]
