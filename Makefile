@@ -1,5 +1,6 @@
 # make lab    install what is missing, then open JupyterLab on the quick-start notebook
-# make test   install what is missing, then lint (ruff) and run the tests (GPU tests skip, with a reason, without a GPU)
+# make test   install what is missing, then lint (ruff), type-check (mypy: pyproject's [tool.mypy]) and run the
+#             tests (GPU tests skip, with a reason, without a GPU)
 # make clean-notebooks   strip the outputs from notebooks/*.ipynb, as the repository stores them
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -17,6 +18,7 @@ lab: setup
 test:
 	VENV=$(VENV) bash scripts/setup.sh --test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # executed HTML copies of the course's notebooks in build/course/ (small sizes and recordings without a GPU)

@@ -20,7 +20,7 @@ from .specs import MoeSpec
 from .specs import ConvConcatSpec, ConvDgradReluSpec, ConvReductionSpec, ReductionSpec
 from .specs import ActivationSpec, ConvGenstatsSpec, ConvPrologueSpec, RnnSpec, SoftmaxSpec, TransformSpec
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # Public names that live in heavier modules, imported on first use.
 _LAZY = {

@@ -23,6 +23,8 @@ from .results import RunResult, load_results
 from .runs import run
 from .sweeps import sweep
 from . import cache_dir, errors, whatif
+from .gpu import cache as _plan_cache, ceilings as _ceilings  # noqa: F401 - each registers what `cache --clear` clears
+from ._version import __version__
 from .capabilities import probe
 from .errors import CudnnLabError, OptionError
 from .plots.registry import RUN_FIGURES
@@ -58,15 +60,6 @@ _EPILOG = ("exit codes: 0 success; " + "; ".join(f"{code} {meaning}" for _, code
            + f"; {EXIT_UNSAVED} the work ran but its output could not be written (saved to a temporary file, named)"
            + f"; {EXIT_INTERRUPTED} interrupted. Results are saved before anything is printed: a closed stdout (e.g. "
            "`| head`, a closed terminal) only cuts the printing, with the same exit code (0 when the work succeeded)")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("cudnn_lab")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 #: A RunOptions field's type (as annotated) -> how its flag's value is read (None: a flag without a value).
@@ -131,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         allow_abbrev=False,
     )
-    parser.add_argument("--version", action="version", version=f"cudnn-lab {_version()}")
+    parser.add_argument("--version", action="version", version=f"cudnn-lab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser(
         "doctor",
@@ -226,7 +219,8 @@ class FirstPlan:
         if self.said or row.get("status") != "ok":
             return
         self.said = True
-        check = {True: ", passes cuDNN's band", False: ", FAILS cuDNN's band"}.get(row.get("pass_cudnn"), "")
+        bands: dict[bool | None, str] = {True: ", passes cuDNN's band", False: ", FAILS cuDNN's band"}
+        check = bands.get(row.get("pass_cudnn"), "")
         _say(f"first measured plan: {row['plan']} (heuristic rank {row.get('heuristic_rank')}): "
              f"{row['median_ms'] * 1e3:.1f} us{check}; the others follow (Ctrl-C keeps what was measured)",
              err=True)
@@ -444,8 +438,6 @@ def _cache(args: argparse.Namespace) -> int:
     when an entry of the kit's could not be removed."""
     code = 0
     if args.clear:
-        from .gpu import cache, ceilings  # noqa: F401 - heavy (the gpu package); each registers what it may clear
-
         cleared = cache_dir.clear()
         lines = ["cleared " + ", ".join(f"{name}: {n} file(s)" for name, n in cleared.removed.items())
                  + f" ({cleared.bytes / 2**20:.1f} MiB) in {cleared.root}"

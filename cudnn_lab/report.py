@@ -26,7 +26,8 @@ from .errors import MissingDependencyError, OptionError
 from .provenance import Provenance, provenance
 from .results import RunResult, metrics
 from .results.paths import check_output_path, write_text
-from . import __version__, plots
+from . import plots
+from ._version import __version__
 from .errors import CudnnLabError, NoGPUError, UnsupportedGraphError
 from .plots.axes import default_axes
 from .plots.registry import RUN_FIGURES

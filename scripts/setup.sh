@@ -136,7 +136,7 @@ if [ "$need_base" = 1 ]; then
     say "installing cudnn_lab (editable) and what the Lab needs (JupyterLab, widgets, plotly, pandas, the cuDNN"
     say "  frontend)$([ "$need_test" = 0 ] || echo ", with its test tools"): 3-6 minutes on a first install"
 else
-    say "installing the test tools (pytest, nbclient, ipykernel, playwright, distributed): a minute or two"
+    say "installing the test tools (pytest, ruff, mypy, nbclient, ipykernel, playwright, distributed): a minute or two"
 fi
 target=.
 [ "$need_test" = 0 ] || target='.[test]'

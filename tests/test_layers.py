@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_lab"
 #: one line of DESIGN.md's diagram share a layer where neither imports the other; modules DESIGN.md does not draw
 #: sit where their own imports put them.
 LAYERS: dict[str, int] = {
-    "errors": 0, "files": 0, "provenance": 0, "kernel_names": 0, "exercises": 0, "capabilities": 0,
+    "errors": 0, "files": 0, "provenance": 0, "kernel_names": 0, "capabilities": 0, "_version": 0,
     "options": 1, "specs": 1, "knobs": 1,
     "registry": 2,
     "graph": 3, "reference": 3, "numerics": 3,
@@ -103,7 +103,7 @@ def test_the_executors_live_with_the_sweeps_not_in_the_gpu_layer() -> None:
 #: graphviz`: a module that pulls graphviz, torch or cudnn in at its top; `# lazy`: keeps `import cudnn_lab` light;
 #: inside a try that handles the failure; or a file whose imports another engineer owns). The number may only shrink:
 #: move one to the top of its file, then lower this.
-IN_FUNCTION_IMPORTS_CEILING = 38
+IN_FUNCTION_IMPORTS_CEILING = 25
 
 
 def _in_function_imports() -> list[str]:

@@ -11,7 +11,7 @@ from .build import build_pygraph
 from .families import DRAWINGS, RECIPES, checked, recipe_for
 from .recipe import Recipe
 from .render import SafeDigraph, to_dot
-from .. import __version__
+from .._version import __version__
 from .script import to_script
 
 

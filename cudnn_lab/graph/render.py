@@ -11,17 +11,18 @@ ends it early and makes the whole drawing invalid DOT.
 
 from __future__ import annotations
 
+import functools
 import html
 import shutil
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-import graphviz
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import DrawingError, MissingDependencyError, OptionError, shorten
 from ..specs import describe_layout
 
 if TYPE_CHECKING:  # pragma: no cover
+    import graphviz
+
     from ..specs import Spec
 
 _ROLE_STYLE = {
@@ -35,6 +36,14 @@ DOT_INSTALL_HINT = ("The graphviz 'dot' program is not installed, so this drawin
                     "'brew install graphviz' (macOS) or 'conda install graphviz'.")
 
 
+def _graphviz() -> Any:
+    """The graphviz package: the kit's one import of it, made at the first drawing so that importing the graph layer
+    (and the GPU, what-if and UI layers above it) does not load it."""
+    import graphviz
+
+    return graphviz
+
+
 def to_svg(dot: str | graphviz.Digraph | graphviz.Source, *, spec: Spec | None = None) -> str:
     """SVG text (from ``<svg`` on, no XML prologue) of a DOT source or a graphviz graph, drawn by the ``dot`` program.
 
@@ -44,6 +53,7 @@ def to_svg(dot: str | graphviz.Digraph | graphviz.Source, *, spec: Spec | None =
     """
     if not shutil.which("dot"):
         raise MissingDependencyError("The graphviz 'dot' program", DOT_INSTALL_HINT)
+    graphviz = _graphviz()
     if isinstance(dot, (graphviz.Digraph, graphviz.Graph, graphviz.Source)):
         source = dot.source
     elif isinstance(dot, str):
@@ -94,13 +104,44 @@ def tensor_rows(name: str, info: dict[str, Any], role: str, intermediate: str, a
             f"{dtype} · {role}"]
 
 
-class SafeDigraph(graphviz.Digraph):
-    """A Digraph that displays as SVG when ``dot`` exists and still displays (in-browser or as text) when not."""
+@functools.cache
+def _safe_digraph() -> type:
+    """:class:`SafeDigraph`'s real class, a ``graphviz.Digraph`` subclass, made when the first drawing is."""
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
-        if shutil.which("dot"):
-            return super()._repr_mimebundle_(include, exclude, **kwargs)
-        return fallback_bundle(self.source)
+    class SafeDigraph(_graphviz().Digraph):  # type: ignore[misc]  # graphviz has no type information
+        __doc__ = _SafeDigraphType.__doc__
+
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+            if shutil.which("dot"):
+                return dict(super()._repr_mimebundle_(include, exclude, **kwargs))
+            return fallback_bundle(self.source)
+
+    SafeDigraph.__module__, SafeDigraph.__qualname__ = __name__, "SafeDigraph"
+    return SafeDigraph
+
+
+class _SafeDigraphType(type):
+    """A Digraph that displays as SVG when ``dot`` exists and still displays (in-browser or as text) when not.
+
+    ``SafeDigraph(...)`` makes a ``graphviz.Digraph`` of the real class and ``isinstance`` tests against it, so that
+    the name can be imported (and annotated with) without importing graphviz."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return _safe_digraph()(*args, **kwargs)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _safe_digraph())
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, _safe_digraph())
+
+
+if TYPE_CHECKING:
+    SafeDigraph: TypeAlias = graphviz.Digraph
+else:
+    class SafeDigraph(metaclass=_SafeDigraphType):
+        """A Digraph that displays as SVG when ``dot`` exists and still displays (in-browser or as text) when not:
+        see :class:`_SafeDigraphType`."""
 
 
 def fallback_bundle(source: str) -> dict[str, Any]:

@@ -213,7 +213,7 @@ def kernels_table(result: RunResult) -> pd.DataFrame:
     plans = result.plans.set_index("plan")
 
     def plan_us(plan: Any, col: str) -> float | None:
-        v = plans.at[plan, col] if plan in plans.index else None
+        v: Any = plans.at[plan, col] if plan in plans.index else None
         return float(v) * 1e3 if is_finite(v) else None
 
     out = per_kernel.assign(kernel_sum_us=[plan_us(p, "kernel_ms") for p in per_kernel["plan"]],

@@ -31,7 +31,8 @@ def plot_fields(frame: Any) -> tuple[list[str], list[str]]:
     rows = _ok_rows(frame)
     key = "point_id" if "point_id" in rows.columns else None
     points = rows.drop_duplicates(subset=[key]) if key else rows
-    varying, constant = [], []
+    varying: list[str] = []
+    constant: list[str] = []
     for col in points.columns:
         if not str(col).startswith("spec_") or col == "spec_epilogue":
             continue

@@ -11,8 +11,8 @@ from ..results import metrics
 from ..results.metrics import cell_text, sweep_chosen, sweep_ran
 from .style import (LINE_COLOR, LINE_WIDTH, MARKER_SIZE, WHICH_TEXT, column, empty, field_name, fitted, geomean,
                     group_colors, legend_line, log_ticks, numeric, plain, point_counts, ratio_colorscale,
-                    require_choice, require_sweep, short_gpu, sorted_values, spec_key, sweep_devices, sweep_hover,
-                    sweep_title, title_block)
+                    positive, require_choice, require_sweep, short_gpu, sorted_values, spec_key, sweep_devices,
+                    sweep_hover, sweep_title, title_block)
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -42,7 +42,7 @@ def _ceiling(frame: Any, col: str) -> float | None:
     """The median of a sweep's measured ceiling ``col`` (ceiling_gbps, ceiling_tflops) over its points."""
     if col not in frame.columns:
         return None
-    vals = [float(v) for v in frame[col] if metrics.is_finite(v) and float(v) > 0]
+    vals = [v for v in map(positive, frame[col]) if v is not None]
     return float(sorted(vals)[len(vals) // 2]) if vals else None
 
 
@@ -185,7 +185,9 @@ def layout_speedup_heatmap(frame: Any, x: str, y: str, *, which: str = "best") -
 
     z, text, hover = [], [], []
     for yv in ys:
-        z_row, t_row, h_row = [], [], []
+        z_row: list[float | None] = []
+        t_row: list[str] = []
+        h_row: list[str] = []
         for xv in xs:
             pairs = cells.get((xv, yv))
             if not pairs:
@@ -242,8 +244,8 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
                                         roofs))
     if not pairs:
         return empty(fig, "nothing to plot: no point ran in both sweeps")
-    xs = [metrics.row_intensity(a) for a, _ in pairs]
-    keep = [i for i, v in enumerate(xs) if metrics.is_finite(v) and float(v) > 0]
+    xs = {i: x for i, (a, _) in enumerate(pairs) if (x := positive(metrics.row_intensity(a))) is not None}
+    keep = list(xs)
     if not keep:
         return empty(fig, "nothing to plot: the shared points have no FLOP and byte counts")
     ops = [cell_text(pairs[i][0].get("op")) or "unknown op" for i in keep]
@@ -252,15 +254,15 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
     for op in order:
         idx = [i for i, o in zip(keep, ops) if o == op]
         fig.add_trace(go.Scatter(
-            x=[float(xs[i]) for i in idx], y=[speedups[i] for i in idx], mode="markers", name=op,
+            x=[xs[i] for i in idx], y=[speedups[i] for i in idx], mode="markers", name=op,
             marker={"color": colors[op], "size": MARKER_SIZE, "line": {"width": LINE_WIDTH, "color": LINE_COLOR}},
             hovertext=[sweep_hover(pairs[i][0], f"a: {float(pairs[i][0]['median_ms']) * 1e3:.2f} µs "
                                                 f"({cell_text(pairs[i][0].get('plan'))})",
                                    f"b: {float(pairs[i][1]['median_ms']) * 1e3:.2f} µs "
                                    f"({cell_text(pairs[i][1].get('plan'))})",
-                                   f"{float(xs[i]):.3g} FLOP/byte; speedup {speedups[i]:.2f}x") for i in idx],
+                                   f"{xs[i]:.3g} FLOP/byte; speedup {speedups[i]:.2f}x") for i in idx],
             hoverinfo="text", customdata=[speedups[i] for i in idx]))
-    x_lo, x_hi = min(float(xs[i]) for i in keep) / 2, max(float(xs[i]) for i in keep) * 2
+    x_lo, x_hi = min(xs[i] for i in keep) / 2, max(xs[i] for i in keep) * 2
     marks = [1.0]
     fig.add_hline(y=1.0, line={"color": "#9ca3af", "width": 1}, name="same speed")
     for (a, b), what, dash, color in ((bw, "bandwidth ratio", "dash", "#1d4ed8"),
@@ -274,7 +276,8 @@ def _speedup_vs_intensity(frame_a: Any, frame_b: Any, pairs: list[tuple[Any, Any
     if bw[0] and bw[1] and peak[0] and peak[1]:
         n = 60
         grid = [x_lo * (x_hi / x_lo) ** (i / (n - 1)) for i in range(n)]
-        expect = [metrics.roof(g, peak[1], bw[1]) / metrics.roof(g, peak[0], bw[0]) for g in grid]
+        expect = [(metrics.roof(g, peak[1], bw[1]) or math.nan) / (metrics.roof(g, peak[0], bw[0]) or math.nan)
+                  for g in grid]
         fig.add_trace(go.Scatter(x=grid, y=expect, mode="lines", name="roofline expectation",
                                  line={"color": "#6b7280", "width": 1.5}, hoverinfo="skip"))
         for ridge_x, _who in ((metrics.ridge(peak[0], bw[0]), "a"), (metrics.ridge(peak[1], bw[1]), "b")):

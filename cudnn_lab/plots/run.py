@@ -19,7 +19,7 @@ from ..results import metrics
 from ..results.metrics import is_finite
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLOR, cudnn_version, empty,
                     engine_colors, fitted, fmt, legend_line, log_ticks, outline, require_plan, require_run, sizes,
-                    title_block, us, verdict_of)
+                    positive, title_block, us, verdict_of)
 from ..results.loading import CLASSIC_ENGINE_ID
 from ..numerics import TOLERANCES, tolerance_bands
 
@@ -365,8 +365,7 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
     intensity = metrics.intensity(spec.flops(), spec.min_bytes()) or 1.0
     ceilings = result.ceilings or {}
     peak, bw = ceilings.get("tflops"), ceilings.get("gbps")
-    peak = float(peak) if is_finite(peak) and float(peak) > 0 else None
-    bw = float(bw) if is_finite(bw) and float(bw) > 0 else None
+    peak, bw = positive(peak), positive(bw)
     ridge = metrics.ridge(peak, bw)
     xs = [intensity] + ([ridge] if ridge else [])
     x_lo, x_hi = min(xs) / 20, max(xs) * 20
@@ -409,7 +408,7 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
 
     fig.update_xaxes(title_text="arithmetic intensity (FLOP/byte)", type="log",
                      range=[math.log10(x_lo), math.log10(x_hi)], **log_ticks(x_lo, x_hi))
-    ys = [float(v) for t in fig.data for v in (t.y or ()) if v is not None and is_finite(v) and float(v) > 0]
+    ys = [y for t in fig.data for y in map(positive, t.y or ()) if y is not None]
     if ys:
         y_lo, y_hi = min(ys) / 2, max(ys) * 2
         fig.update_yaxes(range=[math.log10(y_lo), math.log10(y_hi)], **log_ticks(y_lo, y_hi))

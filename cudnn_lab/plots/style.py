@@ -148,6 +148,11 @@ def empty(fig: go.Figure, text: str) -> go.Figure:
     return fig
 
 
+def positive(value: Any) -> float | None:
+    """A cell's value as a float where it is a finite number above zero, else None (a ceiling, a rate, a ratio)."""
+    return float(value) if is_finite(value) and float(value) > 0 else None
+
+
 def verdict_of(value: Any) -> str:
     """'pass', 'fail' or 'unknown' (NA: not checked) for a pass_torch / pass_cudnn cell."""
     import pandas as pd

@@ -17,7 +17,7 @@ from ..results.metrics import (cell_text, is_finite, point_key, row_gbps, row_tf
 from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, MARKER_SIZE, PASS_COLOR, UNKNOWN_COLOR, WHICH_TEXT, Y_AXES,
                     annotation_x, column, empty, field_name, fitted, fmt, group_colors, group_name, group_palette,
                     log_span, log_ticks, numeric, plain, point_counts, require_choice, require_sweep, shared_x_note,
-                    short_gpu, sorted_values, split_groups, sweep_hover, sweep_title, verdict_of)
+                    positive, short_gpu, sorted_values, split_groups, sweep_hover, sweep_title, verdict_of)
 from ..numerics import TOLERANCES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,9 +175,8 @@ def sweep_roofline(frame: Any, *, which: str = "best") -> go.Figure:
         sub = rows if gpu_col is None else rows[gpu_col.fillna("unknown GPU") == gpu]
         vals = {}
         for col in ("ceiling_tflops", "ceiling_gbps"):
-            s = sub[col].map(lambda v: float(v) if is_finite(v) and float(v) > 0 else None).dropna() \
-                if col in sub.columns else []
-            vals[col] = float(s.median()) if len(s) else None
+            s = sub[col].map(positive).dropna() if col in sub.columns else None
+            vals[col] = float(s.median()) if s is not None and len(s) else None
         roofs.append((gpu, vals["ceiling_tflops"], vals["ceiling_gbps"]))
     ridges = [r for r in (metrics.ridge(p, b) for _, p, b in roofs) if r]
     xs = [*rows["_x"], *ridges]

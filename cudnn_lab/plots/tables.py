@@ -149,7 +149,8 @@ def compact_knobs(plans: Any) -> tuple[list[str], dict[int, str]]:
         shared[engine] = now if engine not in shared else {k: v for k, v in shared[engine].items()
                                                            if now.get(k) == v}
     shared = {e: kv for e, kv in shared.items() if count[e] > 1 and kv}
-    texts = [" ".join(f"{k}={v}" for k, v in pairs if k not in shared.get(engine, {}))
+    none: dict[str, str] = {}
+    texts = [" ".join(f"{k}={v}" for k, v in pairs if k not in (none if engine is None else shared.get(engine, none)))
              or ("(as above)" if engine in shared else "") for engine, pairs in rows]
     return texts, {e: " ".join(f"{k}={v}" for k, v in kv.items()) for e, kv in shared.items()}
 

@@ -137,6 +137,12 @@ class Spec:
     #: The reduction axis a block-scaled format (MXFP8, NVFP4) scales where the family's product is GEMM-like: 'K'
     #: (a matmul's), 'C' (a forward convolution's); None: the block-format what-if does not take the family.
     block_scale_axis: ClassVar[str | None] = None
+    if TYPE_CHECKING:
+        @property
+        def dtype(self) -> str:
+            """Every family's element type (each family's dataclass declares the field with its default; named
+            here, not as a field, so code over any Spec is checked and ``Spec()`` keeps no required argument)."""
+            ...
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -171,7 +177,8 @@ class Spec:
             raise SpecError(key, data[unknown[0]], f"is not a field; fields are {', '.join(sorted(names))}",
                             spec=cls.__name__)
         # JSON has lists where specs hold tuples (pairs such as padding, epilogue chains).
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**fields)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -232,8 +239,7 @@ class Spec:
 
     def tensor_dtypes(self) -> dict[str, str]:
         """Each tensor's dtype, by name: the spec's ``dtype`` unless the family says otherwise (statistics, FP8)."""
-        dtype: str = self.dtype  # type: ignore[attr-defined]  # every family has a dtype field
-        return {n: dtype for n in self.tensor_shapes()}
+        return {n: self.dtype for n in self.tensor_shapes()}
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
         """(every input the graph reads, its main output): a family gives this, or input_names and output_names."""
@@ -275,7 +281,7 @@ class Spec:
     def tolerance_args(self) -> dict[str, Any]:
         """The keywords numerics.compare takes for the outputs: dtype, band key (``op``; a family may name a
         variant of its :attr:`tolerances`) and the output dtype that picks FP8 bands (None: not FP8)."""
-        return {"dtype": self.dtype, "op": self.op, "out_dtype": None}  # type: ignore[attr-defined]
+        return {"dtype": self.dtype, "op": self.op, "out_dtype": None}
 
     def flops(self) -> int:
         """Floating-point operations of the main op (epilogues not counted)."""

@@ -216,7 +216,7 @@ class ConvSpec(Fp8Operands, Spec):
         dims = {"X": self.x_dims, "W": self.w_dims, "Y": self.y_dims,
                 "DY": self.y_dims, "DX": self.x_dims, "DW": self.w_dims}
         ins, out = self.io_names()
-        shapes = {n: dims[n] for n in (*ins, out)}
+        shapes: dict[str, tuple[int, ...]] = {n: dims[n] for n in (*ins, out)}
         if "bias" in self.epilogue:
             shapes["bias"] = (1, self.k, 1, 1)
         if "scale" in self.epilogue:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 from ..errors import SpecError
 
@@ -73,7 +73,7 @@ SCALE_MIN = 2.0**-64
 SCALE_MAX = 2.0**64
 
 
-def is_fp8(dtype: Any) -> bool:
+def is_fp8(dtype: Any) -> TypeGuard[str]:
     """True for the kit's FP8 dtype names ('fp8_e4m3', 'fp8_e5m2')."""
     return isinstance(dtype, str) and dtype in FP8_FORMATS
 
@@ -227,11 +227,18 @@ class Fp8Operands:
     scale fields (``FP8_SCALES``: tensor -> field) and the dtypes FP8 gives its main tensors (:meth:`fp8_dtypes`)."""
 
     FP8_SCALES: ClassVar[dict[str, str]] = {}
+    if TYPE_CHECKING:  # what the family's Spec gives the mixin, named here so the mixin is checked
+        dtype: str
+        amax: bool
+
+        def tensor_shapes(self) -> dict[str, tuple[int, ...]]: ...
+
+        def io_names(self) -> tuple[tuple[str, ...], str]: ...
 
     @property
     def fp8(self) -> bool:
         """True when the inputs are FP8."""
-        return is_fp8(self.dtype)  # type: ignore[attr-defined]
+        return is_fp8(self.dtype)
 
     def scales(self) -> dict[str, float | None]:
         """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
@@ -247,12 +254,12 @@ class Fp8Operands:
 
     def tensor_dtypes(self) -> dict[str, str]:
         """Every tensor in ``dtype``; for FP8, :meth:`fp8_dtypes` and the descales, scale and Amax in fp32."""
-        shapes = self.tensor_shapes()  # type: ignore[attr-defined]
+        shapes = self.tensor_shapes()
         if not self.fp8:
-            return {n: self.dtype for n in shapes}  # type: ignore[attr-defined]
+            return {n: self.dtype for n in shapes}
         return {**{n: "fp32" for n in shapes}, **self.fp8_dtypes()}
 
     def output_names(self) -> tuple[str, ...]:
         """Every tensor the graph writes, the main output first."""
-        _, out = self.io_names()  # type: ignore[attr-defined]
-        return (out, "Amax") if self.fp8 and self.amax else (out,)  # type: ignore[attr-defined]
+        _, out = self.io_names()
+        return (out, "Amax") if self.fp8 and self.amax else (out,)

@@ -131,7 +131,8 @@ class MoeSpec(Spec):
     @classmethod
     def hidden_fields(cls, values: Mapping[str, Any]) -> frozenset[str]:
         """The distribution parameters the chosen distribution does not read."""
-        reads = _READS.get(values.get("distribution"), ()) if isinstance(values.get("distribution"), str) else ()
+        distribution = values.get("distribution")
+        reads = _READS.get(distribution, ()) if isinstance(distribution, str) else ()
         return frozenset(f for fields in _READS.values() for f in fields if f not in reads)
 
     @classmethod

@@ -20,54 +20,13 @@ from typing import Any, ClassVar
 from ..errors import SpecError
 from .attention_masks import (BIAS_KINDS, DIAGONAL_ALIGNMENTS, check_dropout, check_seq_lens, kept_pairs_batch)
 from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_choice, check_int, read_int
-from .fp8 import (FP8_DTYPES, SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_FP8_BWD_RAGGED,
+from .fp8 import (SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_FP8_BWD_RAGGED,
                   SDPA_FP8_HALF_OUT, GpuRequirement, check_scale, is_fp8)
 from .layout import packed_strides
-from .tolerance import CUDNN_SOURCE, ToleranceBand
-
-SDPA_DTYPES: tuple[str, ...] = ("fp16", "bf16", *FP8_DTYPES)
-#: What an FP8 attention writes (O, or dQ/dK/dV): FP8 on Hopper; fp16/bf16 need Blackwell and cuDNN 9.13.
-SDPA_FP8_OUT_DTYPES: tuple[str, ...] = (*FP8_DTYPES, "fp16", "bf16")
-#: Fields only FP8 attention reads (ignored, as given, otherwise; a form hides them).
-FP8_FIELDS: tuple[str, ...] = ("out_dtype", "scale_q", "scale_k", "scale_v", "scale_o", "scale_do")
-#: FP8 scalar inputs, [1, 1, 1, 1] fp32, in the frontend's order; and the amax outputs.
-_FP8_FWD_SCALARS = ("descale_Q", "descale_K", "descale_V", "descale_S", "scale_S", "scale_O")
-_FP8_BWD_SCALARS = ("descale_Q", "descale_K", "descale_V", "descale_O", "descale_dO", "descale_S", "descale_dP",
-                    "scale_S", "scale_dQ", "scale_dK", "scale_dV", "scale_dP")
-_FP8_FWD_AMAX = ("Amax_S", "Amax_O")
-_FP8_BWD_AMAX = ("Amax_dQ", "Amax_dK", "Amax_dV", "Amax_dP")
-#: Which side's lengths each tensor's tokens follow (for the padding mask and ragged packing).
-_SIDE = {"Q": "q", "O": "q", "dO": "q", "dQ": "q", "Stats": "q", "K": "kv", "V": "kv", "dK": "kv", "dV": "kv"}
-SDPA_LAYOUTS: tuple[str, ...] = ("BSHD", "BHSD")
-SDPA_DIRECTIONS: tuple[str, ...] = ("fwd_inference", "fwd_training", "bwd")
-#: Head sizes this kit builds SDPA graphs for (cuDNN's fused flash-attention engines cover these on Hopper).
-SDPA_HEAD_DIMS: tuple[int, ...] = (64, 128, 256)
-
-#: What a paged cache and sink tokens need (cuDNN SDPA itself needs Ampere or newer).
-SDPA_PAGED = GpuRequirement("a paged K/V cache in attention", min_cc=(8, 0), min_cudnn=90500,
-                            source="cudnn-frontend v1.8.0 release notes (paged attention on cuDNN 9.5.0 and later)")
-SDPA_SINK = GpuRequirement("sink tokens in attention", min_cc=(8, 0), min_cudnn=91300,
-                           source="cudnn-frontend docs/operations/Attention.md (sink_token, cuDNN 9.13.0 and later)")
-
-#: Memory order of a logical [b, h, s, d] tensor, slowest axis first.
-_ORDERS = {"BSHD": (0, 2, 1, 3), "BHSD": (0, 1, 2, 3)}
-
-
-# SDPA rounds the softmax P and its gradient dS to fp16/bf16 before the second GEMMs, so sums over many rows (dV of
-# the first keys under a causal mask, GQA's summed dK/dV) carry errors near 1e-2 in bf16; PyTorch's flash attention
-# shows the same: cuDNN's own SDPA tests accept 2e-2.
-_HALF_BANDS = {d: {"cudnn": ToleranceBand(2e-2, 2e-2, CUDNN_SOURCE + " for SDPA")} for d in ("fp16", "bf16")}
-# FP8 attention, outputs dequantized: cuDNN's test/python/sdpa/fp8.py accepts atol 0.08, rtol 0.2 for O and atol
-# 0.04, rtol 0.2 for dQ, dK, dV. torch.testing compares FP8 exactly, which a float64 reference never meets: the first
-# band is one rounding step of the output's FP8 format (2 x its unit roundoff, as rtol and atol).
-_FP8_STEPS = (("fp8_e4m3", 2.0**-3), ("fp8_e5m2", 2.0**-2))
-
-
-def _fp8_bands(dtype: str, step: float, direction: str, atol: float) -> dict[str, ToleranceBand]:
-    """The two bands of FP8 attention in ``dtype`` for one direction (cuDNN's test's atol of that direction)."""
-    return {"torch": ToleranceBand(step, step, f"one rounding step of {dtype} (2 x its unit roundoff)"),
-            "cudnn": ToleranceBand(0.2, atol, CUDNN_SOURCE + f" for FP8 SDPA (test/python/sdpa/fp8.py), {direction}")}
-
+from .sdpa_rules import (FP8_BWD_AMAX, FP8_BWD_SCALARS, FP8_FIELDS, FP8_FWD_AMAX, FP8_FWD_SCALARS, FP8_STEPS,
+                         HALF_BANDS, MEMORY_ORDERS, SDPA_DIRECTIONS, SDPA_DTYPES, SDPA_FP8_OUT_DTYPES, SDPA_HEAD_DIMS,
+                         SDPA_LAYOUTS, SDPA_PAGED, SDPA_SINK, TOKEN_SIDE, fp8_bands)
+from .tolerance import ToleranceBand
 
 @dataclasses.dataclass(frozen=True)
 class SdpaSpec(Spec):
@@ -107,8 +66,8 @@ class SdpaSpec(Spec):
     menu_order: ClassVar[int] = 30
     sweep_axes: ClassVar[tuple[str, ...]] = ("seq_q", "causal")
     tolerances: ClassVar[Mapping[str, Mapping[str, Mapping[str, ToleranceBand]]]] = {
-        "sdpa": {**_HALF_BANDS, **{dt: _fp8_bands(dt, step, "forward", 0.08) for dt, step in _FP8_STEPS}},
-        "sdpa_bwd": {**_HALF_BANDS, **{dt: _fp8_bands(dt, step, "backward", 0.04) for dt, step in _FP8_STEPS}}}
+        "sdpa": {**HALF_BANDS, **{dt: fp8_bands(dt, step, "forward", 0.08) for dt, step in FP8_STEPS}},
+        "sdpa_bwd": {**HALF_BANDS, **{dt: fp8_bands(dt, step, "backward", 0.04) for dt, step in FP8_STEPS}}}
     title: ClassVar[str] = "attention"
     #: The logical dims of Q, K, V, O (and Stats [B, H, S, 1]): the drawing names their layout in these letters.
     tensor_axes: ClassVar[str] = "BHSD"
@@ -309,9 +268,9 @@ class SdpaSpec(Spec):
         kv_heads = "heads" if self.kv_heads is None else "kv_heads"
         q, kv = ("batch", "heads", "seq_q"), ("batch", kv_heads, "seq_kv")
         scores = ("batch", "heads", "seq_q", "seq_kv")
-        small = {n: ("batch",) for n in (*_FP8_BWD_SCALARS, *_FP8_FWD_SCALARS, *_FP8_FWD_AMAX, *_FP8_BWD_AMAX,
+        small = {n: ("batch",) for n in (*FP8_BWD_SCALARS, *FP8_FWD_SCALARS, *FP8_FWD_AMAX, *FP8_BWD_AMAX,
                                          "seq_len_q", "seq_len_kv", "Dropout_scale", "Dropout_scale_inv",
-                                         "Page_table_K", "Page_table_V", "Sink", *(f"{t}_offset" for t in _SIDE))}
+                                         "Page_table_K", "Page_table_V", "Sink", *(f"{t}_offset" for t in TOKEN_SIDE))}
         if self.paged:  # the pools: as many elements as kv_heads * seq_kv per sequence, or num_pages * page_size
             kv = ("batch", kv_heads, "seq_kv") if self.num_pages is None else ("num_pages", kv_heads, "page_size")
         self.check_elements({"Q": q, "O": q, "dO": q, "dQ": q, "Stats": q, "K": kv, "V": kv, "dK": kv, "dV": kv,
@@ -422,7 +381,7 @@ class SdpaSpec(Spec):
         """Tensors packed without padding (``ragged``), each with the side ('q' or 'kv') whose lengths it follows."""
         if not self.ragged:
             return {}
-        return {n: _SIDE[n] for n in self.tensor_shapes() if n in _SIDE}
+        return {n: TOKEN_SIDE[n] for n in self.tensor_shapes() if n in TOKEN_SIDE}
 
     def scales(self) -> dict[str, float | None]:
         """Each FP8 input's quantization scale (None: from the data), by tensor name; empty when not FP8."""
@@ -483,7 +442,7 @@ class SdpaSpec(Spec):
         bwd = self.direction == "bwd"
         ins: list[str] = ["Q", "K", "V", "O", "dO", "Stats"] if bwd else ["Q", "K", "V"]
         if self.fp8:
-            ins += _FP8_BWD_SCALARS if bwd else _FP8_FWD_SCALARS
+            ins += FP8_BWD_SCALARS if bwd else FP8_FWD_SCALARS
         if self.padded:
             ins += ["seq_len_q", "seq_len_kv"]
         if self.paged:
@@ -491,7 +450,7 @@ class SdpaSpec(Spec):
         if self.sink:
             ins.append("Sink")
         if self.ragged:
-            ins += [f"{n}_offset" for n in (*ins[:6 if bwd else 3], *self.output_names()) if n in _SIDE]
+            ins += [f"{n}_offset" for n in (*ins[:6 if bwd else 3], *self.output_names()) if n in TOKEN_SIDE]
         if self.bias == "tensor":
             ins.append("Bias")
         if self.dropout:
@@ -502,7 +461,7 @@ class SdpaSpec(Spec):
         """Every tensor the graph writes, the main output first (FP8 adds the amax outputs)."""
         outs = {"fwd_inference": ("O",), "fwd_training": ("O", "Stats"), "bwd": ("dQ", "dK", "dV")}[self.direction]
         if self.fp8:
-            outs += _FP8_BWD_AMAX if self.direction == "bwd" else _FP8_FWD_AMAX
+            outs += FP8_BWD_AMAX if self.direction == "bwd" else FP8_FWD_AMAX
         return outs
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
@@ -542,9 +501,9 @@ class SdpaSpec(Spec):
         out = {}
         for n, d in self.tensor_shapes().items():
             if n == "Stats":
-                order = _ORDERS["BSHD"] if self.ragged else (0, 1, 2, 3)
+                order = MEMORY_ORDERS["BSHD"] if self.ragged else (0, 1, 2, 3)
             else:
-                order = _ORDERS[self.layout] if n in _SIDE else (0, 1, 2, 3)
+                order = MEMORY_ORDERS[self.layout] if n in TOKEN_SIDE else (0, 1, 2, 3)
             out[n] = packed_strides(d, order)
         return out
 

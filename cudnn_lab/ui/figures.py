@@ -15,6 +15,7 @@ import json
 import textwrap
 from typing import Any
 
+from ..graph.render import DrawingError, to_svg
 from .status import StatusLog
 
 __all__ = ["FIGURE_HEIGHTS", "FigureHost", "PLOTLY_MIME", "drawing_html", "fit_to_pane", "figure_bundle",
@@ -75,8 +76,6 @@ def drawing_html(dot: str, spec: Any = None) -> str:
     """A DOT text as inline SVG (``cudnn_lab.graph.render.to_svg`` renders it; memoized, as the view redraws at
     every change). The Graph view sizes it (:mod:`.graph_view`). DOT that ``dot`` rejects raises
     :class:`~cudnn_lab.graph.render.DrawingError`: one sentence naming ``spec`` (the drawing's spec)."""
-    from ..graph.render import to_svg  # heavy: imports graphviz
-
     return to_svg(dot, spec=spec)
 
 
@@ -148,8 +147,6 @@ class FigureHost:
 def error_html(what: str, error: BaseException) -> str:
     """A pane's text when its content cannot be drawn; a drawing ``dot`` rejected: its one sentence, with the DOT
     source and dot's own message folded away under it (for a bug report)."""
-    from ..graph.render import DrawingError  # heavy: imports graphviz
-
     if isinstance(error, DrawingError):
         return f"<p class='cl-status-error'>{html.escape(str(error))}</p>" + dot_details_html(error)
     return f"<p class='cl-status-error'>Cannot draw {html.escape(what)}: {html.escape(str(error))}</p>"

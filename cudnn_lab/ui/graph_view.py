@@ -20,6 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import OptionError, UnsupportedGraphError
+from ..graph import drawing
+from ..graph.labgraph import viewed_graph
+from ..graph.render import DOT_INSTALL_HINT, DrawingError, fallback_bundle
 from ..specs import Spec
 from .figures import dot_details_html, drawing_html, error_html
 from .graph_widget import GraphDrawing, node_details
@@ -38,16 +41,12 @@ _SVG_TAG = re.compile(r"<svg\b[^>]*>", re.S)
 @functools.lru_cache(maxsize=256)
 def dot_source(spec: Spec) -> str:
     """DOT text of any spec's drawing (memoized: the Graph view redraws at every change)."""
-    from ..graph import drawing  # heavy: imports graphviz
-
     return drawing(spec).source
 
 
 @functools.lru_cache(maxsize=64)
 def code_html(spec: Spec) -> str:
     """The Code view: the standalone script that rebuilds the graph, or why the family has none."""
-    from ..graph.labgraph import viewed_graph  # heavy: imports graphviz
-
     try:
         script = viewed_graph(spec).to_script()
     except UnsupportedGraphError as e:
@@ -162,8 +161,6 @@ class GraphView:
         rejects (:class:`~cudnn_lab.graph.render.DrawingError`) still shows the script, then goes to ``guard``: the
         Lab's reports it (one sentence in the status line and the Log) and lets the caller go on (a recording still
         loads); without a guard it raises."""
-        from ..graph.render import DOT_INSTALL_HINT, DrawingError, fallback_bundle  # heavy: imports graphviz
-
         rejected: DrawingError | None = None
         try:
             source = dot_source(spec)

@@ -16,6 +16,8 @@ from typing import Any
 import anywidget
 import traitlets as T
 
+from ..graph.labgraph import viewed_graph
+
 __all__ = ["GraphDrawing", "node_details"]
 
 _ESM = r"""
@@ -189,8 +191,6 @@ def node_details(spec: Any) -> dict[str, dict[str, Any]]:
     """What a click on each node of ``spec``'s drawing shows, by dot node id ('t0' the first tensor, 'op0' the
     first operation: :func:`cudnn_lab.graph.render.to_dot`'s ids): ``kind`` ('tensor' or 'operation'), ``name`` and
     ``rows`` ([label, text] pairs) from the graph's ``inspect()``. Empty where the family has no frontend graph."""
-    from ..graph.labgraph import viewed_graph  # the graph layer imports graphviz: loaded where a drawing is shown
-
     try:
         graph = viewed_graph(spec)
         info = graph.inspect()

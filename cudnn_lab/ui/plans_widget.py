@@ -15,6 +15,8 @@ from typing import Any
 
 import anywidget
 import traitlets as T
+
+from ..errors import OptionError
 from ..plots.tables import plan_table_rows
 from ..results import RunResult, metrics
 
@@ -250,8 +252,6 @@ class PlansTable(anywidget.AnyWidget):
     def sort_by(self, column: str | None, descending: bool = False) -> None:
         """Order the table by ``column`` (a column title, None: the heuristic's order)."""
         if column is not None and column not in [c["key"] for c in self.columns]:
-            from ..errors import OptionError
-
             raise OptionError("sort_column", column, "is not a column of the Plans table: "
                               + ", ".join(c["key"] for c in self.columns), where="Plans table")
         self.sort_column, self.sort_descending = column, bool(descending)

@@ -8,6 +8,7 @@ The pick and the best plan are :mod:`cudnn_lab.results.metrics`' (one definition
 
 from __future__ import annotations
 
+import functools
 import html
 from collections import OrderedDict
 from collections.abc import Callable
@@ -172,7 +173,7 @@ class ResultView:
         for figure in RUN_FIGURES:
             if figure.view in views and figure.applies(result) and not figure.said_instead(result):
                 try:
-                    self._memo(figure.name, selected, lambda f=figure: f.draw(result, selected))
+                    self._memo(figure.name, selected, functools.partial(figure.draw, result, selected))
                 except Exception:  # noqa: BLE001 - drawn again and reported in its pane by _show_figure
                     pass
 

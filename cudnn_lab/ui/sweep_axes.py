@@ -45,7 +45,8 @@ def parse_values(op: str, field: str, text: str) -> list[Any]:
 def _combo_error(spec: Spec, field: str, value: Any, others: list[tuple[str, Any]]) -> SpecError | None:
     """None if ``spec`` with ``field=value`` is valid with some value of the other axis, else the first error."""
     first: SpecError | None = None
-    for other in others or [(None, None)]:
+    unset: list[tuple[str | None, Any]] = [(None, None)]
+    for other in others or unset:
         changes = {field: value}
         if other[0] is not None:
             changes[other[0]] = other[1]
@@ -89,9 +90,10 @@ def validate_axes(spec: Spec, axes: list[tuple[str, str]]) -> tuple[dict[str, li
             continue
         others = [(f, v) for j, (f, vs) in parsed.items() if j != i for v in vs]
         for value in values:
-            e = _combo_error(spec, field, value, others)
-            if e is not None:
-                why = e.allowed if e.field == field else f"{e.field}={shorten(e.value)}: {e.allowed}"
+            refused = _combo_error(spec, field, value, others)
+            if refused is not None:
+                why = (refused.allowed if refused.field == field
+                       else f"{refused.field}={shorten(refused.value)}: {refused.allowed}")
                 errors[i] = f"{field}={shorten(value)}: {why}"
                 break
     total = math.prod(len(v) for _, v in parsed.values()) if parsed else 0

@@ -25,6 +25,7 @@ from ..options import RunOptions
 from ..provenance import banner_html
 from ..results import load_results, recorded_datasets
 from ..results.loading import check_sweep_columns, sweep_row_problems
+from ..results.store import Store
 from ..specs import Spec
 from ..sweeps import sweep
 from .fields import OPS
@@ -535,9 +536,10 @@ class SweepView:
     def _plot_option_changed(self, change: dict[str, Any]) -> None:
         if self._silent or self.frame is None:
             return
-        if change.get("owner") is self.x and self.color.value == change.get("new"):
+        x_changed = change.get("owner") is self.x  # a name, not a test: `is` would narrow self.x to the owner's type
+        if x_changed and self.color.value == change.get("new"):
             self._set(self.color, NONE)
-        if change.get("owner") is self.x:
+        if x_changed:
             self._fill_axes(self.x.value, self.color.value)
         self.mode = "latency"
         self.redraw()
@@ -553,9 +555,6 @@ class SweepView:
         if self.store is None or self._live is None:
             return
         try:  # a figure that cannot be drawn yet must not stop the sweep
-            from .. import plots
-            from ..results.store import Store
-
             rows, self.dropped_text = drawable(Store(self.store).read(), "the live sweep")
             self.frame, self.source_text, self.mode = rows, "live sweep (so far)", "latency"
             if rows.empty or "op" not in rows.columns:

@@ -20,15 +20,15 @@ __all__ = ["Verdict", "verdict", "check", "check_parts", "say", "kept_benchmark"
 
 from .exercises import (OPEN, RIGHT, UNMEASURED, WRONG, Verdict, _is_number, check, check_parts,  # noqa: F401
                         say, verdict)
-from . import knobs
-from .errors import CudnnLabError
-from .kernel_names import read as read_kernel_name
-from .provenance import Provenance, cudnn_version_text
-from .provenance import provenance as provenance_of
-from .results import recorded_datasets
-from .results.anatomy import kernels_table
-from .results.metrics import sweep_regret
-from .specs import spec_from_dict
+from .. import knobs
+from ..errors import CudnnLabError
+from ..kernel_names import read as read_kernel_name
+from ..provenance import Provenance, cudnn_version_text
+from ..provenance import provenance as provenance_of
+from ..results import recorded_datasets
+from ..results.anatomy import kernels_table
+from ..results.metrics import sweep_regret
+from ..specs import spec_from_dict
 
 # ------------------------------------------------------------------------------------------------ provenance
 
@@ -100,7 +100,7 @@ def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, boo
 def kept_benchmark(benchmark: str) -> tuple[Any, str] | None:
     """The newest benchmark output kept in a source checkout (``benchmarks/results/<gpu>_<date>_<benchmark>.json``,
     a script's ``--json``) and its provenance line; None when there is none (or the kit is installed without them)."""
-    found = sorted((Path(__file__).parents[1] / "benchmarks" / "results").glob(f"*_*_{benchmark}.json"),
+    found = sorted((Path(__file__).parents[2] / "benchmarks" / "results").glob(f"*_*_{benchmark}.json"),
                    key=lambda f: f.name.split("_")[1])
     if not found:
         return None
