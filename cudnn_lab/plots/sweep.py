@@ -32,6 +32,18 @@ def _y_value(row: Any, y: str) -> float | None:
     return row_tflops(row) if y == "tflops" else row_gbps(row)
 
 
+def _x_axis(fig: go.Figure, rows: Any, xcol: str, numeric_x: bool, log_x: bool) -> None:
+    """The x axis of a sweep figure: log (padded by 1.5x each side), linear, or categories in sorted order."""
+    if log_x:
+        xs = [float(v) for v in rows[xcol]]
+        fig.update_xaxes(type="log", range=[math.log10(min(xs) / 1.5), math.log10(max(xs) * 1.5)],
+                         **log_ticks(min(xs) / 1.5, max(xs) * 1.5))
+    elif numeric_x:
+        fig.update_xaxes(type="linear")
+    else:
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=sorted_values(rows[xcol]))
+
+
 @fitted
 def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "median_ms",
                   which: str = "pick") -> go.Figure:
@@ -99,14 +111,7 @@ def sweep_latency(frame: Any, x: str, *, color: str | None = None, y: str = "med
         fig.update_layout(title=sweep_title(frame, f"{what.capitalize()} along {x}, {WHICH_TEXT[which]}", note))
     if ccol is not None:
         fig.update_layout(legend_title_text=field_name(ccol))
-    if numeric_x and log_span(rows[xcol]):
-        xs = [float(v) for v in rows[xcol]]
-        fig.update_xaxes(type="log", range=[math.log10(min(xs) / 1.5), math.log10(max(xs) * 1.5)],
-                         **log_ticks(min(xs) / 1.5, max(xs) * 1.5))
-    elif numeric_x:
-        fig.update_xaxes(type="linear")
-    else:
-        fig.update_xaxes(type="category", categoryorder="array", categoryarray=sorted_values(rows[xcol]))
+    _x_axis(fig, rows, xcol, numeric_x, numeric_x and log_span(rows[xcol]))
     fig.update_xaxes(title_text=f"{field_name(xcol)} (spec field)" if xcol.startswith("spec_") else xcol)
     fig.update_yaxes(title_text=y_title, rangemode="tozero" if y == "median_ms" else "normal")
     return fig
@@ -291,14 +296,7 @@ def regret_along(frame: Any, x: str, *, color: str | None = None) -> go.Figure:
     note = shared_x_note(groups, xcol)
     if note:
         fig.update_layout(title=sweep_title(frame, what, note))
-    if log_x:
-        xs = [float(v) for v in rows[xcol]]
-        fig.update_xaxes(type="log", range=[math.log10(min(xs) / 1.5), math.log10(max(xs) * 1.5)],
-                         **log_ticks(min(xs) / 1.5, max(xs) * 1.5))
-    elif numeric_x:
-        fig.update_xaxes(type="linear")
-    else:
-        fig.update_xaxes(type="category", categoryorder="array", categoryarray=sorted_values(rows[xcol]))
+    _x_axis(fig, rows, xcol, numeric_x, log_x)
     top = max(float(rows["regret"].max()), 1.0)
     fig.update_xaxes(title_text=f"{field_name(xcol)} (spec field)" if xcol.startswith("spec_") else xcol)
     fig.update_yaxes(title_text="regret: pick / best median (1 = optimal)",
