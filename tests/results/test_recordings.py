@@ -8,6 +8,7 @@ import dataclasses
 import importlib
 import json
 import os
+import pkgutil
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,13 @@ import pytest
 from cudnn_lab.errors import DataError, OptionError, PathError
 from cudnn_lab.results import recordings
 
-for _module in ("cudnn_lab.whatif",):  # packages that register kinds of their own, where they exist
+for _package in ("cudnn_lab.whatif",):  # packages whose modules register kinds of their own, where they exist
     try:
-        importlib.import_module(_module)
+        _found = importlib.import_module(_package)
     except ImportError:
-        pass
+        continue
+    for _info in pkgutil.iter_modules(getattr(_found, "__path__", [])):
+        importlib.import_module(f"{_package}.{_info.name}")
 
 KINDS = recordings.kinds()
 NAMES = [k.name for k in KINDS]
@@ -79,7 +82,8 @@ def _wrong_type(src: Path, dst: Path) -> None:
         frame.to_parquet(dst)
         return
     data = json.loads(src.read_text(encoding="utf-8"))
-    key = next(k for k, v in data.items() if isinstance(v, dict))  # an object-valued field becomes text
+    # an object- or list-valued field becomes text (the first of them: the spec of a run, a what-if's answers)
+    key = next(k for k, v in data.items() if isinstance(v, (dict, list)))
     data[key] = "junk"
     dst.write_text(json.dumps(data), encoding="utf-8")
 
