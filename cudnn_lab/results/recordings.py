@@ -107,14 +107,24 @@ def files(name: str, folder: Path | None = None) -> list[Path]:
 
 def read(name: str, folder: Path | None = None) -> list[Any]:
     """Every file of kind ``name`` (in ``folder``, its shipped folder by default), each checked, in name order."""
-    return [read_one(name, p) for p in files(name, folder)]
+    return _each(kind(name), "load", folder)
 
 
 def heads(name: str, folder: Path | None = None) -> list[Any]:
     """What a list of recordings shows of each file of kind ``name`` (its ``head`` reader, else ``load``), checked
     through the same guards and cache."""
     k = kind(name)
-    return [_cached(k, "head" if k.head is not None else "load", p) for p in files(name, folder)]
+    return _each(k, "head" if k.head is not None else "load", folder)
+
+
+def _each(k: RecordingKind, part: str, folder: Path | None) -> list[Any]:
+    """The reader's answer for every file of ``k`` in ``folder``: listed paths need no existence check, and their
+    folder is resolved once (a Lab lists the recordings at every start and refresh)."""
+    listed = files(k.name, folder)
+    if not listed:
+        return []
+    base = listed[0].parent.resolve()
+    return [_cached(k, part, p, resolved=str(base / p.name)) for p in listed]
 
 
 def read_one(name: str, path: Any) -> Any:
@@ -128,15 +138,18 @@ def clear() -> None:
         _CACHE.clear()
 
 
-def _cached(k: RecordingKind, part: str, path: Any) -> Any:
+def _cached(k: RecordingKind, part: str, path: Any, *, resolved: str | None = None) -> Any:
     """The reader's answer for ``path``: from the cache when the file's size and time are unchanged, else read after
-    the guards (regular file, at most ``max_bytes``)."""
-    path = check_input_path(path, what=k.title)
+    the guards (regular file, at most ``max_bytes``). ``resolved``: a listed file's resolved path (its existence
+    is known); a caller's path is checked and resolved here."""
+    if resolved is None:
+        path = check_input_path(path, what=k.title)
+        try:
+            resolved = str(path.resolve())
+        except (OSError, RuntimeError) as e:
+            raise PathError(path, f"the {k.title} could not be resolved ({e})") from None
+    path = Path(path)
     st = regular_size(path, k.title, limit=k.max_bytes)
-    try:
-        resolved = str(path.resolve())
-    except (OSError, RuntimeError) as e:
-        raise PathError(path, f"the {k.title} could not be resolved ({e})") from None
     key = (k.name, part, resolved, st.st_size, st.st_mtime_ns)
     with _LOCK:
         if key in _CACHE:
