@@ -97,11 +97,16 @@ def recording_for(spec: Any, *, gpu: str | None = None) -> tuple[str | None, boo
     return name, exact
 
 
-def kept_benchmark(benchmark: str) -> tuple[Any, str] | None:
-    """The newest benchmark output kept in a source checkout (``benchmarks/results/<gpu>_<date>_<benchmark>.json``,
-    a script's ``--json``) and its provenance line; None when there is none (or the kit is installed without them)."""
-    found = sorted((Path(__file__).parents[2] / "benchmarks" / "results").glob(f"*_*_{benchmark}.json"),
-                   key=lambda f: f.name.split("_")[1])
+#: Where the benchmark outputs the course reads ship: in the package (cudnn_lab/data/benchmarks/), so a lesson reads
+#: the same file in a source checkout and in an install without one (Binder's ``pip install --no-deps .``).
+KEPT_BENCHMARKS = Path(__file__).resolve().parents[1] / "data" / "benchmarks"
+
+
+def kept_benchmark(benchmark: str, folder: Path | None = None) -> tuple[Any, str] | None:
+    """The newest benchmark output shipped with the kit (``cudnn_lab/data/benchmarks/<gpu>_<date>_<benchmark>.json``,
+    a copy of a script's ``--json`` kept in ``benchmarks/results/``) and its provenance line; None when there is
+    none. ``folder``: read another folder of such files instead (tests)."""
+    found = sorted((folder or KEPT_BENCHMARKS).glob(f"*_*_{benchmark}.json"), key=lambda f: f.name.split("_")[1])
     if not found:
         return None
     data = json.loads(found[-1].read_text(encoding="utf-8"))
@@ -114,7 +119,7 @@ def kept_benchmark(benchmark: str) -> tuple[Any, str] | None:
     origin = Provenance(kind="recorded", gpu=str(first(data, "device") or "unknown GPU"),
                         driver=str(first(data, "driver") or "unknown"), cudnn=cudnn_version(first(data, "cudnn")),
                         cuda=str(first(data, "cuda") or "unknown"), date=found[-1].name.split("_")[1],
-                        name=f"benchmarks/results/{found[-1].name}")
+                        name=f"cudnn_lab/data/benchmarks/{found[-1].name}")
     return data, origin.text
 
 
@@ -317,11 +322,12 @@ def gpu_ratios(frame_a: Any, frame_b: Any) -> Any:
 
 def waves(tiles: int, sms: int, per_sm: int = 1) -> dict[str, float]:
     """Wave quantization: ``tiles`` thread blocks on ``sms`` multiprocessors holding ``per_sm`` each run in
-    ceil(tiles / (sms * per_sm)) waves; ``busy`` is the share of block slots the waves keep busy."""
+    ceil(tiles / (sms * per_sm)) waves; ``busy`` is the share of block slots busy averaged over all the waves,
+    tiles / (whole waves * slots), and ``last wave busy`` the share the last wave alone keeps busy."""
     slots = sms * per_sm
     full = math.ceil(tiles / slots)
     return {"tiles": tiles, "slots": slots, "waves": tiles / slots, "whole waves": full,
-            "busy": tiles / (full * slots)}
+            "busy": tiles / (full * slots), "last wave busy": (tiles - slots * (full - 1)) / slots}
 
 
 def tile_shape(kernel: str) -> tuple[int, ...] | None:

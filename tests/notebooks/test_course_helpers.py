@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 import cudnn_lab as cl
 from cudnn_lab import course
+
+COURSE = sorted((Path(__file__).parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +66,54 @@ def test_verdict_says_why_and_hides_the_answer_until_one_is_given(capsys: pytest
     assert "42" not in again.text
     course.check(42, 42, "fine")
     assert capsys.readouterr().out.startswith(course.RIGHT)
+
+
+#: Every branch of the referee's comparison, each with an answer it must call wrong (issue 40: the absolute-tolerance
+#: branch once had no wrong answer under test).
+@pytest.mark.parametrize(("answer", "expected", "kw"), [
+    ("no", True, {}),                       # bool, from text
+    (True, False, {}),                      # bool
+    (4, 3, {}),                             # an integer, exactly
+    (0.3334, 1 / 3, {}),                    # a float, to 1e-6
+    (3.16, 3.0, {"rel": 0.05}),             # relative tolerance, just outside
+    (0.61, 0.5, {"tol": 0.1}),              # absolute tolerance, just outside above
+    (0.39, 0.5, {"tol": 0.1}),              # ... and below
+    (0.2, 0.0, {"tol": 0.1}),               # ... around zero
+    (1e9, 0.5, {"tol": 0.1}),               # ... far away
+    (0.5000001, 0.5, {"tol": 0.0}),         # tol 0: exact
+    ("other", "same", {}),                  # text
+    ({"a", "c"}, {"a", "b"}, {}),           # a set
+    ((1, 2.5), (1, 2.0), {"tol": 0.1}),     # a tuple, element by element with the tolerance
+    ({"k": 1}, {"k": 2}, {}),               # a dict
+    (object(), object(), {}),               # anything else, by equality
+])
+def test_every_branch_of_the_referee_can_say_wrong(answer: object, expected: object, kw: dict) -> None:
+    assert course.verdict(answer, expected, **kw, name="branch").status == "wrong"
+    assert course.verdict(expected, expected, **kw, name="branch").status == "right"
+
+
+@pytest.mark.parametrize("kw", [{"tol": -0.1}, {"tol": float("nan")}, {"rel": 1.0}, {"rel": -0.1}, {"rel": 2},
+                                {"rel": 0.1, "tol": 0.1}])
+def test_a_margin_that_would_accept_anything_is_refused(kw: dict) -> None:
+    with pytest.raises(ValueError, match="rel|tol"):
+        course.verdict(0.0, 0.5, **kw)
+
+
+def test_a_binary_answer_first_gets_the_evidence_not_the_value() -> None:
+    first = course.verdict(False, True, "because 3 > 2", name="answer_bin")
+    assert first.status == "wrong" and "hint" in first.text and "compare" in first.text
+    for word in ("True", "False", "you said", "the data says", "otherwise", "because 3 > 2"):
+        assert word not in first.text, word
+    second = course.verdict("no", True, "because 3 > 2", name="answer_bin")
+    assert "the data says True" in second.text and "because 3 > 2" in second.text
+
+
+def test_a_first_miss_on_a_tuple_or_set_counts_what_differs_without_naming_it() -> None:
+    tup = course.verdict((1.05, 9.0), (1.0, 2.0), tol=0.1, name="answer_tup")
+    assert "1 of its 2 values differ" in tup.text and "2.0" not in tup.text.split("you said")[0]
+    got = course.verdict({"a", "c", "d"}, {"a", "b"}, name="answer_set")
+    assert "2 of your 3 items are not in the data's set" in got.text and "1 you left out" in got.text
+    assert "'b'" not in got.text
 
 
 # ------------------------------------------------------------------------------------------------ provenance
@@ -209,11 +263,14 @@ def test_regret_per_point_has_one_row_per_point() -> None:
     assert len(regrets) == 73 and (regrets["regret"] >= 1.0).all()
 
 
-@pytest.mark.parametrize(("tiles", "sms", "busy", "whole"), [(64, 132, 64 / 132, 1), (132, 132, 1.0, 1),
-                                                             (133, 132, 133 / 264, 2), (256, 132, 256 / 264, 2)])
-def test_waves(tiles: int, sms: int, busy: float, whole: int) -> None:
+@pytest.mark.parametrize(("tiles", "sms", "busy", "whole", "last"), [
+    (64, 132, 64 / 132, 1, 64 / 132), (132, 132, 1.0, 1, 1.0), (133, 132, 133 / 264, 2, 1 / 132),
+    (256, 132, 256 / 264, 2, 124 / 132)])
+def test_waves(tiles: int, sms: int, busy: float, whole: int, last: float) -> None:
+    """``busy`` averages over all the waves; the last wave alone is ``last wave busy`` (issue 40: not the same)."""
     w = course.waves(tiles, sms)
     assert w["busy"] == pytest.approx(busy) and w["whole waves"] == whole
+    assert w["last wave busy"] == pytest.approx(last)
 
 
 @pytest.mark.parametrize(("name", "tile"), [
@@ -265,8 +322,26 @@ def test_kept_benchmark_reads_a_kept_output_with_its_origin() -> None:
     data, origin = kept
     assert isinstance(data, list) and data and "cudnn_us" in data[0]
     assert origin == ("RECORDED on NVIDIA H100 80GB HBM3 · driver unknown · CUDA unknown · cuDNN 9.19.0 · 2026-11-22 "
-                      "(benchmarks/results/h100_2026-11-22_fusion.json)")
+                      "(cudnn_lab/data/benchmarks/h100_2026-11-22_fusion.json)")
     assert course.kept_benchmark("no_such_benchmark") is None
+
+
+def test_the_benchmarks_the_lessons_read_ship_in_the_package() -> None:
+    """Binder installs the package without the checkout: every kept_benchmark a lesson names is package data."""
+    named = {m for p in COURSE for m in re.findall(r'kept_benchmark\(\\?"(\w+)', p.read_text(encoding="utf-8"))}
+    assert named >= {"fusion", "plans", "fp8"}, named
+    for name in named:
+        kept = course.kept_benchmark(name)
+        assert kept is not None, f"a lesson reads kept_benchmark({name!r}); cudnn_lab/data/benchmarks/ lacks it"
+        assert "(cudnn_lab/data/benchmarks/" in kept[1]
+    assert sum(f.stat().st_size for f in course.KEPT_BENCHMARKS.iterdir()) < 200_000  # small copies, not a dump
+
+
+def test_kept_benchmark_takes_the_newest_by_date(tmp_path: Path) -> None:
+    for gpu, date in (("h100", "2026-11-25"), ("h200", "2026-11-20")):
+        (tmp_path / f"{gpu}_{date}_x.json").write_text(json.dumps({"device": gpu.upper(), "cudnn": 91900}))
+    data, origin = course.kept_benchmark("x", folder=tmp_path)
+    assert data["device"] == "H100" and "2026-11-25" in origin and "h100_2026-11-25_x.json" in origin
 
 
 # ------------------------------------------------------------------------------------------------ heuristics (03)
