@@ -49,11 +49,11 @@ _YES, _NO = {"yes", "y", "true", "1"}, {"no", "n", "false", "0"}
 def _same(answer: Any, expected: Any, rel: float | None, tol: float | None) -> bool:
     """Whether an answer matches: numbers within the tolerance, text case- and space-insensitive, sets in any order,
     sequences and dicts element by element."""
-    if isinstance(expected, bool) or type(expected).__name__ == "bool_":
+    if _is_bool(expected):
         if isinstance(answer, str):
             word = _norm_text(answer)
             return (word in _YES) if bool(expected) else (word in _NO)
-        return (isinstance(answer, bool) or type(answer).__name__ == "bool_") and bool(answer) == bool(expected)
+        return _is_bool(answer) and bool(answer) == bool(expected)
     if _is_number(expected):
         if not _is_number(answer):
             return False
@@ -97,25 +97,51 @@ def _shown(value: Any) -> str:
 _MISSES: dict[str, int] = {}
 
 
-def _direction(answer: Any, expected: Any) -> str:
-    """Which way to look, without the value: higher or lower for a number, else 'not that one'."""
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
+def _direction(answer: Any, expected: Any, rel: float | None = None, tol: float | None = None) -> str:
+    """Which way to look, without the value: higher or lower for a number, how many parts differ for a tuple, how
+    many items are missing or extra for a set; for a yes/no answer, where the deciding evidence is (any verdict on a
+    binary answer names its value, so the first miss points at the evidence instead of saying 'the other one')."""
+    if _is_bool(expected):
+        return ("a yes/no answer is decided by one comparison: find the two numbers it compares (the hint names "
+                "them), compare them, and answer from that rather than flipping your answer")
     if _is_number(answer) and _is_number(expected):
         return "the data says more than that" if float(answer) < float(expected) else "the data says less than that"
     if isinstance(expected, (list, tuple)) and isinstance(answer, (list, tuple)) and len(answer) == len(expected):
-        wrong = sum(not _same(a, e, None, None) for a, e in zip(answer, expected))
+        wrong = sum(not _same(a, e, rel, tol) for a, e in zip(answer, expected))
         return f"{wrong} of its {len(expected)} values differ from the data"
+    if isinstance(expected, (set, frozenset)) and isinstance(answer, (set, frozenset, list, tuple)):
+        mine = {_norm_text(a) if isinstance(a, str) else a for a in answer}
+        want = {_norm_text(e) if isinstance(e, str) else e for e in expected}
+        return (f"{len(mine - want)} of your {len(mine)} items are not in the data's set, and it has "
+                f"{len(want - mine)} you left out")
     return "the data says otherwise"
+
+
+def _checked_margin(rel: float | None, tol: float | None) -> None:
+    """A tolerance must leave room for a wrong answer: finite, not negative, a relative one below 1 (100%)."""
+    if tol is not None and not (_is_number(tol) and float(tol) >= 0):
+        raise ValueError(f"check(tol=...) must be a finite number >= 0, got {tol!r}")
+    if rel is not None and not (_is_number(rel) and 0 <= float(rel) < 1):
+        raise ValueError(f"check(rel=...) must be a share in [0, 1) (1 would accept 0 for any number), got {rel!r}")
+    if rel is not None and tol is not None:
+        raise ValueError("check() takes rel= or tol=, not both: say which margin the answer is judged with")
 
 
 def verdict(answer: Any, expected: Any, why: str = "", *, rel: float | None = None, tol: float | None = None,
             name: str = "answer") -> Verdict:
     """Compare ``answer`` with ``expected`` (computed from the data) and say why. ``None`` or ``...`` as the
     answer means "not answered yet" and shows nothing of the expected value; a first wrong answer gets a direction
-    (higher, lower) and the hint, the second the value and the explanation (the count is per ``name``).
+    (higher, lower; for a yes/no answer, the evidence to compare) and the hint, the second the value and the
+    explanation (the count is per ``name``).
 
-    Numbers match within ``tol`` (absolute) or ``rel`` (relative) when given, else exactly (floats to 1e-6);
-    text ignores case and spacing; a set matches in any order; a bool also accepts "yes"/"no".
+    Numbers match within ``tol`` (absolute) or ``rel`` (relative, below 1) when given, else exactly (floats to
+    1e-6); text ignores case and spacing; a set matches in any order; a bool also accepts "yes"/"no".
     """
+    _checked_margin(rel, tol)
     if answer is None or answer is Ellipsis:
         return Verdict("open", f"{OPEN}: put your prediction in `{name}` and run this cell again "
                                "(a hint and the solution are below, folded).")
@@ -126,9 +152,10 @@ def verdict(answer: Any, expected: Any, why: str = "", *, rel: float | None = No
         return Verdict("right", f"{RIGHT}: {name} = {_shown(answer)}{margin}.{reason}")
     _MISSES[name] = _MISSES.get(name, 0) + 1
     if _MISSES[name] == 1:
-        return Verdict("wrong", f"{WRONG}: you said {_shown(answer)}; {_direction(answer, expected)}{margin}. Open "
-                                "the hint below, change your answer and run this cell again (a second miss shows "
-                                "the value and why).")
+        said = "" if _is_bool(expected) else f"you said {_shown(answer)}; "
+        return Verdict("wrong", f"{WRONG}: {said}{_direction(answer, expected, rel, tol)}{margin}. Open the hint "
+                                "below, change your answer and run this cell again (a second miss shows the value "
+                                "and why).")
     return Verdict("wrong", f"{WRONG}: you said {_shown(answer)}; the data says {_shown(expected)}{margin}.{reason}")
 
 
