@@ -378,7 +378,7 @@ class Lab(RecordedResults):
         """Everything needed to rebuild this panel (:class:`~.state.LabState` as a dict)."""
         return LabState(spec=self.spec, view=self.view, selected=self.selected, run=self.run_form.options,
                         source="recorded" if self.source.value == RECORDED else "live",
-                        recorded=self.recorded).to_dict()
+                        recorded=self.recorded, whatif_targets=self.whatif_view.state_targets()).to_dict()
 
     @classmethod
     def from_state(cls, state: dict[str, Any] | LabState, **kwargs: Any) -> Lab:
@@ -389,9 +389,10 @@ class Lab(RecordedResults):
         return lab
 
     def apply_state(self, state: LabState) -> None:
-        """Show ``state`` in this panel: run options, source, recording, spec, selected plan, view. All of it is
-        checked first (the controls edit its spec, its recording loads and is one run, its plan is one of that
-        run's); only then does anything change, so a state that fails leaves the panel as it was."""
+        """Show ``state`` in this panel: run options, source, recording, spec, selected plan, What-if targets,
+        view. All of it is checked first (the controls edit its spec, its recording loads and is one run, its plan
+        is one of that run's, its What-if targets are known); only then does anything change, so a state that
+        fails leaves the panel as it was."""
         if not isinstance(state, LabState):
             raise OptionError("state", type(state).__name__, "must be a LabState (LabState.from_dict(lab.state()))",
                               where="Lab")
@@ -414,6 +415,11 @@ class Lab(RecordedResults):
         if result is not None and state.selected is not None and state.selected not in plans:
             raise OptionError("selected", state.selected, f"is not a plan of the recording {shorten(state.recorded)}",
                               where="Lab state")
+        if state.whatif_targets is not None:
+            try:
+                self.whatif_view.check_targets(list(state.whatif_targets))
+            except OptionError as e:
+                raise OptionError("whatif_targets", state.whatif_targets, e.allowed, where="Lab state") from None
         self.run_form.set_options(state.run)
         self.source.value = RECORDED if state.source == "recorded" else LIVE
         if result is not None:
@@ -425,6 +431,7 @@ class Lab(RecordedResults):
             self.select(state.selected)
         elif state.selected is not None:  # a live run's plan: shown only where that run is
             self.status_log.note(f"the state's plan {shorten(state.selected)} is not in the result shown here")
+        self.whatif_view.restore(state.whatif_targets)
         self.view = state.view
 
     def save(self, path: str | Path) -> Path:
