@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .options import RunOptions, option_info
+from .options import RunOptions, option_info, parse_parallel_builds
 from .results import RunResult, load_results
 from .runs import run
 from .sweeps import sweep
@@ -87,6 +87,7 @@ def run_option_flag(name: str) -> tuple[str, dict[str, Any]]:
     (:func:`~cudnn_lab.options.option_info`). Each defaults to None (not given), so RunOptions' own default applies."""
     info = option_info(name)
     flag, kind = info["flag"], _FLAG_TYPES[_field_type(name)]
+    kind = parse_parallel_builds if name == "parallel_builds" else kind  # 'auto', 'on', 'off' or a number
     if kind is None:  # --no-X turns a True default off; --X turns an option on
         off = flag.startswith("--no-")
         text = f"do not {info['help']}" if off else f"{info['help']} (default: {_default_text(info)})"

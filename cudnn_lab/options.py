@@ -107,7 +107,38 @@ def check_sm_count(value: Any, name: str = "sm_count") -> int:
 
 #: Most helper processes ``parallel_builds`` may ask for (the pool also stays within the plans and the CPU cores).
 MAX_PARALLEL_BUILDS = 64
-PARALLEL_BUILDS_ALLOWED = f"a whole number of helper processes from 0 (off) to {MAX_PARALLEL_BUILDS}, or None (off)"
+PARALLEL_BUILDS_ALLOWED = (f"'auto' (the kit decides), True (on, the kit counts the helpers), a whole number of "
+                           f"helper processes from 0 (off) to {MAX_PARALLEL_BUILDS}, or False / None (off)")
+#: The value of ``parallel_builds`` (and ``kernel_cache``) that lets the kit decide per run (gpu/defaults.py).
+AUTO = "auto"
+
+
+def check_parallel_builds(value: Any) -> int | bool | str | None:
+    """``parallel_builds`` as kept: 'auto', True, a whole number from 0 to MAX_PARALLEL_BUILDS, or None; False is
+    kept as 0 (off). OptionError naming the field otherwise."""
+    if value is None or value is True or (isinstance(value, str) and value == AUTO):
+        return value
+    if value is False:
+        return 0
+    return _int("parallel_builds", value, 0, MAX_PARALLEL_BUILDS, PARALLEL_BUILDS_ALLOWED)
+
+
+def parse_parallel_builds(text: str) -> int | bool | str:
+    """A command line's ``--parallel-builds`` value: 'auto', 'on' (True), 'off' (0) or a whole number; ValueError
+    (argparse's 'invalid value') otherwise."""
+    word = str(text).strip().lower()
+    if word in (AUTO, "on", "off"):
+        return {"on": True, "off": 0}.get(word, AUTO)
+    return int(word)
+
+
+def check_kernel_cache(value: Any) -> bool | None:
+    """``kernel_cache`` as kept: True, False or None (the kit decides; 'auto' is read as None)."""
+    if value is None or isinstance(value, str) and value == AUTO:
+        return None
+    if not isinstance(value, bool):
+        raise OptionError("kernel_cache", value, "must be True or False, or None / 'auto' (the kit decides)")
+    return value
 
 
 #: How an option enters a sweep point's id: always; only when not at its default (options added after sweeps were
@@ -179,12 +210,15 @@ class RunOptions:
     kernel_cache: bool | None = _option(
         None, "--kernel-cache", "give the graphs cuDNN's kernel cache (``cudnn.create_kernel_cache()``), kept in the "
         "process and on disk beside the plan cache: shapes sharing a runtime-compiled kernel build in milliseconds, "
-        "but the heuristics' pick may change (the run records the pick without it)", point_id="not_default",
-        default_text="on for sweeps over one dimension, off otherwise")
-    parallel_builds: int | None = _option(
-        None, "--parallel-builds", "build the proposed plans in this many warm helper processes on the same GPU "
-        "before the run (gpu/parallel_build.py), handed over through the plan cache and checked like any cached "
-        "plan; 0: off", unit="helper processes", point_id="never", default_text="off")
+        "but the heuristics' pick may change (the run records the pick without it); None ('auto'): the kit decides "
+        "(settings['decisions'] says what and why)", point_id="not_default",
+        default_text="auto: on for sweeps over one dimension, off for a single run")
+    parallel_builds: int | bool | str | None = _option(
+        AUTO, "--parallel-builds", "build the proposed plans in warm helper processes on the same GPU while the run "
+        "goes on (gpu/parallel_build.py), handed over through the plan cache and checked like any cached plan: "
+        "'auto' where it pays (several plans to build, cores to spare), True on, a number of helpers, 0 off",
+        unit="helper processes", point_id="never",
+        default_text="auto: on where a run has plans to build and the host has cores to spare")
 
     #: Option names accepted by older keyword spellings.
     ALIASES: ClassVar[dict[str, str]] = {"torch_baseline": "baselines", "device_index": "device"}
@@ -219,11 +253,8 @@ class RunOptions:
             s(self, name, _bool(name, getattr(self, name)))
         s(self, "explore", _int("explore", self.explore, 0, 100_000))
         s(self, "explore_time_s", _float("explore_time_s", self.explore_time_s, 0.0, 86_400.0, lo_open=True))
-        if self.kernel_cache is not None:
-            s(self, "kernel_cache", _bool("kernel_cache", self.kernel_cache))
-        if self.parallel_builds is not None:
-            s(self, "parallel_builds", _int("parallel_builds", self.parallel_builds, 0, MAX_PARALLEL_BUILDS,
-                                            PARALLEL_BUILDS_ALLOWED))
+        s(self, "kernel_cache", check_kernel_cache(self.kernel_cache))
+        s(self, "parallel_builds", check_parallel_builds(self.parallel_builds))
         if self.sm_count is not None:
             s(self, "sm_count", check_sm_count(self.sm_count))
             if self.explore:

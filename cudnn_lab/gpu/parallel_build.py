@@ -42,7 +42,7 @@ from .session import require_gpu
 
 __all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares", "pool_size", "prebuild",
            "parallel_prebuild", "AsyncPrebuild", "start_prebuild", "parallel_prebuild_async", "PLAN_DEADLINE_S",
-           "START_DEADLINE_S", "HELPER_NICE", "Helper"]
+           "START_DEADLINE_S", "HELPER_NICE", "Helper", "skip_reason"]
 
 #: A helper that has not answered for this long while building one plan (or listing the plans) is killed; its
 #: remaining plans are built in the run's process.
@@ -261,7 +261,7 @@ def parallel_prebuild(spec: Any, options: Any, info: dict[str, Any],
     a usable GPU (before any helper starts); else the report (:class:`BuildReport`) as ``settings["parallel_build"]``,
     or ``{"skipped": why, ...}`` where helpers cannot help (no frontend graph, kernel cache, plan cache off, already
     handed over in this process). ``plans``: the run's proposals in heuristic order (recommended)."""
-    workers = options.parallel_builds
+    workers = _workers(options)
     if not workers:
         return None
     key, why = _skip_reason(spec, options, plans)
@@ -271,6 +271,26 @@ def parallel_prebuild(spec: Any, options: Any, info: dict[str, Any],
     if report.built:
         _DONE.add(key)
     return report.to_dict()
+
+
+def skip_reason(spec: Any, options: Any, plans: Sequence[str] | None = None,
+                all_plans: bool = True) -> tuple[tuple[Any, ...], str]:
+    """The graph's key (for :class:`AsyncPrebuild`'s ``key``) and why helpers cannot help this run ('' where they
+    can); NoGPUError without a usable GPU. What ``gpu/defaults.decide_parallel_builds`` reads."""
+    return _skip_reason(spec, options, plans, all_plans)
+
+
+def _workers(options: Any) -> int:
+    """The helper count of ``options.parallel_builds``: a number as given; True or 'auto' counted from the cores
+    (``gpu/defaults``); off (None, False, 0): 0."""
+    from .defaults import MAX_AUTO_HELPERS, auto_helpers, spare_cores
+
+    value = options.parallel_builds
+    if value is True:
+        return max(1, min(MAX_AUTO_HELPERS, spare_cores() - 1))
+    if isinstance(value, str):
+        return auto_helpers(spare_cores())
+    return int(value or 0)
 
 
 def _skip_reason(spec: Any, options: Any, plans: Sequence[str] | None,
@@ -322,11 +342,20 @@ class AsyncPrebuild:
         self._finished = False
         self._warned = False
         self._key = key
+        self._abandoned = ""
         self._thread = threading.Thread(target=self._drive, name="cudnn_lab-prebuild", daemon=True,
                                         args=(spec, options, info, pool or pool_for(options.device), cores))
         self._thread.start()
 
     # ---------------------------------------------------------------- the run's side
+
+    def abandon(self, why: str) -> dict[str, Any]:
+        """The run stops waiting for these helpers (its plans turned out recalled from the plan cache, or one is left
+        to build): they finish in the background, what they store stays in the plan cache; the record the run keeps
+        (``settings["parallel_build"]``: skipped, why)."""
+        with self._cond:
+            self._abandoned = why
+        return {"workers": self.workers, "helpers": 0, "built": 0, "skipped": why}
 
     @property
     def finished(self) -> bool:
@@ -513,16 +542,18 @@ def start_prebuild(spec: Any, options: Any, workers: int, **kwargs: Any) -> Asyn
     return AsyncPrebuild(spec, options, workers, **kwargs)
 
 
-def parallel_prebuild_async(spec: Any, options: Any, info: dict[str, Any],
-                            plans: Sequence[str] | None = None) -> AsyncPrebuild | dict[str, Any] | None:
+def parallel_prebuild_async(spec: Any, options: Any, info: dict[str, Any], plans: Sequence[str] | None = None, *,
+                            workers: int | None = None, deadline_s: float = PLAN_DEADLINE_S
+                            ) -> AsyncPrebuild | dict[str, Any] | None:
     """What a run calls before making its session: None when ``options.parallel_builds`` is off; NoGPUError without
     a usable GPU (before any helper starts); ``{"skipped": why, ...}`` where helpers cannot help (as
     :func:`parallel_prebuild`, and for ``plans='heuristic'``); else a started :class:`AsyncPrebuild` (the heuristics'
     pick left to the run). ``plans``: the run's proposals in heuristic order where known (None: the helpers' list)."""
-    workers = options.parallel_builds
+    workers = _workers(options) if workers is None else int(workers)
     if not workers:
         return None
     key, why = _skip_reason(spec, options, plans, all_plans=True)
     if why:
         return {"workers": int(workers), "helpers": 0, "built": 0, "skipped": why}
-    return start_prebuild(spec, options, int(workers), info=info, plans=plans, leave=1, key=key)
+    return start_prebuild(spec, options, int(workers), info=info, plans=plans, leave=1, key=key,
+                          deadline_s=deadline_s)

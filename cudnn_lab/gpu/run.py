@@ -26,8 +26,9 @@ from .ceilings import measure_ceilings
 from .device import device_info, start_device
 from .execution import FrontendPlan, Phases, PlanRecord, finish_rows, measure_plan, plan_row
 from .fp8 import ceiling_dtype, check_requirements, quantization_figures
-from .frontend import check_carve_out
-from .parallel_build import PLAN_DEADLINE_S, AsyncPrebuild, parallel_prebuild_async
+from .defaults import AUTO_PLAN_DEADLINE_S, Decision, decide_kernel_cache, decide_parallel_builds, unbuilt_in_process
+from .frontend import check_carve_out, from_frontend_graph
+from .parallel_build import PLAN_DEADLINE_S, AsyncPrebuild, parallel_prebuild_async, skip_reason
 from .plans import PlanEntry
 from .session import require_gpu, session
 from .timing import Timer, TimingOptions
@@ -64,6 +65,8 @@ class Run:
         self.waited_for_helpers = False  # a plan was waited for (else the end of the plans does not wait for them)
         self.kernel_cache: Any = None
         self.kernels_saved = False
+        #: what the run did with the options it may decide itself (settings["decisions"]; gpu/defaults.py)
+        self.decisions: dict[str, Decision] = {}
         self.sess: Any = None
 
     # ------------------------------------------------------------------------------------------------ steps
@@ -94,17 +97,14 @@ class Run:
         """The session's plans (made once per spec and options: inputs, reference, the heuristics' proposals), one
         record per plan in heuristic order (``max_plans`` first ones), the plan cache and the timer."""
         options, info = self.options, self.info
+        self.decisions["kernel_cache"] = decide_kernel_cache(options, from_frontend_graph(self.spec))
         self.kernel_cache = kernels = _kernel_cache(options, info)
-        if options.parallel_builds:  # helpers start now: they list and build while the session makes its inputs
-            with self.phases("parallel_build"):
-                started = parallel_prebuild_async(self.spec, options, info)
-            if isinstance(started, AsyncPrebuild):
-                self.prebuild = started
-            else:
-                self.parallel_build = started
+        self.start_helpers()  # helpers start now: they list and build while the session makes its inputs
         sess = self.sess = session(self.spec, options.heuristics, device=options.device, seed=options.seed,
                                    check=options.check, sm_count=options.sm_count,
                                    kernel_cache=kernels.cache if kernels is not None else None)
+        self.let_go_of_helpers(sess, entries=sess.entries[:options.max_plans] if options.max_plans is not None
+                               else sess.entries)
         made, sess.phase_s = sess.phase_s, {}  # the run that made the session reports what making it took
         for name, seconds in made.items():
             self.phases.add(name, seconds)
@@ -128,7 +128,7 @@ class Run:
                 and record.rank >= handed.leave):
             self.waited_for_helpers = True
             with self.phases("parallel_wait"):
-                handed.wait(record.name, timeout=PLAN_DEADLINE_S)
+                handed.wait(record.name, timeout=handed.deadline_s)
         with self.phases("build"):
             if record.plan is None or not record.plan.build():
                 record.status, record.error = "build_failed", record.plan.error if record.plan else ""
@@ -180,7 +180,8 @@ class Run:
                 yield self.preview(record)
                 if self.stop is not None and self.stop():
                     self.halt(f"stop asked after {i + 1} of {total} plans")
-        self.settle_prebuild(PLAN_DEADLINE_S if self.waited_for_helpers else 0.0)
+        deadline = self.prebuild.deadline_s if self.prebuild is not None else PLAN_DEADLINE_S
+        self.settle_prebuild(deadline if self.waited_for_helpers else 0.0)
         self.save_kernel_cache()
         self.refuse_empty_carve_out()
 
@@ -290,6 +291,44 @@ class Run:
         finish_rows([row], self.sess.loaded, self.info.get("cudnn_backend"))
         return row
 
+    def start_helpers(self) -> None:
+        """Decide the helpers of this run (``parallel_builds``: 'auto', True, a count or off; gpu/defaults.py) and
+        start them; a count or True that cannot be honoured is said once in the warnings."""
+        spec, options, info = self.spec, self.options, self.info
+        asked = options.parallel_builds
+        off = asked is None or asked is False or asked == 0
+        skip = "" if off else skip_reason(spec, options)[1]
+        unbuilt = unbuilt_in_process(spec, options) if asked == "auto" and not skip else None
+        decision = self.decisions["parallel_builds"] = decide_parallel_builds(spec, options, skip, unbuilt=unbuilt)
+        if not decision.used:
+            if not off and asked != "auto":  # set by hand and not honoured: the run goes on, said once
+                workers = asked if isinstance(asked, int) and not isinstance(asked, bool) else 0
+                self.parallel_build = {"workers": workers, "helpers": 0, "built": 0, "skipped": skip}
+                self.warnings.append(f"parallel_builds={asked!r} was not used: {skip}; the run built its plans in "
+                                     f"its own process.")
+            return
+        deadline = AUTO_PLAN_DEADLINE_S if asked == "auto" else PLAN_DEADLINE_S
+        with self.phases("parallel_build"):
+            started = parallel_prebuild_async(spec, options, info, workers=int(decision.used), deadline_s=deadline)
+        if isinstance(started, AsyncPrebuild):
+            self.prebuild = started
+        elif started is not None:
+            self.parallel_build = started
+
+    def let_go_of_helpers(self, sess: Any, entries: list[PlanEntry]) -> None:
+        """'auto' stops waiting for helpers once the session shows they would not pay: its plans were recalled
+        from the plan cache, or at most one is left to build (the run builds the pick itself)."""
+        if self.prebuild is None or self.options.parallel_builds != "auto":
+            return
+        unbuilt = sum(e.built is None for e in entries)
+        why = ("auto: off, the plans were recalled from the plan cache (the heuristics cache held the graph's "
+               "proposals)" if getattr(sess, "recalled", False)
+               else f"auto: off, {unbuilt} plan(s) to build" if unbuilt <= 1 else "")
+        if why:
+            self.parallel_build = self.prebuild.abandon(why)
+            self.prebuild = None
+            self.decisions["parallel_builds"] = Decision("parallel_builds", "auto", 0, why)
+
     def settle_prebuild(self, timeout: float) -> None:
         """The helpers' report as ``settings["parallel_build"]`` (waiting up to ``timeout`` s for them to finish;
         once per run)."""
@@ -357,6 +396,7 @@ class Run:
                     "plan_cache_stats": self.cache.summary(), "proposals_recalled": self.sess.recalled,
                     **quantization, **kernel_facts, "partial": partial,
                     **({"parallel_build": self.parallel_build} if self.parallel_build is not None else {}),
+                    "decisions": {k: d.to_dict() for k, d in self.decisions.items()},
                     **({"stopped": self.stopped} if partial else {}),
                     "phase_s": self.phases.record(time.perf_counter() - self.t_start)}
         return {"plans": rows, "device": dict(self.info), "torch": self.torch_info,

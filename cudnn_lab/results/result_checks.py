@@ -1,6 +1,6 @@
 """A saved run's checks (``RunResult.save``'s JSON): its keys and device, every plan row's columns by type and by
 meaning (``VALUE_RANGES``, the JSON cells of ``JSON_COLUMNS``), the histograms, the engine space and the run's
-settings (partial, parallel builds, cuDNN's kernel cache). Part of the loading layer
+settings (partial, parallel builds, cuDNN's kernel cache, what the kit decided for the run). Part of the loading layer
 (:mod:`cudnn_lab.results.loading` re-exports every name).
 """
 
@@ -288,10 +288,42 @@ def _check_kernel_cache_run(source: Any, kc: Any) -> None:
         _expect(source, f"{field}.{key}", kc.get(key), str, null=True)
 
 
+#: ``settings["decisions"]`` (gpu/defaults.Decision.to_dict): per option the kit may decide, what was asked, what
+#: was used (of this JSON type) and why.
+DECISION_USED: dict[str, type | tuple[type, ...]] = {"parallel_builds": int, "kernel_cache": bool}
+
+
+def _check_decisions(source: Any, decisions: Any) -> None:
+    """What a run decided for the options it may decide itself, each field by meaning."""
+    field = "settings.decisions"
+    _expect(source, field, decisions, dict)
+    for name, decision in decisions.items():
+        at = f"{field}.{str(name)[:40]}"
+        if name not in DECISION_USED:
+            raise _fail(source, at, f"is not an option the kit decides ({', '.join(DECISION_USED)})")
+        _expect(source, at, decision, dict)
+        asked = decision.get("asked")
+        if asked is not None and not isinstance(asked, (bool, int, str)):
+            raise _fail(source, f"{at}.asked", f"must be the option's value as given (text, a number, true/false "
+                        f"or null), not {_kind(asked)}")
+        if isinstance(asked, str) and len(asked) > 40:
+            raise _fail(source, f"{at}.asked", "must be at most 40 characters")
+        used = decision.get("used")
+        if used is None:
+            raise _fail(source, f"{at}.used", "is missing (what the run used)")
+        _expect(source, f"{at}.used", used, DECISION_USED[name])
+        if DECISION_USED[name] is int:
+            finite_number(source, f"{at}.used", used, high=MAX_COUNT)
+        why = _expect(source, f"{at}.why", decision.get("why"), str)
+        if not why.strip() or len(why) > 1000:
+            raise _fail(source, f"{at}.why", "must say why in 1 to 1000 characters")
+
+
 def check_settings(settings: dict[str, Any], source: Any) -> dict[str, Any]:
     """A run's settings that the kit reads back (``RunResult.partial``, ``summary``, the figures, the report, the
-    Lab): ``partial`` true or false, ``stopped`` text, ``proposed`` a count, and the ``parallel_build`` and
-    ``kernel_cache_run`` records each field by meaning; DataError naming ``source`` and the field."""
+    Lab): ``partial`` true or false, ``stopped`` text, ``proposed`` a count, and the ``parallel_build``,
+    ``kernel_cache_run`` and ``decisions`` records each field by meaning; DataError naming ``source`` and the
+    field."""
     _expect(source, "settings.partial", settings.get("partial"), bool, null=True)
     _expect(source, "settings.stopped", settings.get("stopped"), str, null=True)
     _expect(source, "settings.proposed", settings.get("proposed"), int, null=True)
@@ -300,6 +332,8 @@ def check_settings(settings: dict[str, Any], source: Any) -> dict[str, Any]:
         _check_parallel_build(source, settings["parallel_build"])
     if settings.get("kernel_cache_run") is not None:
         _check_kernel_cache_run(source, settings["kernel_cache_run"])
+    if settings.get("decisions") is not None:
+        _check_decisions(source, settings["decisions"])
     return settings
 
 

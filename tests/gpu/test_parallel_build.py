@@ -20,15 +20,18 @@ def _spec() -> cl.MatmulSpec:
 
 # ------------------------------------------------------------------------------------------------ the option
 
-def test_parallel_builds_defaults_off_and_round_trips() -> None:
-    assert RunOptions().parallel_builds is None
+def test_parallel_builds_defaults_to_auto_and_round_trips() -> None:
+    assert RunOptions().parallel_builds == "auto" and RunOptions.from_dict(RunOptions().to_dict()) == RunOptions()
+    assert RunOptions(parallel_builds=None).parallel_builds is None
+    assert RunOptions(parallel_builds=True).parallel_builds is True
+    assert RunOptions(parallel_builds=False).parallel_builds == 0
     o = RunOptions(parallel_builds=8)
     assert o.parallel_builds == 8 and RunOptions.from_dict(o.to_dict()) == o
     assert RunOptions(parallel_builds=0).parallel_builds == 0
     assert RunOptions.coerce(None, parallel_builds=64).parallel_builds == 64
 
 
-@pytest.mark.parametrize("bad", [-1, 65, 2.0, True, "3", [2]])
+@pytest.mark.parametrize("bad", [-1, 65, 2.0, "3", "AUTO", [2]])
 def test_parallel_builds_must_be_a_whole_number_from_0_to_64(bad) -> None:
     with pytest.raises(cl.OptionError) as info:
         RunOptions(parallel_builds=bad)
@@ -39,7 +42,10 @@ def test_parallel_builds_has_a_cli_flag_from_its_metadata() -> None:
     from cudnn_lab.cli import run_option_flag
 
     flag, kwargs = run_option_flag("parallel_builds")
-    assert flag == "--parallel-builds" and kwargs["type"] is int and "helper processes" in kwargs["help"]
+    assert flag == "--parallel-builds" and "helper processes" in kwargs["help"] and "auto" in kwargs["help"]
+    assert [kwargs["type"](t) for t in ("auto", "on", "off", "8")] == ["auto", True, 0, 8]
+    with pytest.raises(ValueError):
+        kwargs["type"]("many")
 
 
 # ------------------------------------------------------------------------------------------------ shares and report
@@ -89,7 +95,8 @@ def dataclasses_error() -> type[Exception]:
 # ------------------------------------------------------------------------------------------------ no GPU, bad helpers
 
 def test_off_means_nothing_happens() -> None:
-    assert pb.parallel_prebuild(_spec(), RunOptions(), {}) is None
+    assert pb.parallel_prebuild(_spec(), RunOptions(parallel_builds=None), {}) is None
+    assert pb.parallel_prebuild(_spec(), RunOptions(parallel_builds=False), {}) is None
     assert pb.parallel_prebuild(_spec(), RunOptions(parallel_builds=0), {}) is None
 
 
@@ -176,7 +183,7 @@ PLANS = ["eng0", "eng4_k24=27", "eng7", "eng8"]
 
 
 def test_the_async_handle_is_off_without_the_option_and_needs_a_gpu_before_any_helper_starts(monkeypatch) -> None:
-    assert pb.parallel_prebuild_async(_spec(), RunOptions(), {}) is None
+    assert pb.parallel_prebuild_async(_spec(), RunOptions(parallel_builds=None), {}) is None
     if cl.probe().gpu:
         pytest.skip("a GPU is present")
     started = []

@@ -1,0 +1,219 @@
+"""Fast by default (issue 36): what a run uses when its options leave it to the kit (``parallel_builds='auto'``,
+``kernel_cache=None``), decided per run from what is known before it builds, and recorded in the result
+(``settings["decisions"]``: each option's asked value, what was used and why); and :func:`warm`, what a Lab on a GPU
+starts in the background so that a first Run finds torch, CUDA, the frontend's engine family and the helpers ready.
+
+The rules, from the measurements (``docs/FINDINGS.md``, ``../shared/GPU_FACTS.md``):
+
+- **Parallel builds** pay when a run has several plans to compile (rmsnorm's 26 plans: 12.2 s in one process, 2.2 s
+  with 8 warm helpers) and cost a helper's start (4.3-5.3 s, once per process, in the background) and its cores. So
+  'auto' uses them for a frontend graph with all plans asked (``plans='all'``, ``max_plans`` not 1), the plan cache on
+  (the hand-over), no kernel cache, at least :data:`MIN_SPARE_CORES` cores to spare (the run's own process keeps one),
+  and plans not built before in this process; with ``min(MAX_AUTO_HELPERS, spare - 1, plans to build)`` helpers,
+  from the process's one pool (started once, kept warm). Where the plans turn out recalled from the plan cache (the
+  heuristics cache held the graph's proposals) or only one is left to build, the run stops waiting for the helpers.
+  A helper that hangs is given :data:`AUTO_PLAN_DEADLINE_S` (not the 120 s a run that asked for helpers waits).
+- **cuDNN's kernel cache** pays where shapes share a runtime-compiled kernel: a sweep over one dimension (a 6-shape
+  GEMM sweep 3.2-3.9x faster; a shape sharing a cached kernel rebuilt in 6 ms instead of 0.4-0.95 s), where the
+  sweep turns it on. A single run's plans are distinct kernels; the cache would change the heuristics' pick (it did
+  for a GEMM) and keep its plans from the helpers, so 'auto' leaves it off there. When it is used the result says so
+  (``settings["kernel_cache_run"]`` and a warning naming the pick it may have changed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from typing import Any
+
+from ..options import AUTO, RunOptions
+
+__all__ = ["Decision", "MIN_SPARE_CORES", "MAX_AUTO_HELPERS", "AUTO_PLAN_DEADLINE_S", "usable_cores", "spare_cores",
+           "auto_helpers", "decide_parallel_builds", "decide_kernel_cache", "unbuilt_in_process", "warm",
+           "warm_async", "warm_state"]
+
+#: 'auto' uses helpers only where at least this many cores are spare (the run's own process keeps one).
+MIN_SPARE_CORES = 4
+#: Most helpers 'auto' starts (8 took rmsnorm's 26 plans from 12.2 s to 2.2 s on an H200 host of 16 cores).
+MAX_AUTO_HELPERS = 8
+#: Seconds a run made with 'auto' waits for a silent helper (per plan) before building the plan itself.
+AUTO_PLAN_DEADLINE_S = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """What a run did with one option: the value asked (``asked``: as given, 'auto' or None where the kit decides),
+    what was used (helpers: a count; kernel cache: True/False) and why, in words."""
+
+    option: str
+    asked: Any
+    used: Any
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """For ``settings["decisions"][option]`` (plain JSON)."""
+        return {"asked": self.asked, "used": self.used, "why": self.why}
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity where the OS says, else the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except OSError:
+            pass
+    return max(1, os.cpu_count() or 1)
+
+
+def spare_cores(cores: int | None = None) -> int:
+    """Cores left beside the run's own process (``cores``: the usable cores, default :func:`usable_cores`)."""
+    return max(0, (usable_cores() if cores is None else int(cores)) - 1)
+
+
+def auto_helpers(spare: int, plans: int | None = None) -> int:
+    """Helpers 'auto' uses with ``spare`` cores and ``plans`` plans to build (None: not known yet): none below
+    :data:`MIN_SPARE_CORES`, else ``min(MAX_AUTO_HELPERS, spare - 1, plans)``."""
+    if spare < MIN_SPARE_CORES:
+        return 0
+    n = min(MAX_AUTO_HELPERS, spare - 1)
+    return max(0, min(n, plans) if plans is not None else n)
+
+
+def unbuilt_in_process(spec: Any, options: RunOptions) -> int | None:
+    """Plans of the session this run would reuse that are not built yet (None: no such session in this process)."""
+    from .session import _SESSIONS
+
+    for key, sess in list(_SESSIONS.items()):
+        extra = dict(x for x in key[5:] if isinstance(x, tuple) and len(x) == 2)
+        if (key[0] == spec and key[1] == tuple(options.heuristics) and key[2] == options.device
+                and key[3] == options.seed and key[4] == options.check and "kernel_cache" not in extra
+                and extra.get("sm_count") == options.sm_count):
+            entries = sess.entries[:options.max_plans] if options.max_plans is not None else sess.entries
+            return sum(getattr(e, "built", None) is None for e in entries)
+    return None
+
+
+def decide_parallel_builds(spec: Any, options: RunOptions, skip: str = "", *, cores: int | None = None,
+                           unbuilt: int | None = None) -> Decision:
+    """How many helpers this run uses, and why. ``skip``: why helpers cannot help this run at all
+    (``parallel_build._skip_reason``: a classic call, the kernel cache, the plan cache off, ...; '' where they can);
+    ``unbuilt``: plans of this process's session still to build (None: no session yet)."""
+    asked = options.parallel_builds
+    if asked is None or asked is False or asked == 0:
+        return Decision("parallel_builds", asked, 0, f"off, as asked (parallel_builds={asked!r})")
+    spare = spare_cores(cores)
+    if asked is True or isinstance(asked, int):
+        n = max(1, min(MAX_AUTO_HELPERS, spare - 1)) if asked is True else int(asked)
+        if skip:
+            return Decision("parallel_builds", asked, 0, f"asked for ({asked!r}) but not used: {skip}")
+        return Decision("parallel_builds", asked, n, f"as asked (parallel_builds={asked!r}: {n} helpers)")
+    assert asked == AUTO, asked
+    if skip:
+        return Decision("parallel_builds", asked, 0, f"auto: off, {skip}")
+    if options.max_plans == 1:
+        return Decision("parallel_builds", asked, 0, "auto: off, one plan to build (max_plans=1)")
+    if unbuilt is not None and unbuilt <= 1:
+        return Decision("parallel_builds", asked, 0, f"auto: off, {unbuilt} plan(s) left to build: the others were "
+                        f"built earlier in this process")
+    n = auto_helpers(spare, None if unbuilt is None else unbuilt - 1)  # the run builds the pick itself
+    if n == 0:
+        return Decision("parallel_builds", asked, 0, f"auto: off, {spare} core(s) to spare beside the run: helpers "
+                        f"need {MIN_SPARE_CORES} (parallel_builds=N forces N)")
+    return Decision("parallel_builds", asked, n, f"auto: {n} helpers ({spare} cores to spare; the pool is started "
+                    f"once per process and kept warm)")
+
+
+def decide_kernel_cache(options: RunOptions, frontend: bool = True) -> Decision:
+    """Whether this run gives its graphs cuDNN's kernel cache, and why (a sweep over one dimension has turned None
+    into True before its runs: ``sweeps.runner.with_kernel_cache``). ``frontend``: the spec is a frontend graph."""
+    asked = options.kernel_cache
+    if asked is None:
+        return Decision("kernel_cache", AUTO, False, "auto: off for a single run (its plans are distinct kernels; "
+                        "the cache could change cuDNN's pick and keeps plans from the helpers); on for a sweep "
+                        "over one dimension, whose shapes share kernels")
+    if asked and not frontend:
+        return Decision("kernel_cache", asked, False, "asked for but not used: this family runs through a classic "
+                        "cuDNN call, which takes no kernel cache")
+    return Decision("kernel_cache", asked, bool(asked), f"{'on' if asked else 'off'}, as asked or set by a sweep "
+                    f"over one dimension (kernel_cache={asked!r})")
+
+
+# ------------------------------------------------------------------------------------------------ a Lab's warm-up
+
+_WARM_LOCK = threading.Lock()
+#: What :func:`warm` has done in this process: its state ('idle', 'warming', 'ready', 'failed'), helpers ready,
+#: seconds each step took, and why it stopped short.
+_WARM: dict[str, Any] = {"state": "idle", "helpers": 0, "seconds": {}, "note": ""}
+
+
+def warm_state() -> dict[str, Any]:
+    """A copy of what :func:`warm` has done in this process (for the Run form's line)."""
+    with _WARM_LOCK:
+        return {**_WARM, "seconds": dict(_WARM["seconds"])}
+
+
+def _set(**changes: Any) -> None:
+    with _WARM_LOCK:
+        _WARM.update(changes)
+
+
+def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *, cores: int | None = None) -> dict[
+        str, Any]:
+    """What a first Run needs, made ready now: torch and CUDA on ``device``, cuDNN, the frontend's engine family of
+    ``spec`` and, where ``options`` leave parallel builds to the kit and the host has cores to spare, the helper
+    pool. Quiet on failure (the Run does each of these itself when it needs them); returns :func:`warm_state`."""
+    options = RunOptions.coerce(options)
+    seconds: dict[str, float] = {}
+    _set(state="warming", note="")
+    try:
+        t = time.perf_counter()
+        import torch
+
+        from .device import start_device
+
+        starting = start_device(device)
+        import cudnn  # noqa: F401
+
+        if starting is not None:
+            starting.wait(60.0)
+        if not torch.cuda.is_available():
+            _set(state="failed", note="CUDA is not available")
+            return warm_state()
+        seconds["torch_cuda"] = time.perf_counter() - t
+        if spec is not None:
+            t = time.perf_counter()
+            from .frontend import warm_engine_family
+
+            warm_engine_family(spec)
+            seconds["engine_family"] = time.perf_counter() - t
+        asked = options.parallel_builds
+        n = (auto_helpers(spare_cores(cores)) if asked == AUTO
+             else max(1, min(MAX_AUTO_HELPERS, spare_cores(cores) - 1)) if asked is True
+             else int(asked) if isinstance(asked, int) and not isinstance(asked, bool) else 0)
+        helpers = 0
+        if n:
+            t = time.perf_counter()
+            from .build_pool import pool_for
+
+            pool = pool_for(device)
+            with pool.lock:
+                ready, _, problems = pool.ensure(n)
+            helpers = len(ready)
+            seconds["helpers"] = time.perf_counter() - t
+            if problems:
+                _set(note=f"{len(problems)} helper(s) did not start: {problems[0][:160]}")
+        else:
+            _set(note=f"no helpers: {spare_cores(cores)} core(s) to spare" if asked == AUTO else "")
+        _set(state="ready", helpers=helpers, seconds=seconds)
+    except Exception as e:  # noqa: BLE001 - only a head start: the Run does the same when it needs it
+        _set(state="failed", note=f"{type(e).__name__}: {' '.join(str(e).split())[:200]}", seconds=seconds)
+    return warm_state()
+
+
+def warm_async(spec: Any = None, device: int = 0, options: RunOptions | None = None) -> threading.Thread:
+    """:func:`warm` on a daemon thread, started now (a Lab on a GPU: the panel shows at once)."""
+    thread = threading.Thread(target=warm, args=(spec, device, options), name="cudnn_lab-warm", daemon=True)
+    thread.start()
+    return thread
