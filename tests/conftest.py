@@ -12,6 +12,9 @@ import pytest
 
 from cudnn_lab.specs import Spec
 
+if os.environ.get("PYTEST_XDIST_WORKER"):  # several test processes share the cores: no helpers by default (issue 36)
+    os.environ.setdefault("CUDNN_LAB_AUTO_HELPERS", "0")
+
 NO_GPU = "no CUDA GPU visible to PyTorch (torch.cuda.is_available() is False)"
 NO_CHROMIUM = "headless Chromium not found (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium"
 

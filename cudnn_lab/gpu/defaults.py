@@ -31,7 +31,8 @@ from typing import Any
 from ..options import AUTO, RunOptions
 
 __all__ = ["Decision", "MIN_SPARE_CORES", "MAX_AUTO_HELPERS", "AUTO_PLAN_DEADLINE_S", "usable_cores", "spare_cores",
-           "auto_helpers", "decide_parallel_builds", "decide_kernel_cache", "unbuilt_in_process", "warm",
+           "auto_helpers", "env_cap", "ENV_AUTO_HELPERS",
+           "decide_parallel_builds", "decide_kernel_cache", "unbuilt_in_process", "warm",
            "warm_async", "warm_state"]
 
 #: 'auto' uses helpers only where at least this many cores are spare (the run's own process keeps one).
@@ -40,6 +41,15 @@ MIN_SPARE_CORES = 4
 MAX_AUTO_HELPERS = 8
 #: Seconds a run made with 'auto' waits for a silent helper (per plan) before building the plan itself.
 AUTO_PLAN_DEADLINE_S = 30.0
+#: Environment variable capping the helpers 'auto' starts in this process (0: none), for hosts where several kit
+#: processes share the cores (a test suite's workers, a sweep's GPU workers); a number set by hand is not capped.
+ENV_AUTO_HELPERS = "CUDNN_LAB_AUTO_HELPERS"
+
+
+def env_cap() -> int | None:
+    """The cap :data:`ENV_AUTO_HELPERS` sets (None: unset or not a whole number >= 0, which is ignored)."""
+    text = os.environ.get(ENV_AUTO_HELPERS, "").strip()
+    return int(text) if text.isdigit() else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +87,7 @@ def auto_helpers(spare: int, plans: int | None = None) -> int:
     :data:`MIN_SPARE_CORES`, else ``min(MAX_AUTO_HELPERS, spare - 1, plans)``."""
     if spare < MIN_SPARE_CORES:
         return 0
-    n = min(MAX_AUTO_HELPERS, spare - 1)
+    n = min(MAX_AUTO_HELPERS, spare - 1, MAX_AUTO_HELPERS if env_cap() is None else env_cap() or 0)
     return max(0, min(n, plans) if plans is not None else n)
 
 
@@ -118,6 +128,9 @@ def decide_parallel_builds(spec: Any, options: RunOptions, skip: str = "", *, co
         return Decision("parallel_builds", asked, 0, f"auto: off, {unbuilt} plan(s) left to build: the others were "
                         f"built earlier in this process")
     n = auto_helpers(spare, None if unbuilt is None else unbuilt - 1)  # the run builds the pick itself
+    if n == 0 and env_cap() == 0:
+        return Decision("parallel_builds", asked, 0, f"auto: off, {ENV_AUTO_HELPERS}=0 in this process's "
+                        f"environment")
     if n == 0:
         return Decision("parallel_builds", asked, 0, f"auto: off, {spare} core(s) to spare beside the run: helpers "
                         f"need {MIN_SPARE_CORES} (parallel_builds=N forces N)")

@@ -90,6 +90,7 @@ def _pin(queue: Any, barrier: Any = None, threads: int | None = None) -> None:
     if threads:
         for var in THREAD_VARS:
             os.environ[var] = str(threads)
+        os.environ.setdefault("CUDNN_LAB_AUTO_HELPERS", str(max(0, threads - 2)))  # helpers within its share
     _BARRIER = barrier
 
 

@@ -22,6 +22,21 @@ from cudnn_lab.results import RunResult
 SPEC = cl.NormSpec(kind="rmsnorm", phase="inference", rows=64, features=64, dtype="bf16")
 
 
+@pytest.fixture(autouse=True)
+def _no_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(d.ENV_AUTO_HELPERS, raising=False)
+
+
+def test_an_environment_cap_limits_auto_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(d.ENV_AUTO_HELPERS, "2")
+    assert d.auto_helpers(15) == 2 and d.decide_parallel_builds(SPEC, RunOptions(parallel_builds=6), cores=16).used == 6
+    monkeypatch.setenv(d.ENV_AUTO_HELPERS, "0")
+    off = d.decide_parallel_builds(SPEC, RunOptions(), cores=16)
+    assert off.used == 0 and "CUDNN_LAB_AUTO_HELPERS=0" in off.why
+    monkeypatch.setenv(d.ENV_AUTO_HELPERS, "lots")  # not a number: ignored
+    assert d.auto_helpers(15) == 8
+
+
 def test_helpers_need_four_spare_cores_and_stay_within_eight_the_cores_and_the_plans() -> None:
     assert [d.auto_helpers(s) for s in (0, 1, 3, 4, 5, 9, 15, 63)] == [0, 0, 0, 3, 4, 8, 8, 8]
     assert d.auto_helpers(15, plans=2) == 2 and d.auto_helpers(15, plans=0) == 0
