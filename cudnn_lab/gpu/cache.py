@@ -84,8 +84,8 @@ def identity_on(graph: str, plan: str, info: dict[str, Any]) -> dict[str, str]:
                     info.get("cudnn_frontend"))
 
 
-def identity(graph: str, plan: str, gpu: str, compute_capability: str, cudnn_backend: Any,
-             cudnn_frontend: Any) -> dict[str, str]:
+def identity(graph: str, plan: str, gpu: object, compute_capability: object, cudnn_backend: object,
+             cudnn_frontend: object) -> dict[str, str]:
     """Everything a cached plan depends on; an entry is used only when all of it matches."""
     return {"format": str(FORMAT), "graph": graph, "plan": plan, "gpu": str(gpu), "cc": str(compute_capability),
             "cudnn_backend": str(cudnn_backend), "cudnn_frontend": str(cudnn_frontend)}
@@ -242,7 +242,8 @@ def foreign(path: Path, rel: tuple[str, ...], is_dir: bool) -> str | None:
         return None if len(rel) == 1 and re.fullmatch(r"[0-9a-f]{2}", rel[0]) else "a folder the cache never makes"
     entry = _ENTRY_NAME.fullmatch(rel[-1]) if len(rel) == 2 else None
     temp = _TEMP_NAME.fullmatch(rel[-1]) if len(rel) == 2 else None
-    if not (entry or temp) or (entry or temp).group(1)[:2] != rel[0]:
+    found = entry or temp
+    if found is None or found.group(1)[:2] != rel[0]:
         return "not named like an entry"
     head = read_regular(path, "cache entry", head=len(MAGIC))
     if head != MAGIC and not (temp and MAGIC.startswith(head)):  # a write cut short: a prefix of it

@@ -215,9 +215,11 @@ def _measure_fp8(device: int, size: int, copy_mib: int) -> dict[str, Any]:
         a = (torch.rand(size, size, device=dev, generator=gen) * 2 - 1).to(torch.float8_e4m3fn)
         b = (torch.rand(size, size, device=dev, generator=gen) * 2 - 1).to(torch.float8_e4m3fn).t()
         one = torch.ones((), device=dev)
-        results = {fast: timer.time(lambda f=fast: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
-                                                                      out_dtype=torch.bfloat16, use_fast_accum=f))
-                   for fast in (False, True)}
+        def scaled_mm(fast: bool) -> Callable[[], Any]:
+            return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                            use_fast_accum=fast)
+
+        results = {fast: timer.time(scaled_mm(fast)) for fast in (False, True)}
         a = b = None  # frees the operands before the copy is timed
         n = copy_mib << 20
         src = torch.empty(n, dtype=torch.uint8, device=dev).random_(0, 255)

@@ -153,7 +153,9 @@ def prebuild(spec: Any, options: Any, workers: int, *, info: dict[str, Any] | No
         query = {"cmd": "propose", "spec": spec.to_dict(), "modes": list(options.heuristics),
                  "sm_count": options.sm_count, "cache_root": str(cache_dir.cache_root()),
                  "info": info}
-        helpers = [h for h in helpers if h.send(query) or problems.append(f"helper {h.index} is gone") or False]
+        sent = [h for h in helpers if h.send(query)]
+        problems.extend(f"helper {h.index} is gone" for h in helpers if h not in sent)
+        helpers = sent
         answers = wait_lines(helpers, deadline_s, lambda m: "plans" in m or "error" in m)
         lists: dict[int, list[str]] = {}
         for h in helpers:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ..registry import FamilyRegistry
@@ -68,13 +69,16 @@ class PlanEntry:
 
 
 class PlanSource(Protocol):
-    """``source(spec, handle, modes, where, cudnn_version) -> [PlanEntry, ...]`` in heuristic order.
+    """``source(spec, handle, modes, where, cudnn_version, graph_options=None) -> [PlanEntry, ...]`` in heuristic
+    order.
 
-    ``where`` (the GPU's name) and ``cudnn_version`` go into the UnsupportedGraphError raised when nothing runs.
+    ``where`` (the GPU's name) and ``cudnn_version`` go into the UnsupportedGraphError raised when nothing runs;
+    ``graph_options`` (an SM carve-out, a kernel cache) go to ``cudnn.pygraph``, and a source that runs a classic
+    call (on the whole GPU) refuses them.
     """
 
-    def __call__(self, spec: Any, handle: Any, modes: tuple[str, ...], where: str,
-                 cudnn_version: str) -> list[PlanEntry]: ...
+    def __call__(self, spec: Any, handle: Any, modes: tuple[str, ...], where: str, cudnn_version: str, *,
+                 graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]: ...
 
 
 #: Spec class -> its plan source; the frontend graph's is registered for Spec itself (every family's default).

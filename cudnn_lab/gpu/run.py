@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from ..errors import OptionError, UnsupportedGraphError
@@ -150,8 +150,10 @@ class Run:
             (record.status, record.error), kept, record.timing = sess.memo[key]
             record.measured = {**kept, "reused": True}
         else:
+            plan = record.plan
+            assert plan is not None  # timed only after build() returned True, which needs a plan
             (record.status, record.error), record.measured, record.timing = measure_plan(
-                self.spec, record.plan, sess, self.timer, self.phases, self.best_ms)
+                self.spec, plan, sess, self.timer, self.phases, self.best_ms)
             record.measured["reused"] = False
             if record.status == "ok":
                 sess.memo[key] = ((record.status, record.error), dict(record.measured), record.timing)
@@ -159,7 +161,7 @@ class Run:
         if record.status == "ok" and median and (self.best_ms is None or median < self.best_ms):
             self.best_ms = median
 
-    def plans(self) -> Iterator[dict[str, Any]]:
+    def plans(self) -> Generator[dict[str, Any], None, None]:
         """Build, check and time each plan in heuristic order, yielding its row (``preview``) as soon as it has
         one: the heuristics' first choice first. The heuristic policy stops building at the first plan that builds
         (what cuDNN itself would run); the rest are not built."""
@@ -497,8 +499,7 @@ def refused_on_carve_out(spec: Spec, entries: list[PlanEntry], status: dict[str,
               for i, e in enumerate(e for e in entries if status.get(e.name, ("", ""))[0] == "build_failed")]
     # cuDNN's whole message where it could be had again (its per-engine reasons), else the line the table records
     detail = "\n".join(f"{name}: {whole or error}" for name, whole, error in failed)
-    failed = [(name, whole or error) for name, whole, error in failed]
-    cats = [category_of("", error) for _, error in failed]
+    cats = [category_of("", whole or error) for _, whole, error in failed]
     counts = {c: cats.count(c) for c in CATEGORIES if c in cats}
     why = summarize(detail)
     if not why and counts:

@@ -177,7 +177,7 @@ class Session:
             return entries
         for e in entries:
             e.keep, e.cache_key = True, keys[id(e.graph)]
-        hc.remember(ident, entries, [e.cache_key for e in entries])
+        hc.remember(ident, entries, [keys[id(e.graph)] for e in entries])
         self.notes_ident = notes_ident
         return entries
 

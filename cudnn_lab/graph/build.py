@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .recipe import CUDNN_DTYPES, Enum, Recipe
+from .recipe import CUDNN_DTYPES, Enum, Recipe, TensorDecl
 
 
 def resolve(value: Any, cudnn: Any) -> Any:
@@ -16,6 +16,11 @@ def resolve(value: Any, cudnn: Any) -> Any:
             obj = getattr(obj, part)
         return obj
     return value
+
+
+def dtype_name(decl: TensorDecl, recipe: Recipe) -> str:
+    """A tensor's data type name: its own, or (None) the graph's intermediate type, as TensorDecl declares."""
+    return decl.dtype if decl.dtype is not None else recipe.intermediate_dtype
 
 
 def build_pygraph(recipe: Recipe, handle: Any = None,
@@ -37,8 +42,8 @@ def build_pygraph(recipe: Recipe, handle: Any = None,
     graph = cudnn.pygraph(**kwargs)
     tensors: dict[str, Any] = {}
     for t in recipe.inputs:
-        tensors[t.name] = graph.tensor(name=t.name, dim=list(t.dims), stride=list(t.strides), data_type=dt[t.dtype],
-                                       is_pass_by_value=t.value is not None)
+        tensors[t.name] = graph.tensor(name=t.name, dim=list(t.dims), stride=list(t.strides),
+                                       data_type=dt[dtype_name(t, recipe)], is_pass_by_value=t.value is not None)
     for t in recipe.inputs:
         if t.ragged_offset:
             tensors[t.name].set_ragged_offset(tensors[t.ragged_offset])
@@ -54,7 +59,7 @@ def build_pygraph(recipe: Recipe, handle: Any = None,
             decl = recipe.tensor(name)
             out.set_name(decl.name).set_dim(list(decl.dims)).set_stride(list(decl.strides))
             if decl.role == "output":
-                out.set_output(True).set_data_type(dt[decl.dtype])
+                out.set_output(True).set_data_type(dt[dtype_name(decl, recipe)])
             if decl.ragged_offset:
                 out.set_ragged_offset(tensors[decl.ragged_offset])
             tensors[decl.name] = out

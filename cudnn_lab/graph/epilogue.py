@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..specs import Spec
+from ..specs.conv import ConvSpec
+from ..specs.matmul import MatmulSpec
 from .recipe import OpDecl, Recipe, TensorDecl, data_type
 
 #: The tensor each operand-taking step reads.
@@ -17,7 +18,7 @@ _STEP_CODE = {"bias": "y = y + inputs['bias'].double()", "scale": "y = y * input
               "tanh": "y = torch.tanh(y)"}
 
 
-def with_epilogue(spec: Spec, tensors: list[TensorDecl], main: OpDecl) -> Recipe:
+def with_epilogue(spec: ConvSpec | MatmulSpec, tensors: list[TensorDecl], main: OpDecl) -> Recipe:
     """The recipe of ``main`` followed by the spec's epilogue chain: every step but the last writes a virtual
     tensor; the operands (bias, scale, residual) take the spec's shapes and strides."""
     dtype, compute, steps = spec.dtype, spec.compute_dtype, list(spec.epilogue)

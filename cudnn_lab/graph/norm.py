@@ -29,10 +29,10 @@ def recipe(spec: NormSpec) -> Recipe:
     ops: list[OpDecl] = []
     k = spec.kind
     if spec.phase == "backward":
-        ports = [("grad", "DY"), ("input", "X"), ("scale", "scale")]
-        ports += [("inv_variance", "inv_var")] if k == "rmsnorm" else [("mean", "mean"), ("inv_variance", "inv_var")]
+        ports: tuple[tuple[str, str], ...] = (("grad", "DY"), ("input", "X"), ("scale", "scale"))
+        ports += (("inv_variance", "inv_var"),) if k == "rmsnorm" else (("mean", "mean"), ("inv_variance", "inv_var"))
         params = (("has_dbias", True), *_FLOAT) if k == "rmsnorm" else _FLOAT
-        ops.append(OpDecl(f"{k}_backward", f"{k}_backward", tuple(ports), params, "DX",
+        ops.append(OpDecl(f"{k}_backward", f"{k}_backward", ports, params, "DX",
                           extra_outputs=("DScale", "DBias")))
     elif k == "batchnorm" and spec.phase == "inference":
         ops += _batchnorm_inference_chain(spec, tensors)

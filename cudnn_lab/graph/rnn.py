@@ -77,7 +77,7 @@ def algorithms(spec: RnnSpec) -> tuple[str, ...]:
 
 def weight_table(spec: RnnSpec) -> list[tuple[str, ...]]:
     """The weight space, one row per (pseudo-layer, linLayerID): where each gate's matrix and bias come from."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     by_key: dict[tuple[int, int], dict[str, Any]] = {}
     shapes = spec.param_shapes()
     for slot in spec.weight_slots():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..specs.activation import ActivationSpec
+from ..specs.activation import COEF_DEFAULTS, ActivationSpec
 from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
 from .families import REFERENCES, Reference
 
@@ -46,7 +46,7 @@ def activation(spec: ActivationSpec, x: torch.Tensor) -> torch.Tensor:
     import torch
     import torch.nn.functional as F
 
-    coef = spec.coef
+    coef = COEF_DEFAULTS.get(spec.mode, 1.0) if spec.coef is None else spec.coef  # (set for the modes taking one)
     return {
         "relu": lambda: torch.relu(x),
         "sigmoid": lambda: torch.sigmoid(x),

@@ -22,8 +22,8 @@ class Reference:
     first; ``reference_outputs(spec, inputs, *, cpu_flop_limit)``: each output in float64;
     ``torch_op(spec, inputs, *, cpu_flop_limit)``: a zero-argument callable running the op in PyTorch eager.
     Optional: ``comparable(spec, outputs, inputs)``: the outputs as the references compare them (FP8 outputs
-    dequantized, padded rows zeroed), where they differ from the raw outputs; ``quantization(spec, inputs, *, seed)``:
-    what quantizing FP8 inputs cost (per input and in the output), for FP8 problems.
+    dequantized, padded rows zeroed), where they differ from the raw outputs (None: they do not); ``quantization(spec,
+    inputs, *, seed)``: what quantizing FP8 inputs cost (per input and in the output), for FP8 problems (else None).
     """
 
     input_names: Callable[[Any], tuple[str, ...]]
@@ -31,8 +31,8 @@ class Reference:
     make_outputs: Callable[..., dict[str, Any]]
     reference_outputs: Callable[..., dict[str, Any]]
     torch_op: Callable[..., Callable[[], Any]]
-    comparable: Callable[..., dict[str, Any]] | None = None
-    quantization: Callable[..., dict[str, Any]] | None = None
+    comparable: Callable[..., dict[str, Any] | None] | None = None
+    quantization: Callable[..., dict[str, Any] | None] | None = None
 
 
 REFERENCES: FamilyRegistry[Reference] = FamilyRegistry("PyTorch reference")

@@ -285,21 +285,18 @@ def fp8_family(compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor
     return Reference(input_names, make, make_outputs, reference_outputs, torch_op, quantization=quantization)
 
 
-_FIELDS = ("input_names", "make_inputs", "make_outputs", "reference_outputs", "torch_op", "comparable",
-           "quantization")
-
-
 def dispatch(plain: Reference, fp8: Reference) -> Reference:
     """One Reference that uses ``fp8``'s functions for FP8 specs and ``plain``'s otherwise (an optional function
     one side lacks is None there: the caller's default applies)."""
-    def pick(field: str) -> Callable[..., Any] | None:
-        if getattr(plain, field) is None and getattr(fp8, field) is None:
-            return None
-
+    def pick(field: str) -> Callable[..., Any]:
         def call(spec: Any, *args: Any, **kwargs: Any) -> Any:
             fn = getattr(fp8 if spec.fp8 else plain, field)  # dispatch serves Fp8Operands families only
             return fn(spec, *args, **kwargs) if fn is not None else None
         call.__name__ = field
         return call
 
-    return Reference(*(pick(f) for f in _FIELDS))
+    def optional(field: str) -> Callable[..., Any] | None:
+        return None if getattr(plain, field) is None and getattr(fp8, field) is None else pick(field)
+
+    return Reference(pick("input_names"), pick("make_inputs"), pick("make_outputs"), pick("reference_outputs"),
+                     pick("torch_op"), comparable=optional("comparable"), quantization=optional("quantization"))

@@ -144,6 +144,6 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, scale: float
     stats = torch.logsumexp(s, dim=-1, keepdim=True)
     empty = torch.isneginf(stats)
     p = torch.where(empty, torch.zeros_like(s), torch.exp(s - torch.where(empty, torch.zeros_like(stats), stats)))
-    if dropout:
+    if dropout and dropout_mask is not None:  # (a dropout without its mask is refused above)
         p = p * dropout_mask.to(torch.float64) / (1.0 - dropout)
     return torch.matmul(p, v), stats

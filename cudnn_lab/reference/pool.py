@@ -47,10 +47,10 @@ def pool(spec: PoolSpec, x: torch.Tensor) -> torch.Tensor:
     """The spec's pooling of ``x`` with PyTorch, in ``x``'s own dtype and device."""
     import torch.nn.functional as F
 
-    geo = dict(kernel_size=pair(spec.window), stride=pair(spec.stride), padding=pair(spec.padding))
+    window, stride, padding = pair(spec.window), pair(spec.stride), pair(spec.padding)
     if spec.mode == "max":
-        return F.max_pool2d(x, **geo)
-    return F.avg_pool2d(x, **geo, count_include_pad=spec.mode == "avg")
+        return F.max_pool2d(x, kernel_size=window, stride=stride, padding=padding)
+    return F.avg_pool2d(x, kernel_size=window, stride=stride, padding=padding, count_include_pad=spec.mode == "avg")
 
 
 def _check(spec: PoolSpec, inputs: dict[str, torch.Tensor], flop_limit: float) -> torch.Tensor:

@@ -78,7 +78,8 @@ def quantize(x: torch.Tensor, dtype: str, scale: float | None = None, *, margin:
         raise SpecError("x", type(x).__name__ if not isinstance(x, torch.Tensor) else str(x.dtype),
                         "must be a floating-point torch tensor to quantize")
     a = amax(x)
-    s = auto_scale(x, dtype, margin) if scale is None else check_scale("quantize", "scale", scale)
+    checked = None if scale is None else check_scale("quantize", "scale", scale)
+    s = auto_scale(x, dtype, margin) if checked is None else checked
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     scaled = x.detach().to(work) * s
     over = scaled.abs() > fmt.max  # NaN compares False: NaN is not counted as saturated

@@ -101,7 +101,7 @@ def forward(spec: RnnSpec, t: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor,
             for s in order:
                 h, c = _cell(spec, gx[s], h, c, t[f"weight_hh{sfx}"], t[f"bias_hh{sfx}"])
                 steps[s] = h
-            outs.append(torch.stack(steps))  # type: ignore[arg-type]
+            outs.append(torch.stack(steps))
             hys.append(h)
             if c is not None:
                 cys.append(c)
@@ -182,7 +182,7 @@ def torch_op(spec: RnnSpec, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limi
         y, hn = m(x, hx)
         outs = [y, *(hn if spec.has_cell_state else (hn,))]
         torch.autograd.backward(outs, grads)
-        return x.grad  # type: ignore[return-value]
+        return x.grad
     return step
 
 

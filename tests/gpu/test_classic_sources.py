@@ -57,3 +57,18 @@ def test_without_cudnns_library_the_sources_say_so() -> None:
                          (cl.TransformSpec(), classic_ops.transform_plans)):
         with pytest.raises(cl.UnsupportedGraphError, match="libcudnn.so.9"):
             source(spec, None, (), "", "")
+
+
+def test_a_classic_source_refuses_graph_options_naming_sm_count() -> None:
+    """Every source takes the plan-source seam's ``graph_options``; a classic call runs on the whole GPU, so a
+    carve-out is refused naming sm_count (before cuDNN's library is needed)."""
+    from cudnn_lab.gpu.classic import pool as classic_pool
+
+    for spec, source in ((cl.RnnSpec(), classic_rnn.rnn_plans), (cl.SoftmaxSpec(), classic_ops.softmax_plans),
+                         (cl.ActivationSpec(), classic_ops.activation_plans),
+                         (cl.TransformSpec(), classic_ops.transform_plans),
+                         (cl.PoolSpec(), classic_pool.classic_plans)):
+        assert PLAN_SOURCES[spec] is source
+        with pytest.raises(cl.OptionError, match="whole GPU") as info:
+            source(spec, None, (), "", "", graph_options={"sm_count": 66})
+        assert info.value.option == "sm_count" and type(spec).__name__ in str(info.value)

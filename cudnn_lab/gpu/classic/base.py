@@ -13,17 +13,18 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from ctypes import c_int, c_void_p
 from typing import Any
 
-from ...errors import PlanError, UnsupportedGraphError
+from ...errors import OptionError, PlanError, UnsupportedGraphError
 from ...graph import drawing
 from ...graph.classic_call import CLASSIC_DATA_TYPES
 from ...graph.families import DRAWINGS
+from ..frontend import CLASSIC_WHOLE_GPU
 from ..plans import PlanEntry
 from . import loader as classic
 
-c_int, c_void_p, c_size_t = ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t
 #: The engine id of a classic call's plan row (it has no engine).
 ENGINE_ID = -1
 #: Sub-libraries tried, in order, for a symbol the shim does not export.
@@ -62,6 +63,13 @@ def entry(name: str, argtypes: tuple[Any, ...], restype: Any = c_int) -> Any:
     where = ", ".join(getattr(lib, "_name", "?") for lib in libs)
     raise UnsupportedGraphError(f"cuDNN's classic {name} is not in the cuDNN libraries found here ({where}); it is "
                                 "in cuDNN 9's libcudnn.so.9.", hint="")
+
+
+def whole_gpu_only(graph_options: Mapping[str, Any] | None, what: str) -> None:
+    """OptionError naming sm_count when graph options (an SM carve-out) reach a plan source of a classic call:
+    classic calls run on the whole GPU (``what`` names the spec, e.g. ``PoolSpec``)."""
+    if graph_options:
+        raise OptionError("sm_count", dict(graph_options).get("sm_count"), f"{what} {CLASSIC_WHOLE_GPU}")
 
 
 def check(status: int, call: str) -> None:

@@ -9,18 +9,19 @@ the float64 reference and timed like a frontend plan, on the frontend handle and
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Mapping
 from typing import Any
 
-from ...errors import UnsupportedGraphError, OptionError
+from ...errors import UnsupportedGraphError
 from ...graph import activation as activation_graph
 from ...graph import softmax as softmax_graph
 from ...graph import transform as transform_graph
 from ...specs.activation import ActivationSpec
 from ...specs.softmax import SoftmaxSpec
 from ...specs.transform import TransformSpec
-from ..frontend import graph_plans, CLASSIC_WHOLE_GPU
+from ..frontend import graph_plans
 from ..plans import PLAN_SOURCES, PlanEntry
-from .base import ClassicCall, c_int, c_void_p, check, create, destroy, entry, one_row
+from .base import ClassicCall, c_int, c_void_p, check, create, destroy, entry, one_row, whole_gpu_only
 #: ``cudnnNanPropagation_t``: NaN in, NaN out, as PyTorch's activations do.
 CUDNN_PROPAGATE_NAN = 1
 _V = c_void_p
@@ -84,16 +85,20 @@ class TransformCall(ClassicCall):
 
 @PLAN_SOURCES.register(SoftmaxSpec)
 def softmax_plans(spec: SoftmaxSpec, handle: Any = None, modes: tuple[str, ...] = (), where: str = "",
-                  cudnn_version: str = "") -> list[PlanEntry]:
+                  cudnn_version: str = "", *,
+                  graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
     """A SoftmaxSpec's plan list: one row for ``cudnnSoftmaxForward`` (heuristic modes do not apply)."""
+    whole_gpu_only(graph_options, "SoftmaxSpec")
     entry("cudnnSoftmaxForward", (_V, c_int, c_int, _V, _V, _V, _V, _V, _V))  # fail here when it is not reachable
     return one_row(spec, SoftmaxCall(spec), softmax_graph.describe)
 
 
 @PLAN_SOURCES.register(ActivationSpec)
 def activation_plans(spec: ActivationSpec, handle: Any = None, modes: tuple[str, ...] = (), where: str = "",
-                     cudnn_version: str = "") -> list[PlanEntry]:
+                     cudnn_version: str = "", *,
+                     graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
     """An ActivationSpec's plan list: one row for ``cudnnActivationForward``."""
+    whole_gpu_only(graph_options, "ActivationSpec")
     entry("cudnnActivationForward", (_V, _V, _V, _V, _V, _V, _V, _V))
     return one_row(spec, ActivationCall(spec), activation_graph.describe)
 
@@ -118,14 +123,12 @@ def check_graph_kind(spec: TransformSpec, backend: int, where: str = "", cudnn_v
 
 @PLAN_SOURCES.register(TransformSpec)
 def transform_plans(spec: TransformSpec, handle: Any, modes: tuple[str, ...], where: str,
-                    cudnn_version: str, *, graph_options: Any = None) -> list[PlanEntry]:
+                    cudnn_version: str, *, graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
     """'convert': one row for ``cudnnTransformTensor``; a graph kind: the frontend graph's plans, from the cuDNN
     version that runs it alone (NeedsNewerCudnnError before). ``graph_options`` (an SM carve-out) go to a graph
     kind's ``cudnn.pygraph``; 'convert', a classic call, runs on the whole GPU and refuses them."""
     if spec.kind == "convert":
-        if graph_options:
-            raise OptionError("sm_count", dict(graph_options).get("sm_count"),
-                              f"TransformSpec kind 'convert' {CLASSIC_WHOLE_GPU}")
+        whole_gpu_only(graph_options, "TransformSpec kind 'convert'")
         entry("cudnnTransformTensor", (_V, _V, _V, _V, _V, _V, _V))
         return one_row(spec, TransformCall(spec), transform_graph.describe)
     import cudnn

@@ -5,6 +5,8 @@ checked against the float64 reference and timed like every other classic call (:
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Mapping
+from typing import Any
 
 from ...errors import PlanError
 from ...graph import pool as pool_graph
@@ -12,7 +14,7 @@ from ...graph.pool import CLASSIC_CALL, CLASSIC_POOLING_MODES, CUDNN_PROPAGATE_N
 from ...specs.base import pair
 from ...specs.pool import PoolSpec
 from ..plans import PLAN_SOURCES, PlanEntry
-from .base import ClassicCall, ClassicLab, c_int, c_void_p, check, create, destroy, entry, one_row
+from .base import ClassicCall, ClassicLab, c_int, c_void_p, check, create, destroy, entry, one_row, whole_gpu_only
 
 PLAN_NAME = f"classic {CLASSIC_CALL}"
 _V, _P = c_void_p, ctypes.POINTER
@@ -59,7 +61,9 @@ def pool_lab(spec: PoolSpec) -> ClassicLab:
 
 @PLAN_SOURCES.register(PoolSpec)
 def classic_plans(spec: PoolSpec, handle: object = None, modes: tuple[str, ...] = (), where: str = "",
-                  cudnn_version: str = "") -> list[PlanEntry]:
-    """A PoolSpec's plan list: one row for the classic ``cudnnPoolingForward`` (heuristic modes do not apply)."""
+                  cudnn_version: str = "", *, graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
+    """A PoolSpec's plan list: one row for the classic ``cudnnPoolingForward`` (heuristic modes do not apply; graph
+    options are refused: it runs on the whole GPU)."""
+    whole_gpu_only(graph_options, "PoolSpec")
     entry("cudnnPoolingForward", (_V,) * 8)  # fail here, before inputs are made, when it is not reachable
     return one_row(spec, PoolingCall(spec), pool_graph.describe)

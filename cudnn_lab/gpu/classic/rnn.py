@@ -18,14 +18,16 @@ and the zeroing are part of the timed call).
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Mapping
+from ctypes import c_size_t
 from typing import Any
 
 from ...graph import rnn as rnn_graph
 from ...graph.classic_call import CLASSIC_DATA_TYPES
 from ...specs.rnn import RnnSpec, WeightSlot
 from . import loader as classic
-from .base import (ENGINE_ID, ClassicLab, c_int, c_size_t, c_void_p, check, create, destroy, entry, one_plan,
-                   pointer, tensor_descriptor, tensor_dims)
+from .base import (ENGINE_ID, ClassicLab, c_int, c_void_p, check, create, destroy, entry, one_plan, pointer,
+                   tensor_descriptor, tensor_dims, whole_gpu_only)
 from ..plans import PLAN_SOURCES, PlanEntry
 from ...errors import PlanError
 from ...reference.common import torch_dtype
@@ -253,9 +255,10 @@ def _torch_dtype(name: str) -> Any:
 
 @PLAN_SOURCES.register(RnnSpec)
 def rnn_plans(spec: RnnSpec, handle: Any = None, modes: tuple[str, ...] = (), where: str = "",
-              cudnn_version: str = "") -> list[PlanEntry]:
+              cudnn_version: str = "", *, graph_options: Mapping[str, Any] | None = None) -> list[PlanEntry]:
     """One plan row per algorithm (all four for ``algo='all'``), in cudnnRNNAlgo_t order; heuristic modes do not
-    apply (the classic RNN API has no heuristics)."""
+    apply (the classic RNN API has no heuristics), graph options are refused (it runs on the whole GPU)."""
+    whole_gpu_only(graph_options, "RnnSpec")
     fn("cudnnRNNForward")  # fail here, before inputs are made, when the RNN API is not reachable
     out = []
     for algo in rnn_graph.algorithms(spec):
