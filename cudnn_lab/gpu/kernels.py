@@ -46,11 +46,22 @@ class KernelStat:
 
 @dataclasses.dataclass(frozen=True)
 class PlanKernels:
-    """What one plan launches per execution (CUPTI), and the sum of their GPU time (``kernel_ms``)."""
+    """What one plan launches per execution (CUPTI), the sum of their GPU time (``kernel_ms``) and the GPU time
+    between them (``gap_us``: the span from the first kernel's start to the last one's end, minus their summed time,
+    median over executions; None where not measured)."""
 
     kernels: tuple[KernelStat, ...] = ()
     runs: int = 0
     error: str = ""
+    gap_us: float | None = None
+
+    @property
+    def kernel_gap_ms(self) -> float | None:
+        """The ``kernel_gap_ms`` column: GPU time between one execution's kernels, in ms (0 for one kernel;
+        negative where kernels overlap, as with programmatic dependent launch); None when not measured."""
+        if self.error or not self.runs or self.gap_us is None:
+            return None
+        return self.gap_us / 1e3
 
     @property
     def kernel_ms(self) -> float | None:
@@ -160,6 +171,24 @@ def summarize(events: list[tuple[int, int, str, str]], runs: int) -> tuple[Kerne
     return tuple(KernelStat(name, kind, len(d) / runs, sum(d) / len(d) / 1e3) for (name, kind), d in order.items())
 
 
+def span_gap_us(segment: list[tuple[int, int, str, str]]) -> tuple[float, float] | None:
+    """(span, gap) of one execution's activities in us: first start to last end, and the span minus their summed
+    time (the GPU idle between them; negative where they overlap); None for an empty segment."""
+    if not segment:
+        return None
+    span = max(e for _, e, _, _ in segment) - min(s for s, _, _, _ in segment)
+    busy = sum(max(0, e - s) for s, e, _, _ in segment)
+    return span / 1e3, (span - busy) / 1e3
+
+
+def _median(values: list[float]) -> float | None:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def split_segments(events: list[tuple[int, int, str, str]], plans: int) -> list[list[tuple[int, int, str, str]]] | None:
     """The GPU timeline cut at the marker kernels into one segment per plan (None when the markers do not add up)."""
     ordered = sorted(events)
@@ -193,6 +222,7 @@ def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs:
             stream.synchronize()
         except Exception as e:  # noqa: BLE001 - one plan failing must not stop the others
             errors[name] = "run failed: " + " ".join(str(e).split())[:240]
+    marks: dict[str, int] = {}  # markers queued before each plan's executions (one before each execution)
     try:
         start_cupti(stream.device)
         marker = torch.zeros(1, device=stream.device)
@@ -200,11 +230,15 @@ def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs:
         with cupti_profiler() as prof:
             with torch.cuda.stream(stream):
                 for i, name in enumerate(names):
-                    marker.fill_(float(i + 1))
+                    marks[name] = 0
                     if name in errors:
+                        marker.fill_(float(i + 1))
+                        marks[name] = 1
                         continue
                     try:
                         for _ in range(runs_of[name]):
+                            marker.fill_(float(i + 1))  # each execution its own segment: its span and gaps
+                            marks[name] += 1
                             calls[name]()
                     except Exception as e:  # noqa: BLE001
                         errors[name] = "run failed: " + " ".join(str(e).split())[:240]
@@ -214,18 +248,23 @@ def profile_plans(calls: Mapping[str, Callable[[], None]], stream: Any, *, runs:
     except Exception as e:  # noqa: BLE001 - no CUPTI (driver, permissions): say so on every plan
         why = "CUPTI profiling failed: " + " ".join(str(e).split())[:240]
         return {n: PlanKernels(error=errors.get(n, why)) for n in names}
-    segments = split_segments(events, len(names))
+    segments = split_segments(events, sum(marks.values()))
     if segments is None:
         why = "could not attribute kernels to plans (marker kernels missing from the CUPTI trace)"
         return {n: PlanKernels(error=errors.get(n, why)) for n in names}
     out = {}
-    for name, seg in zip(names, segments):
+    at = 0
+    for name in names:
+        execs, at = segments[at:at + marks.get(name, 0)], at + marks.get(name, 0)
+        seg = [e for one in execs for e in one]
         if name in errors:
             out[name] = PlanKernels(error=errors[name])
         elif not seg:
             out[name] = PlanKernels(error="no GPU activity recorded for this plan")
         else:
-            out[name] = PlanKernels(summarize(seg, runs_of[name]), runs=runs_of[name])
+            gaps = [g for one in execs if (g := span_gap_us(one)) is not None]
+            out[name] = PlanKernels(summarize(seg, runs_of[name]), runs=runs_of[name],
+                                    gap_us=_median([gap for _, gap in gaps]))
     return out
 
 

@@ -26,7 +26,7 @@ PLAN_TABLE_COLUMNS: tuple[str, ...] = ("rank", "engine", "knobs", "median (µs)"
 #: Headers in words for every column of a plan frame (the full table), from the schema (results/schema.py); a
 #: column not named here keeps its name.
 ALL_COLUMN_TITLES: dict[str, str] = {c.name: c.title for c in PLAN_SCHEMA}
-_US_COLUMNS = frozenset({"median_ms", "iqr_ms", "min_ms", "host_ms", "kernel_ms", "launch_gap_ms"})
+_US_COLUMNS = frozenset({"median_ms", "iqr_ms", "min_ms", "host_ms", "kernel_ms", "launch_gap_ms", "kernel_gap_ms"})
 _STATUS_TEXT = {"build_failed": "build failed", "run_failed": "run failed", "not_built": "not built"}
 
 

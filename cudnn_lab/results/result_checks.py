@@ -66,6 +66,8 @@ VALUE_RANGES: dict[str, tuple[float | None, float | None]] = {
     **dict.fromkeys(("within_torch", "within_cudnn"), (0, 1)),
     # median minus CUPTI kernel time: negative where the kernels' summed time exceeds the replayed median
     "launch_gap_ms": (None, None),
+    # span minus summed kernel time: negative where a plan's kernels overlap (programmatic dependent launch)
+    "kernel_gap_ms": (None, None),
 }
 #: Text columns that hold JSON: ``knobs`` (knob -> integer), ``kernels`` (a list of launches: name, kind, count, us,
 #: total_us) and a sweep's ``spec`` (``Spec.to_json``).

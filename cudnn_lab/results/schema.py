@@ -115,6 +115,10 @@ PLAN_SCHEMA: tuple[Column, ...] = (
            'launches per execution, and their summed GPU time (CUPTI kernel time)'),
     Column('launch_gap_ms', 'float', 'ms', 'launch gap (µs)',
            "median_ms minus kernel_ms: launch gaps and host-side time between a plan's kernels"),
+    Column('kernel_gap_ms', 'float', 'ms', 'gap between kernels (µs)',
+           "GPU time between one execution's kernels (CUPTI): the span from its first kernel's start to its last "
+           "kernel's end minus kernel_ms; 0 for one kernel, negative where kernels overlap. A replayed median "
+           "includes it, kernel_ms does not: compare median_ms with kernel_ms + kernel_gap_ms (the span)"),
     Column('numeric_notes', 'text', '', 'numerical notes',
            "cuDNN's numerical notes (TENSOR_CORE, DOWN_CONVERT_INPUTS, FFT, ...), found by note filters"),
     Column('deterministic', 'bool', '', 'deterministic',

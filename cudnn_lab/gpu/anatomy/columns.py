@@ -17,7 +17,7 @@ from ..notes import check_determinism, numeric_notes
 #: Plans at least this slow per execution (ms) have their kernels recorded from one execution.
 LONG_PLAN_MS = 1.0
 #: Columns measured once per plan and session (a plan's kernels, notes and determinism do not change between runs).
-_CACHED = ("kernels", "kernel_count", "kernel_ms", "numeric_notes", "deterministic")
+_CACHED = ("kernels", "kernel_count", "kernel_ms", "kernel_gap_ms", "numeric_notes", "deterministic")
 
 Progress = Callable[[int, int, str], None]
 
@@ -56,7 +56,7 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
                 errors.add(pk.error)
                 continue
             cache.setdefault(name, {}).update(kernels=pk.to_json(), kernel_count=pk.kernel_count,
-                                              kernel_ms=pk.kernel_ms)
+                                              kernel_ms=pk.kernel_ms, kernel_gap_ms=pk.kernel_gap_ms)
         if errors:
             warnings.append("Kernels (CUPTI) could not be recorded for some plans: "
                             + "; ".join(sorted(errors))[:300])
