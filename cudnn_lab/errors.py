@@ -61,6 +61,9 @@ class CudnnLabError(Exception):
 class SpecError(CudnnLabError, ValueError):
     """A problem description holds a value cuDNN cannot take; names the field, the value and what is allowed."""
 
+    #: the sweep point a refused grid combination was (``sweeps.grid``: base spec and axis values); None elsewhere
+    point: dict[str, Any] | None = None
+
     def __init__(self, field: str, value: Any, allowed: str, *, spec: str = "") -> None:
         self.field = field
         self.value = value

@@ -163,14 +163,14 @@ def read(name: str) -> KernelReading:
     if "winograd" in low:
         m4 = re.search(r"(\d+x\d+)", short[short.lower().find("winograd"):]) if "winograd" in s_low else None
         step = next((w for w in ("data", "filter", "output") if w in s_low), "")
-        tags = tuple(x for x in (f"{step} transform" if step else "", f"tile {m4[1]}" if m4 else "") if x)
-        return make("winograd", "cuDNN precompiled" if "cudnn" in low else "cuDNN", tags=tags)
+        return make("winograd", "cuDNN precompiled" if "cudnn" in low else "cuDNN",
+                    tags=tuple(x for x in (f"{step} transform" if step else "", f"tile {m4[1]}" if m4 else "") if x))
 
     if re.search(r"fft|r2c|c2r", s_low):
         m5 = re.search(r"(r2c|c2r)", s_low)
-        tags = (("real -> complex" if m5[1] == "r2c" else "complex -> real"),) if m5 else ()
         t2 = _TILE2.search(s_low)
-        return make("fft", "cuDNN precompiled", tile=t2[1] if t2 else "", tags=tags)
+        return make("fft", "cuDNN precompiled", tile=t2[1] if t2 else "",
+                    tags=(("real -> complex" if m5[1] == "r2c" else "complex -> real"),) if m5 else ())
 
     if "xmma" in s_low or "implicit_gemm" in s_low or "implicit_convolve" in s_low or "scudnn" in s_low \
             or "cutlass" in low:

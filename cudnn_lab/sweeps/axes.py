@@ -79,13 +79,13 @@ def _parse_one(cls: type[Spec], field: str, kind: str, item: str) -> Any:
         return nums[0] if len(nums) == 1 else tuple(nums)
     if kind in ("float", "optional_float"):
         try:
-            value = float(item)
+            number = float(item)
         except ValueError:
             raise SpecError(field, item, "must be a number" + (" or none" if kind == "optional_float" else ""),
                             spec=cls.__name__) from None
-        if not math.isfinite(value):
+        if not math.isfinite(number):
             raise SpecError(field, item, "must be a finite number", spec=cls.__name__)
-        return value
+        return number
     if kind == "bool":
         if low in _TRUE | _FALSE:
             return low in _TRUE

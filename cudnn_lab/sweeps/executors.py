@@ -63,7 +63,7 @@ def check_gpus(gpus: Any, where: str) -> list[int] | None:
                           where=where)
     out: list[int] = []
     for g in gpus:
-        if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= g < MAX_GPUS:
+        if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= int(g) < MAX_GPUS:
             raise OptionError("gpus", gpus, f"must be {_GPUS_FORM} below {MAX_GPUS} ({shorten(g, 30)} is not)",
                               where=where)
         if int(g) in out:

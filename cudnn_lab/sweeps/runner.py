@@ -135,7 +135,7 @@ def sweep(spec: Spec | Iterable[Spec], over: dict[str, Iterable[Any]] | None = N
         state["shown"] = now
         ran, left = state["ran"], total - state["count"]
         eta = (now - state["start"]) / ran * left if ran else None
-        show(state["count"], total, eta, message)
+        show(int(state["count"]), total, eta, message)
 
     def finished(frame: Any, label: str) -> None:
         if db:

@@ -34,7 +34,7 @@ from ..plots.whatif_tables import (answer_label_html, compare_table_html, refusa
 from ..whatif.scaling import recorded_scalings
 from ..plots.sm_scaling import plot_sm_scaling
 from .figures import figure_bundle, fit_to_pane
-from ..whatif.block_formats import block_format_whatif, recorded_block_scale_answers
+from ..whatif.block_formats import BlockWhatIf, block_format_whatif, recorded_block_scale_answers
 from ..reference.block_formats import BLOCK_FORMATS, SCALE_RULES
 
 __all__ = ["DEFAULT_TARGETS", "WhatIfView", "no_answer_html", "no_answer_text", "BLOCK_OUTLIERS", "BLOCK_HINT"]
@@ -78,6 +78,16 @@ class WhatIfView:
     """The What-if tab; ``box`` is its widget (empty until :meth:`show`), ``frame`` the side-by-side table shown
     (:func:`cudnn_lab.whatif.compare`'s frame, None before or without an answer), ``drift`` the
     :class:`~cudnn_lab.whatif.Drift` shown and ``message`` the sentence shown instead when there is no answer."""
+
+    #: the block-format part (made with the view, by ``_build_block``): its controls, its emulated table and the
+    #: emulated answer shown (None before emulate, or after a failed one)
+    block: BlockWhatIf | None
+    block_fmt: Any
+    block_rule: Any
+    block_outliers: Any
+    block_button: Any
+    block_html: Any
+    block_answers_html: Any
 
     def __init__(self, W: Any, *, log: StatusLog, busy: Busy, spec: Callable[[], Spec], result: Callable[[], Any],
                  shown: Callable[[], bool]) -> None:
@@ -150,11 +160,8 @@ class WhatIfView:
 
     @staticmethod
     def _sm_scaling_note() -> str:
-        """A pointer to ``cl.sm_scaling`` where the kit has it (fewer SMs are measured on a GPU, not answered)."""
-        try:
-            import cudnn_lab.whatif.scaling  # noqa: F401
-        except ImportError:
-            return ""
+        """A pointer to ``cl.sm_scaling`` (whatif/scaling.py, imported above): fewer SMs are measured on a GPU, not
+        answered."""
         return ("<p class='cl-whatif-note'>Fewer SMs of the same GPU: on a GPU, <code>cl.sm_scaling(spec)</code> "
                 "measures how the plans' times grow under SM carve-outs; the recorded one (the ResNet-50 3x3 conv "
                 "on an H100) is drawn when it is this problem.</p>")
@@ -348,7 +355,7 @@ class WhatIfView:
         """The Blackwell block formats' part: format, E8M0 scale rule and outliers, the emulate button, the emulated
         table, and cuDNN's recorded answers for block-scaled graphs (a small file, read when the tab is shown)."""
         W = self._W
-        self.block: Any = None
+        self.block = None
         self.block_fmt = W.Dropdown(options=list(BLOCK_FORMATS), value="mxfp8_e4m3",
                                     layout=W.Layout(width="140px")).add_class("cl-block-fmt")
         self.block_rule = W.ToggleButtons(options=list(SCALE_RULES["e8m0"]), value="floor",
