@@ -39,7 +39,7 @@ def cudnn_version(value: Any) -> str:
 
 def _sweep_provenances(frame: Any, recorded: bool) -> list[Any]:
     """One Provenance per GPU of a sweep frame (its gpu, driver, cuda, cudnn and created columns)."""
-    out = []
+    out: list[Any] = []
     if "gpu" not in getattr(frame, "columns", ()):
         return out
     for gpu, group in frame.dropna(subset=["gpu"]).groupby("gpu", sort=True):
@@ -187,7 +187,7 @@ def plans_table(result: Any, columns: tuple[str, ...] | list[str] | None = None,
         frame = frame.sort_values(sort, kind="stable")
     if top is not None:
         frame = frame.head(top)
-    out = {}
+    out: dict[str, list[Any]] = {}
     for col in columns or DEFAULT_PLAN_COLUMNS:
         if col == "knobs":
             version = (getattr(result, "device", None) or {}).get("cudnn_backend")
@@ -397,7 +397,8 @@ def proposal_times() -> Any:
             continue
         if not _is_number(propose) or float(propose) <= 0:
             continue
-        first = _is_number(phases.get("import")) and float(phases["import"]) > 0
+        imported = phases.get("import")
+        first = _is_number(imported) and float(imported) > 0
         rows.append({"name": name, "gpu": gpu, "propose_s": float(propose), "first_in_process": bool(first)})
     return pd.DataFrame(rows, columns=["name", "gpu", "propose_s", "first_in_process"])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["RIGHT", "WRONG", "OPEN", "UNMEASURED", "Verdict", "verdict", "check", "check_parts", "say"]
 
@@ -30,7 +30,8 @@ class Verdict:
         return self.text
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
+    """Whether ``value`` is a finite number (bools and text are not), so the checks can take it as a float."""
     if isinstance(value, bool):
         return False
     try:
