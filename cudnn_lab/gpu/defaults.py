@@ -10,8 +10,10 @@ The rules, from the measurements (``docs/FINDINGS.md``, ``../shared/GPU_FACTS.md
   'auto' uses them for a frontend graph with all plans asked (``plans='all'``, ``max_plans`` not 1), the plan cache on
   (the hand-over), no kernel cache, at least :data:`MIN_SPARE_CORES` cores to spare (the run's own process keeps one),
   and plans not built before in this process; with ``min(MAX_AUTO_HELPERS, spare - 1, plans to build)`` helpers,
-  from the process's one pool (started once, kept warm). Where the plans turn out recalled from the plan cache (the
-  heuristics cache held the graph's proposals) or only one is left to build, the run stops waiting for the helpers.
+  from the process's one pool (started once, kept warm). A warm pool starts with the run (the helpers list the plans
+  while the run makes its inputs); a cold one only once the run's plans show it pays (two or more to build beside the
+  pick, not recalled from the plan cache, some compiled at run time), and the run builds plans itself while it
+  starts. Where the plans turn out recalled or only one is left to build, the run stops waiting for the helpers.
   A helper that hangs is given :data:`AUTO_PLAN_DEADLINE_S` (not the 120 s a run that asked for helpers waits).
 - **cuDNN's kernel cache** pays where shapes share a runtime-compiled kernel: a sweep over one dimension (a 6-shape
   GEMM sweep 3.2-3.9x faster; a shape sharing a cached kernel rebuilt in 6 ms instead of 0.4-0.95 s), where the
@@ -32,8 +34,8 @@ from ..options import AUTO, RunOptions
 
 __all__ = ["Decision", "MIN_SPARE_CORES", "MAX_AUTO_HELPERS", "AUTO_PLAN_DEADLINE_S", "usable_cores", "spare_cores",
            "auto_helpers", "env_cap", "ENV_AUTO_HELPERS",
-           "decide_parallel_builds", "decide_kernel_cache", "unbuilt_in_process", "warm",
-           "warm_async", "warm_state"]
+           "decide_parallel_builds", "decide_kernel_cache", "unbuilt_in_process", "pool_warm", "worth_starting",
+           "warm", "warm_async", "warm_state"]
 
 #: 'auto' uses helpers only where at least this many cores are spare (the run's own process keeps one).
 MIN_SPARE_CORES = 4
@@ -136,6 +138,30 @@ def decide_parallel_builds(spec: Any, options: RunOptions, skip: str = "", *, co
                         f"need {MIN_SPARE_CORES} (parallel_builds=N forces N)")
     return Decision("parallel_builds", asked, n, f"auto: {n} helpers ({spare} cores to spare; the pool is started "
                     f"once per process and kept warm)")
+
+
+def pool_warm(device: int = 0) -> bool:
+    """Whether this process's helper pool for ``device`` has a started, ready helper (then 'auto' starts its helpers
+    with the run; else only once the run's plans show they pay: :func:`worth_starting`)."""
+    from .build_pool import _POOLS
+
+    pool = _POOLS.get(int(device))
+    return pool is not None and any(h.alive() and h.ready for h in pool.helpers)
+
+
+def worth_starting(entries: list[Any], recalled: bool = False) -> str:
+    """Why starting the helper pool for these plans (heuristic order; the first is the run's own) would not pay, ''
+    where it would: plans recalled from the plan cache, fewer than two left to build beside the pick, or none of them
+    compiled at run time (cuDNN's RUNTIME_COMPILATION note: the others build in milliseconds)."""
+    if recalled:
+        return "auto: off, the plans were recalled from the plan cache (the heuristics cache held the proposals)"
+    rest = [e for e in entries[1:] if getattr(e, "built", None) is None]
+    if len(rest) < 2:
+        return f"auto: off, {len(rest)} plan(s) to build beside the pick"
+    if not any("RUNTIME_COMPILATION" in tuple(getattr(e, "behavior_notes", ()) or ()) for e in rest):
+        return ("auto: off, none of the plans is compiled at run time (they build in milliseconds); the helper pool "
+                "was not started")
+    return ""
 
 
 def decide_kernel_cache(options: RunOptions, frontend: bool = True) -> Decision:

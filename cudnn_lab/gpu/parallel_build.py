@@ -323,9 +323,11 @@ class AsyncPrebuild:
 
     def __init__(self, spec: Any, options: Any, workers: int, *, info: dict[str, Any] | None = None,
                  plans: Sequence[str] | None = None, leave: int = 1, pool: HelperPool | None = None,
-                 deadline_s: float = PLAN_DEADLINE_S, cores: int | None = None, key: tuple[Any, ...] | None = None
-                 ) -> None:
+                 deadline_s: float = PLAN_DEADLINE_S, cores: int | None = None, key: tuple[Any, ...] | None = None,
+                 eager: bool = False) -> None:
         self.t0 = time.perf_counter()
+        #: the run builds a plan itself rather than wait while the helpers are still starting (parallel_builds='auto')
+        self.eager = bool(eager)
         #: perf_counter when every helper had finished (None: still building)
         self.ended_at: float | None = None
         self.workers, self.leave, self.deadline_s = int(workers), max(0, int(leave)), float(deadline_s)
@@ -345,6 +347,7 @@ class AsyncPrebuild:
         self._warned = False
         self._key = key
         self._abandoned = ""
+        self._listed: set[int] = set()  # slots whose helper has listed the plans
         self._thread = threading.Thread(target=self._drive, name="cudnn_lab-prebuild", daemon=True,
                                         args=(spec, options, info, pool or pool_for(options.device), cores))
         self._thread.start()
@@ -374,6 +377,8 @@ class AsyncPrebuild:
                 return (self._finished or name in self._outcome
                         or (self._ref is not None and name not in self._ref[self.leave:]))
 
+            if self.eager and not ready() and not self._listed_owner(name):  # its helper is not building yet
+                return None
             ok = self._cond.wait_for(ready, timeout)
             self._waited += time.perf_counter() - t
             if name in self._outcome:
@@ -447,6 +452,13 @@ class AsyncPrebuild:
         finally:
             self._end()
 
+    def _listed_owner(self, name: str) -> bool:
+        """(Holding the lock.) Whether the helper that has plan ``name`` has listed the plans (so builds its share
+        now): an eager run waits only for such a helper, and builds the plan itself otherwise."""
+        if self._slots is None or self._ref is None or name not in self._ref[self.leave:]:
+            return False
+        return self._owner(self._ref.index(name)) in self._listed
+
     def _fail(self, slot: int, problem: str = "") -> None:
         """Slot ``slot``'s helper builds nothing more: its plans without an answer are 'missed' (the run builds
         them)."""
@@ -490,6 +502,7 @@ class AsyncPrebuild:
                         self._cond.notify_all()
                         return True
                     listed.add(h.index)
+                    self._listed.add(slot)
                     names = [str(p) for p in message["plans"]]
                     names = names[:self.max_plans] if self.max_plans else names
                     if self._ref is None:
@@ -545,7 +558,7 @@ def start_prebuild(spec: Any, options: Any, workers: int, **kwargs: Any) -> Asyn
 
 
 def parallel_prebuild_async(spec: Any, options: Any, info: dict[str, Any], plans: Sequence[str] | None = None, *,
-                            workers: int | None = None, deadline_s: float = PLAN_DEADLINE_S
+                            workers: int | None = None, deadline_s: float = PLAN_DEADLINE_S, eager: bool = False
                             ) -> AsyncPrebuild | dict[str, Any] | None:
     """What a run calls before making its session: None when ``options.parallel_builds`` is off; NoGPUError without
     a usable GPU (before any helper starts); ``{"skipped": why, ...}`` where helpers cannot help (as
@@ -558,4 +571,4 @@ def parallel_prebuild_async(spec: Any, options: Any, info: dict[str, Any], plans
     if why:
         return {"workers": int(workers), "helpers": 0, "built": 0, "skipped": why}
     return start_prebuild(spec, options, int(workers), info=info, plans=plans, leave=1, key=key,
-                          deadline_s=deadline_s)
+                          deadline_s=deadline_s, eager=eager)

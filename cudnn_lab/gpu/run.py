@@ -26,7 +26,8 @@ from .ceilings import measure_ceilings
 from .device import device_info, start_device
 from .execution import FrontendPlan, Phases, PlanRecord, finish_rows, measure_plan, plan_row
 from .fp8 import ceiling_dtype, check_requirements, quantization_figures
-from .defaults import AUTO_PLAN_DEADLINE_S, Decision, decide_kernel_cache, decide_parallel_builds, unbuilt_in_process
+from .defaults import (AUTO_PLAN_DEADLINE_S, Decision, decide_kernel_cache, decide_parallel_builds, pool_warm,
+                       unbuilt_in_process, worth_starting)
 from .frontend import check_carve_out, from_frontend_graph
 from .parallel_build import PLAN_DEADLINE_S, AsyncPrebuild, parallel_prebuild_async, skip_reason
 from .plans import PlanEntry
@@ -67,6 +68,8 @@ class Run:
         self.kernels_saved = False
         #: what the run did with the options it may decide itself (settings["decisions"]; gpu/defaults.py)
         self.decisions: dict[str, Decision] = {}
+        #: helpers 'auto' chose while the pool is cold: started once the session shows they pay (0: none)
+        self.deferred_helpers = 0
         self.sess: Any = None
 
     # ------------------------------------------------------------------------------------------------ steps
@@ -296,7 +299,7 @@ class Run:
     def start_helpers(self) -> None:
         """Decide the helpers of this run (``parallel_builds``: 'auto', True, a count or off; gpu/defaults.py) and
         start them; a count or True that cannot be honoured is said once in the warnings."""
-        spec, options, info = self.spec, self.options, self.info
+        spec, options = self.spec, self.options
         asked = options.parallel_builds
         off = asked is None or asked is False or asked == 0
         skip = "" if off else skip_reason(spec, options)[1]
@@ -309,9 +312,18 @@ class Run:
                 self.warnings.append(f"parallel_builds={asked!r} was not used: {skip}; the run built its plans in "
                                      f"its own process.")
             return
-        deadline = AUTO_PLAN_DEADLINE_S if asked == "auto" else PLAN_DEADLINE_S
+        if asked == "auto" and not pool_warm(options.device):  # started once the plans show it pays
+            self.deferred_helpers = int(decision.used)
+            return
+        self.launch_helpers(int(decision.used))
+
+    def launch_helpers(self, workers: int, plans: list[str] | None = None) -> None:
+        """Start ``workers`` helpers building this run's plans (``plans``: its proposals where known)."""
+        auto = self.options.parallel_builds == "auto"
         with self.phases("parallel_build"):
-            started = parallel_prebuild_async(spec, options, info, workers=int(decision.used), deadline_s=deadline)
+            started = parallel_prebuild_async(self.spec, self.options, self.info, plans, workers=workers,
+                                              deadline_s=AUTO_PLAN_DEADLINE_S if auto else PLAN_DEADLINE_S,
+                                              eager=auto)
         if isinstance(started, AsyncPrebuild):
             self.prebuild = started
         elif started is not None:
@@ -320,7 +332,16 @@ class Run:
     def let_go_of_helpers(self, sess: Any, entries: list[PlanEntry]) -> None:
         """'auto' stops waiting for helpers once the session shows they would not pay: its plans were recalled
         from the plan cache, or at most one is left to build (the run builds the pick itself)."""
-        if self.prebuild is None or self.options.parallel_builds != "auto":
+        if self.options.parallel_builds != "auto":
+            return
+        if self.deferred_helpers:  # a cold pool: started now, where the plans show it pays
+            why = worth_starting(entries, bool(getattr(sess, "recalled", False)))
+            if not why:
+                self.launch_helpers(min(self.deferred_helpers, len(entries) - 1), [e.name for e in entries])
+                return
+            self.decisions["parallel_builds"] = Decision("parallel_builds", "auto", 0, why)
+            return
+        if self.prebuild is None:
             return
         unbuilt = sum(e.built is None for e in entries)
         why = ("auto: off, the plans were recalled from the plan cache (the heuristics cache held the graph's "

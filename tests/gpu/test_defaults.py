@@ -160,3 +160,34 @@ def test_warm_without_a_gpu_is_quiet_and_says_so() -> None:
     state = d.warm(SPEC, options=RunOptions(parallel_builds=0))
     assert state["state"] == "failed" and state["helpers"] == 0 and state["note"]
     assert d.warm_state()["state"] == "failed"
+
+
+# ------------------------------------------------------------------------------------------------ a cold pool
+
+def _entry(notes: tuple[str, ...] = (), built: Any = None) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(behavior_notes=notes, built=built)
+
+
+def test_a_cold_pool_is_started_only_where_the_plans_show_it_pays() -> None:
+    rtc = ("RUNTIME_COMPILATION",)
+    assert d.worth_starting([_entry(rtc), _entry(rtc), _entry(rtc)]) == ""
+    assert "recalled from the plan cache" in d.worth_starting([_entry(rtc)] * 3, recalled=True)
+    assert "1 plan(s) to build beside the pick" in d.worth_starting([_entry(), _entry(rtc), _entry(rtc, built=1)])
+    assert "compiled at run time" in d.worth_starting([_entry(rtc), _entry(), _entry()])
+    assert d.pool_warm(12345) is False  # no pool for that device in this process
+
+
+def test_an_eager_run_builds_a_plan_itself_while_its_helper_has_not_listed_the_plans() -> None:
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:sleep", start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            handle = pb.start_prebuild(SPEC, RunOptions(), 2, plans=["eng0", "eng1", "eng2"], pool=pool, cores=4,
+                                       deadline_s=60.0, eager=True)
+            assert handle.wait("eng1", timeout=60) is None and handle.wait("eng2", timeout=60) is None
+            report = handle.report(timeout=0.0)
+        assert not any("waited" in p for p in report.problems)  # not waited for: built by the run at once
+    finally:
+        pool.close()
