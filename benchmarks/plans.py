@@ -47,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import cudnn_lab as cl
@@ -361,6 +362,142 @@ def issue27_parallel(fresh: dict, budget_s: float | None = None, with_only: bool
                   f"{pair['without']['statuses'] == pair['with']['statuses']}", flush=True)
 
 
+# Issue 36: the problems a user runs, with default options (no options set: ``cl.run(spec, plans="all")``), in one
+# process where torch and CUDA are up and the kit has warmed what a first Run needs as a Lab on a GPU does
+# (gpu/defaults.warm: the helper pool where 'auto' would use it), each problem new to the process, empty plan-cache
+# and CUDA JIT-cache folders; the roofline ceilings of each data type measured before the clock (kept on disk across
+# a user's sessions). Target: each first run <= DEFAULTS_TARGET_S.
+DEFAULT_PROBLEMS = {
+    "Llama rmsnorm bf16 4096x4096": cl.NormSpec(kind="rmsnorm", phase="inference", rows=4096, features=4096,
+                                                dtype="bf16"),
+    "gpt-oss attention, sinks, 128-token window": cl.SdpaSpec(batch=1, heads=64, kv_heads=8, seq_q=4096, seq_kv=4096,
+                                                              head_dim=64, causal=True, dtype="bf16", sink=True,
+                                                              sliding_window=128),
+    "DenseNet conv + concatenate": cl.ConvConcatSpec(n=32, c=128, h=28, w=28, k=32, k0=256, dtype="fp16"),
+    "DeepSpeech2 bidirectional GRU": cl.RnnSpec(cell="gru", layers=1, hidden_size=1024, input_size=1024, seq_len=128,
+                                                batch=32, dtype="fp16", bidirectional=True),
+    "GPT-2 layernorm training": cl.NormSpec(kind="layernorm", phase="training", rows=8192, features=768,
+                                            dtype="bf16"),
+    "Llama MLP GEMM + GELU": cl.MatmulSpec(m=4096, n=14336, k=4096, dtype="bf16", epilogue=("bias", "gelu")),
+    "ResNet conv + per-channel sum": cl.ConvReductionSpec(n=32, c=64, h=56, w=56, k=64, dtype="fp16", axes="nhw"),
+    "FP8 o_proj GEMM 8192^3": cl.MatmulSpec(m=8192, n=8192, k=8192, dtype="fp8_e4m3", transpose_b=True),
+}
+DEFAULTS_TARGET_S = 3.0
+#: The issue-27 row (options set: 8 helpers) of the same problem, printed beside its default-options row.
+TUNED_OF = {"Llama rmsnorm bf16 4096x4096": "rmsnorm bf16 4096x4096 inference",
+            "Llama MLP GEMM + GELU": "matmul bf16 4096x14336x4096+bias+gelu"}
+#: Seconds the default-options process may take in all before it is ended (what it printed is kept).
+DEFAULTS_DEADLINE_S = 1200.0
+
+FRESH_DEFAULTS = """
+import json, sys, time
+t_start = time.perf_counter()
+import torch
+torch.zeros(1, device="cuda")
+torch.cuda.synchronize()
+import cudnn_lab as cl
+from cudnn_lab.gpu.ceilings import measure_ceilings
+from cudnn_lab.gpu.defaults import warm
+from cudnn_lab.gpu.fp8 import ceiling_dtype
+problems = {name: cl.spec_from_json(text) for name, text in json.loads(sys.argv[1]).items()}
+budget = float(sys.argv[2]) if sys.argv[2] != "none" else None
+t = time.perf_counter()
+state = warm(next(iter(problems.values())))  # what a Lab on a GPU starts when it opens
+warm_s = time.perf_counter() - t
+t = time.perf_counter()
+for dtype in sorted({ceiling_dtype(spec.dtype) for spec in problems.values()}):
+    measure_ceilings(dtype, 0)
+print(json.dumps({"warm": {**state, "warm_s": warm_s, "ceilings_s": time.perf_counter() - t,
+                           "start_s": t - t_start}}), flush=True)
+class Rows:
+    def __init__(self):
+        self.first = self.last = None
+    def __call__(self, done, total, message):
+        pass
+    def row(self, row):
+        now = time.perf_counter()
+        if self.first is None and row.get("median_ms") is not None:
+            self.first = now
+        self.last = now
+t_all = time.perf_counter()
+for name, spec in problems.items():
+    if budget is not None and time.perf_counter() - t_all > budget:
+        print(json.dumps({"name": name, "skipped": "budget spent"}), flush=True)
+        continue
+    rows = Rows()
+    t0 = time.perf_counter()
+    try:
+        r = cl.run(spec, plans="all", progress=rows)
+    except cl.CudnnLabError as e:
+        print(json.dumps({"name": name, "error": str(e)[:400]}), flush=True)
+        continue
+    t1 = time.perf_counter()
+    again = cl.run(spec, plans="all")
+    t2 = time.perf_counter()
+    built = r.plans[~r.plans["from_cache"].fillna(False).astype(bool)]["build_ms"].dropna()
+    pick = r.plans["build_ms"].iloc[0] if len(r.plans) else None
+    print(json.dumps({"name": name, "run_s": t1 - t0, "repeat_s": t2 - t1,
+                      "first_s": None if rows.first is None else rows.first - t0,
+                      "last_row_s": None if rows.last is None else rows.last - t0,
+                      "plans": len(r.plans), "ran": len(r.ok),
+                      "from_cache": int(r.plans["from_cache"].fillna(False).astype(bool).sum()),
+                      "pick_build_ms": None if pick is None or pick != pick else float(pick),
+                      "slowest_build_ms": float(built.max()) if len(built) else None,
+                      "decisions": r.settings.get("decisions"), "parallel_build": r.settings.get("parallel_build"),
+                      "phase_s": r.settings.get("phase_s"), "gpu": r.device.get("gpu")}), flush=True)
+"""
+
+
+def fresh_defaults(budget_s: float | None = None, only: list[str] | None = None) -> dict:
+    """The default-options runs of :data:`DEFAULT_PROBLEMS` in one new process (see FRESH_DEFAULTS), each line as it
+    comes; ``only``: problem names (default all)."""
+    problems = {k: json.loads(v.to_json()) for k, v in DEFAULT_PROBLEMS.items() if not only or k in only}
+    env = dict(os.environ, **{cache_dir.ENV_DIR: tempfile.mkdtemp(prefix="cudnn_lab_bench_defaults_"),
+                              "CUDA_CACHE_PATH": tempfile.mkdtemp(prefix="cudnn_lab_bench_cuda_jit_")})
+    env.pop("CUDNN_LAB_AUTO_HELPERS", None)  # a user's process: the kit decides
+    proc = subprocess.Popen([sys.executable, "-c", FRESH_DEFAULTS, json.dumps(problems),
+                             "none" if budget_s is None else str(budget_s)], stdout=subprocess.PIPE, text=True,
+                            env=env)
+    out: dict = {"rows": {}}
+    watchdog = threading.Timer(DEFAULTS_DEADLINE_S, proc.kill)  # a hung run ends the process, not the benchmark
+    watchdog.start()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if "warm" in item:
+            out["warm"] = w = item["warm"]
+            print(f"defaults: warm-up as a Lab on a GPU does: {w['warm_s']:.2f} s ({w['state']}, {w['helpers']} "
+                  f"helpers ready; {w.get('note') or 'no note'}); ceilings before the clock {w['ceilings_s']:.2f} s",
+                  flush=True)
+            continue
+        out["rows"][item["name"]] = item
+        print(f"defaults, {_defaults_line(item)}", flush=True)
+    watchdog.cancel()
+    if proc.wait(timeout=60) != 0:
+        print(f"defaults: the process ended with code {proc.returncode} (killed after {DEFAULTS_DEADLINE_S:g} s "
+              f"if negative); rows above are kept", flush=True)
+    return out
+
+
+def _defaults_line(r: dict) -> str:
+    if "skipped" in r or "error" in r:
+        return f"{r['name']}: not measured ({r.get('skipped') or r.get('error')})"
+    pb = (r.get("decisions") or {}).get("parallel_builds") or {}
+    floor = r.get("slowest_build_ms")
+    return (f"{r['name']}: all plans {r['run_s']:.2f} s (first row {_s(r['first_s'])}, last row "
+            f"{_s(r['last_row_s'])}), repeat {r['repeat_s']:.3f} s; {r['plans']} plans, {r['ran']} ran, "
+            f"{r['from_cache']} from cache; helpers: {pb.get('used', '?')} ({pb.get('why', '?')}); the pick built "
+            f"in {_ms(r.get('pick_build_ms'))}, the slowest plan built in the run's process in {_ms(floor)}"
+            f"\n    phase_s: {_phases(r)}")
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value / 1e3:.2f} s"
+
+
 def _s(seconds: float | None) -> str:
     return "n/a" if seconds is None else f"{seconds:.2f} s"
 
@@ -428,6 +565,21 @@ def targets(rows: list[dict], fresh: dict, sweep: dict | None) -> list[tuple[str
                     f"<= {ALL_PLANS_TARGET_S:g} s with" if target else "(info)",
                     f"{_s(a.get('all_s'))} -> {_s(b['all_s'])} (helpers' start {_s(b['helpers_start_s'])}{same})",
                     (b["all_s"] is not None and b["all_s"] <= ALL_PLANS_TARGET_S) if target else None))
+    for name, r in ((fresh.get("defaults") or {}).get("rows") or {}).items():
+        if "run_s" not in r:
+            out.append((f"default options, {name}: all plans, warm process", f"<= {DEFAULTS_TARGET_S:g} s",
+                        r.get("skipped") or str(r.get("error"))[:60], None))
+            continue
+        pb = (r.get("decisions") or {}).get("parallel_builds") or {}
+        floor = r.get("slowest_build_ms")
+        compile_note = (f"; cuDNN's own compile of one plan {floor / 1e3:.2f} s is the floor"
+                        if floor is not None and floor / 1e3 > DEFAULTS_TARGET_S * 0.5 else "")
+        tuned = ((fresh.get("parallel") or {}).get(TUNED_OF.get(name, "")) or {}).get("with")
+        beside = f"; tuned (8 helpers) {_s(tuned['all_s'])}" if tuned else ""
+        out.append((f"default options, {name}: all plans, warm process (no options set)",
+                    f"<= {DEFAULTS_TARGET_S:g} s",
+                    f"{r['run_s']:.2f} s (first row {_s(r['first_s'])}; {pb.get('used', '?')} helpers{beside}"
+                    f"{compile_note})", r["run_s"] <= DEFAULTS_TARGET_S))
     if plain and kcache:
         speedup = plain["sweep_s"] / kcache["sweep_s"] if kcache["sweep_s"] > 0 else float("nan")
         out.append(("6-shape GEMM sweep (n varied), kernel cache on vs off", ">= 2x",
@@ -484,7 +636,11 @@ def main() -> None:
                         help="only the issue-27 rows: FP8 8192^3 first run and repeat ('fp8'), a 6-shape GEMM sweep "
                         "with and without cuDNN's kernel cache ('sweep'); parallel plan builds ('parallel'); default "
                         "all")
-    parser.add_argument("--budget-s", type=float, help="issue 27 parallel part: start no new problem after this long")
+    parser.add_argument("--budget-s", type=float, help="issue 27 parallel part and the default-options rows: start "
+                        "no new problem after this long")
+    parser.add_argument("--defaults", nargs="*", metavar="PROBLEM",
+                        help="only the default-options rows (issue 36): the problems a user runs, no options set, in "
+                        "a warm process; optionally some of them by name (default: all of DEFAULT_PROBLEMS)")
     parser.add_argument("--parallel-with-only", action="store_true",
                         help="issue 27 parallel part: only the runs with helpers (none without)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
@@ -495,6 +651,13 @@ def main() -> None:
     os.environ[cache_dir.ENV_DIR] = tempfile.mkdtemp(prefix="cudnn_lab_bench_cache_")
     os.environ.pop(cache_dir.ENV_OFF, None)
     fresh: dict = {}
+    if args.defaults is not None or args.issue27 in ("all", "parallel"):  # beside the tuned rows
+        unknown = [p for p in args.defaults or [] if p not in DEFAULT_PROBLEMS]
+        if unknown:
+            parser.error(f"--defaults: {', '.join(unknown)} not among {', '.join(DEFAULT_PROBLEMS)}")
+        fresh["defaults"] = fresh_defaults(args.budget_s, args.defaults)
+    if args.defaults is not None:
+        args.only, args.no_fresh = ["-"], True  # nothing else
     if args.issue27 in ("all", "parallel"):
         issue27_parallel(fresh, args.budget_s, args.parallel_with_only)
     if args.issue27 and args.issue27 != "parallel":
@@ -542,8 +705,9 @@ def main() -> None:
             sweep = json.load(f)
     table = targets(rows, fresh, sweep)
     device = rows[0]["device"] if rows else next((v["gpu"] for v in fresh.values() if "gpu" in v), None) or next(
-        (p["with"]["gpu"] for p in (fresh.get("parallel") or {}).values()), "?")
-    print(f"\ntargets (issues 13, 27) on {device}:")
+        (p["with"]["gpu"] for p in (fresh.get("parallel") or {}).values()), None) or next(
+        (r["gpu"] for r in ((fresh.get("defaults") or {}).get("rows") or {}).values() if "gpu" in r), "?")
+    print(f"\ntargets (issues 13, 27, 36) on {device}:")
     width = max((len(t) for t, *_ in table), default=10)
     for target, limit, measured, met in table:
         print(f"  {target:<{width}}  {limit:>14}  {measured:<48}  {verdict(met)}")
