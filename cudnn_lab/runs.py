@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .errors import OptionError
+from .gpu import frontend, run_records  # (imports no torch, cudnn or graphviz: they load when a run starts)
+from .gpu.timing import SUPPORTED_MODES
 from .options import RunOptions
 from .specs import Spec
 from .results import RunResult
@@ -65,8 +67,6 @@ def check_stop(stop: Any, *, where: str = "run") -> Callable[[], bool] | None:
 
 def check_runnable(options: RunOptions) -> RunOptions:
     """Options that this version's GPU layer cannot honour yet, refused before the GPU is asked for."""
-    from .gpu.timing import SUPPORTED_MODES  # heavy: imports graphviz
-
     if options.timing not in SUPPORTED_MODES:
         raise OptionError("timing", options.timing, f"is not measured by this version yet; use one of "
                           f"{', '.join(SUPPORTED_MODES)}")
@@ -78,8 +78,6 @@ def check_carve_out(spec: Spec, options: RunOptions) -> RunOptions:
     transform 'convert', pooling, RNN) is refused before the GPU is asked for: classic calls run on the whole GPU.
     (A count above the GPU's own is refused by the run, which knows the GPU.)"""
     if options.sm_count is not None:
-        from .gpu import frontend  # registers every family's plan source; imports no torch
-
         frontend.check_carve_out(spec, options.sm_count)
     return options
 
@@ -106,8 +104,6 @@ def run(spec: Spec, options: RunOptions | dict[str, Any] | None = None, *, progr
     progress = check_progress(progress)
     halt = check_stop(stop)
     _preload("pandas")
-    from .gpu import run_records  # heavy: imports graphviz
-
     return _result(spec, run_records(spec, opts, progress, halt))
 
 

@@ -287,8 +287,6 @@ def check_request(engine_id: Any, knobs: Any, plan: Any) -> tuple[int, dict[int,
 
 def check_spec(spec: Any) -> Any:
     """A spec, or a dict made one (SpecError for a bad dict), or a LabGraph; OptionError for anything else."""
-    from ..graph.labgraph import LabGraph
-
     if isinstance(spec, (Spec, LabGraph)):
         return spec
     if isinstance(spec, dict):

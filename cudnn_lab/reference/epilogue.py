@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..specs.conv import ConvSpec
 from ..specs.matmul import MatmulSpec
-from .common import check_cpu_work, check_inputs, poisoned, uniform
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, poisoned, uniform
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -66,8 +66,6 @@ def functions(compute: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor]
               ) -> tuple[Callable[..., dict[str, torch.Tensor]], Callable[..., Callable[[], torch.Tensor]]]:
     """``reference_outputs`` and ``torch_op`` of a fused family from ``compute(spec, tensors)`` (the op and its
     epilogue in the tensors' own dtype): one code path for the float64 reference and for eager."""
-    from .common import CPU_FLOP_LIMIT
-
     def reference_outputs(spec: Any, inputs: Mapping[str, torch.Tensor], *,
                           cpu_flop_limit: float = CPU_FLOP_LIMIT) -> dict[str, torch.Tensor]:
         names = input_names(spec)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SpecError
 from ..specs.moe import MoeSpec
 from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
 from .families import REFERENCES, Reference
@@ -54,8 +55,6 @@ def make_outputs(spec: MoeSpec, *, device: Any = "cpu") -> dict[str, torch.Tenso
 
 def _bounds(spec: MoeSpec, offsets: torch.Tensor) -> list[tuple[int, int]]:
     """Each expert's (first, end) token rows, read from the offsets tensor (checked against the spec's routing)."""
-    from ..errors import SpecError
-
     values = tuple(int(v) for v in offsets.flatten().tolist())
     if values != spec.offsets():
         raise SpecError("inputs['offsets']", list(values), f"must be the spec's offsets {list(spec.offsets())}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, TypeGuard
 from ..errors import OptionError
+from .anatomy import is_proposed
 
 __all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput",
            "intensity", "ridge", "roof",
@@ -161,8 +162,6 @@ def pick(plans: Any) -> Any | None:
     sampled beyond the proposals (``proposed`` False) are never the pick."""
     ok = ran(plans)
     if "proposed" in ok.columns:
-        from .anatomy import is_proposed  # lazy: keeps `import cudnn_lab` light
-
         ok = ok[ok["proposed"].astype(object).map(is_proposed).astype(bool)]
     ok = ok.sort_values("heuristic_rank", kind="stable", na_position="last")
     return None if ok.empty else ok.iloc[0]

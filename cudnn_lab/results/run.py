@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import CudnnLabError, DataError, OptionError
 from ..specs import Spec
 from . import metrics
+from .anatomy import answer_text, beat_heuristics
 from .loading import (BOOL_COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, SCHEMA_VERSION, check_result, read_result_file,
                       spec_from_data)
 from .paths import check_output_path, write_text
@@ -153,8 +154,6 @@ class RunResult:
     @property
     def exploration(self) -> dict[str, Any]:
         """Did a configuration sampled beyond the proposals beat the heuristics' best (``results.anatomy``)?"""
-        from .anatomy import beat_heuristics  # in here: knobs' table loads with the anatomy, not at import
-
         return beat_heuristics(self.plans)
 
     @property
@@ -199,8 +198,6 @@ class RunResult:
             when = str(self.ceilings.get("measured") or self.created)[:10]
             lines.append("ceilings: " + (f"measured during the run ({when})" if source == "measured now" else source))
         if self.exploration["explored"]:
-            from .anatomy import answer_text  # lazy: keeps `import cudnn_lab` light
-
             lines.append(f"explored beyond the proposals: {answer_text(self.exploration)}")
         if metrics.is_finite(self.torch_ms):
             on = self.torch.get("benchmark_on_ms")
