@@ -28,6 +28,7 @@ import dataclasses
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..options import AUTO, RunOptions
@@ -251,8 +252,18 @@ def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *
     return warm_state()
 
 
-def warm_async(spec: Any = None, device: int = 0, options: RunOptions | None = None) -> threading.Thread:
-    """:func:`warm` on a daemon thread, started now (a Lab on a GPU: the panel shows at once)."""
-    thread = threading.Thread(target=warm, args=(spec, device, options), name="cudnn_lab-warm", daemon=True)
+def warm_async(spec: Any = None, device: int = 0, options: RunOptions | None = None,
+               on_done: Callable[[dict[str, Any]], None] | None = None) -> threading.Thread:
+    """:func:`warm` on a daemon thread, started now (a Lab on a GPU: the panel shows at once); ``on_done`` is called
+    with its state when it ends (quietly: a failing callback is not the warm-up's concern)."""
+    def body() -> None:
+        state = warm(spec, device, options)
+        if on_done is not None:
+            try:
+                on_done(state)
+            except Exception:  # noqa: BLE001 - e.g. a closed widget
+                pass
+
+    thread = threading.Thread(target=body, name="cudnn_lab-warm", daemon=True)
     thread.start()
     return thread

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..capabilities import gpu_visible
 from ..errors import CudnnLabError, NoGPUError, OptionError, SpecError, shorten
+from ..gpu.defaults import warm_async
 from ..gpu.frontend import warm_engine_family_async
 from ..options import RunOptions
 from ..provenance import provenance
@@ -168,6 +169,12 @@ class Lab(RecordedResults):
         if not self.messages:
             self.status_log.say("Ready. " + ("Run measures every plan on this GPU." if self._gpu else
                                              "No GPU here: choose a recording and Load it."))
+        #: the background warm-up of a Lab on a GPU machine (torch, CUDA, cuDNN, the helper pool: gpu/defaults.warm;
+        #: the engine family is warmed by redraw); None elsewhere, where the Lab stays as light as before
+        self.warming: threading.Thread | None = None
+        if self._gpu and gpu_visible():
+            self.run_form.show_used({"state": "warming", "helpers": 0})
+            self.warming = warm_async(None, 0, self.run_form.options, on_done=self.run_form.show_used)
 
     # ============================================================================================ public API
 
@@ -297,6 +304,7 @@ class Lab(RecordedResults):
                 self._running = False
             self.progress.value = self.progress.max
             self.show_result(result)
+            self.run_form.show_used(result.settings.get("decisions"))  # what the run used: helpers, kernel cache
         return result
 
     def stop(self) -> None:

@@ -2,7 +2,10 @@
 
 The choices and their tooltips are :mod:`cudnn_lab.options`' own (``HEURISTIC_MODES``, ``PLAN_POLICIES``,
 ``TIMING_MODES`` and their ``*_HELP``); the one choice added here, "cold L2", is ``RunOptions(timing="events",
-cold_l2=True)``. Options the form does not show (time cap, samples, seed, ...) are kept from the options set last.
+cold_l2=True)``. One checkbox, "speed-ups", leaves the helpers and cuDNN's kernel cache to the kit
+(``parallel_builds='auto'``, ``kernel_cache=None``: gpu/defaults.py) or turns both off; its text says what the last
+warm-up or run used (:meth:`RunForm.show_used`). Options the form does not show (time cap, samples, seed, ...) are
+kept from the options set last.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from ..options import (HEURISTIC_HELP, HEURISTIC_MODES, PLAN_POLICIES, PLAN_POLI
                        RunOptions)
 from .style import row, share_layout, shared_style
 
-__all__ = ["COLD_L2", "RunForm", "call_with_options", "plan_policy_buttons"]
+__all__ = ["COLD_L2", "SPEEDUPS_HELP", "RunForm", "call_with_options", "plan_policy_buttons", "used_text"]
 
 #: The timing choice that flushes L2 before each timed call: (timing, cold_l2).
 COLD_L2 = ("events", True)
@@ -24,6 +27,32 @@ _COLD_L2_HELP = "CUDA events with L2 flushed before every timed call (data comes
 _POLICY_LABELS = {"all": "all plans", "heuristic": "heuristic choice"}
 #: Button labels of the timing modes, short enough for one line (the tooltips say what each is).
 _TIMING_LABELS = {"cuda_graph": "graph"}
+#: The speed-ups checkbox's tooltip, and its text before anything was used.
+SPEEDUPS_HELP = ("build plans in warm helper processes where a run has several to compile and the host has cores to "
+                 "spare, and use cuDNN's kernel cache where shapes share kernels (sweeps over one dimension); the "
+                 "kit decides per run and the result says what it used (settings['decisions']). Untick: neither")
+_SPEEDUPS_TEXT = "helpers, kernel cache: auto"
+
+
+def _off(value: object) -> bool:
+    return value is None or value is False or value == 0
+
+
+def used_text(decisions: object) -> str:
+    """The speed-ups line for what a run used (``settings["decisions"]``) or a warm-up made ready
+    (``gpu.defaults.warm_state()``); the plain 'auto' text for anything else."""
+    if not isinstance(decisions, dict):
+        return _SPEEDUPS_TEXT
+    if "state" in decisions:  # a warm-up's state
+        n = decisions.get("helpers")
+        return (f"helpers: {n} warm, kernel cache: auto" if decisions.get("state") == "ready" and n
+                else "helpers: starting, kernel cache: auto" if decisions.get("state") == "warming"
+                else _SPEEDUPS_TEXT)
+    pb, kc = decisions.get("parallel_builds"), decisions.get("kernel_cache")
+    helpers = pb.get("used") if isinstance(pb, dict) else None
+    cache = kc.get("used") if isinstance(kc, dict) else None
+    return (f"last run: {helpers if helpers else 'no'} helpers, kernel cache "
+            f"{'on' if cache else 'off' if cache is False else '?'}")
 
 
 def plan_policy_buttons(W: Any, value: str) -> Any:
@@ -51,9 +80,16 @@ class RunForm:
         self.timing = W.ToggleButtons(options=choices, value=(self._base.timing, False),
                                       tooltips=[TIMING_HELP.get(m, m) for m in TIMING_MODES] + [_COLD_L2_HELP],
                                       style={"button_width": "58px"}, _dom_classes=("cl-compact",))
+        #: helpers and kernel cache left to the kit (ticked) or both off; its text says what was used last
+        self.speedups = share_layout(W, W.Checkbox, {"width": "auto", "margin": "0"}, value=True,
+                                     description=_SPEEDUPS_TEXT, indent=False, tooltip=SPEEDUPS_HELP,
+                                     style=shared_style(W, "checkbox-style", CheckboxStyle))
         self.box = W.VBox([row(W, "heuristics", W.HBox(list(self.heuristics.values()))),
-                           row(W, "plans", self.policy), row(W, "timing", self.timing)],
+                           row(W, "plans", self.policy), row(W, "timing", self.timing),
+                           row(W, "speed-ups", self.speedups)],
                           _dom_classes=("cl-run-options",))
+        self._showing = False
+        self.speedups.observe(lambda change: self._toggled(bool(change["new"])), names="value")
         self.set_options(self._base)
 
     @property
@@ -71,6 +107,27 @@ class RunForm:
             cb.value = m in options.heuristics
         self.policy.value = options.plans
         self.timing.value = COLD_L2 if options.cold_l2 else (options.timing, False)
+        self._showing = True  # the box follows the options; only a click changes them
+        try:
+            self.speedups.value = not (_off(options.parallel_builds) and options.kernel_cache is False)
+        finally:
+            self._showing = False
+
+    def _toggled(self, on: bool) -> None:
+        """A click on speed-ups: both left to the kit again (what was set by hand stays), or both off."""
+        if self._showing:
+            return
+        base = self._base
+        if on:
+            self._base = base.replace(
+                parallel_builds="auto" if _off(base.parallel_builds) else base.parallel_builds,
+                kernel_cache=None if base.kernel_cache is False else base.kernel_cache)
+        else:
+            self._base = base.replace(parallel_builds=0, kernel_cache=False)
+
+    def show_used(self, used: object) -> None:
+        """Say on the speed-ups line what a run used (its ``settings["decisions"]``) or a warm-up made ready."""
+        self.speedups.description = used_text(used)
 
 
 def call_with_options(fn: Callable[..., Any], *args: Any, options: RunOptions, **kwargs: Any) -> Any:

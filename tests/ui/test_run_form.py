@@ -68,3 +68,35 @@ def test_call_with_options_passes_what_the_function_takes() -> None:
     assert seen["options"] is options
     call_with_options(takes_keywords, cl.ConvSpec(), options=options)
     assert seen == {"options": options, "plans": "all", "timing": "events", "torch_baseline": False}
+
+
+def test_speed_ups_are_left_to_the_kit_by_default_and_one_box_turns_them_off_and_on() -> None:
+    """Issue 36: one checkbox; unticked means no helpers and no kernel cache; ticked again leaves both to the kit,
+    and a count set by hand is kept while the box stays ticked."""
+    form = RunForm()
+    assert form.speedups.value is True and form.options.parallel_builds == "auto" and form.options.kernel_cache is None
+    form.speedups.value = False
+    assert form.options.parallel_builds == 0 and form.options.kernel_cache is False
+    form.speedups.value = True
+    assert form.options.parallel_builds == "auto" and form.options.kernel_cache is None
+    form.set_options(RunOptions(parallel_builds=3, kernel_cache=True))
+    assert form.speedups.value is True and form.options.parallel_builds == 3 and form.options.kernel_cache is True
+    form.set_options(RunOptions(parallel_builds=0))  # helpers off, kernel cache left to the kit: shown, not changed
+    assert form.speedups.value is True and form.options == RunOptions(parallel_builds=0)
+    form.set_options({"parallel_builds": None, "kernel_cache": False})
+    assert form.speedups.value is False and form.options.parallel_builds is None
+
+
+def test_the_speed_ups_line_says_what_was_used() -> None:
+    from cudnn_lab.ui.run_form import used_text
+
+    form = RunForm()
+    assert "auto" in form.speedups.description and "helper" in form.speedups.tooltip
+    form.show_used({"parallel_builds": {"asked": "auto", "used": 7, "why": "auto: 7 helpers"},
+                    "kernel_cache": {"asked": "auto", "used": False, "why": "auto: off"}})
+    assert form.speedups.description == "last run: 7 helpers, kernel cache off"
+    assert used_text({"parallel_builds": {"used": 0}, "kernel_cache": {"used": True}}) == ("last run: no helpers, "
+                                                                                          "kernel cache on")
+    assert used_text({"state": "ready", "helpers": 8}) == "helpers: 8 warm, kernel cache: auto"
+    assert used_text({"state": "warming", "helpers": 0}).startswith("helpers: starting")
+    assert used_text(None) == used_text({"state": "failed", "helpers": 0}) == "helpers, kernel cache: auto"
