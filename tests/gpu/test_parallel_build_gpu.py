@@ -33,7 +33,7 @@ def test_rmsnorm_with_eight_helpers_has_the_same_plans_and_statuses_and_saves_ti
     ready, _, problems = pool_for(0).ensure(pool_size(8, 8))  # warm helpers, as a process that used them before
     assert len(ready) >= 2, problems
     monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "without"))
-    without = cl.run(RMSNORM, **QUICK)
+    without = cl.run(RMSNORM, **QUICK, parallel_builds=0)
     monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "with"))
     options = cl.RunOptions(parallel_builds=8, **QUICK, seed=1)  # another seed: another session, nothing built yet
     proposed = list(without.plans["plan"])
@@ -100,7 +100,7 @@ def test_a_progressive_run_with_helpers_gives_its_first_row_before_they_are_done
     ready, _, problems = pool_for(0).ensure(pool_size(8, 8))  # warm helpers, as a process that used them before
     assert len(ready) >= 2, problems
     monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "without"))
-    without = cl.run(RMSNORM, **QUICK, seed=3)
+    without = cl.run(RMSNORM, **QUICK, seed=3, parallel_builds=0)
     monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "with"))
     arrived: list[float] = []
     with RUN_LOCK, warnings.catch_warnings(record=True):  # said once for plans cuDNN cannot build
