@@ -10,7 +10,12 @@ recorded order and at the recorded gaps, through the same ``LiveRows`` a run use
 after the first row, half-way and at the end, at 1280x800 (file browser open) and 1600x1000. The screenshots are of
 a replay of recorded rows (the kit's real widgets, the GPU's real rows and times); their captions say so.
 
-    python scripts/live_rows.py --record live_rows.json [--problem rmsnorm]
+With ``--defaults`` (issue 36) the Lab runs with no options set, as a user's does: it is made in this fresh process
+(so on a GPU it warms torch, CUDA and the helper pool in the background), Run is pressed once that warm-up ends (at
+most ``--wait-warm-s`` after the Lab was made; the trace keeps how long it took), and the times from Run to the first
+and the last row are printed against the targets (2 s and, for rmsnorm, 5 s).
+
+    python scripts/live_rows.py --record live_rows.json [--problem rmsnorm] [--defaults]
     python scripts/live_rows.py --replay live_rows.json --out shots/
 """
 
@@ -61,19 +66,36 @@ def cold_cache() -> Iterator[None]:
             os.environ.pop(cache_dir.ENV_DIR, None)
 
 
-def record(path: Path, problem: str, parallel_builds: int | None) -> None:
-    """Run ``problem`` through a Lab on this GPU (cold plan cache) and write what its Plans table was handed, when."""
+#: Targets with default options (issue 36): Run to the first row, and to rmsnorm's last row (s).
+FIRST_ROW_TARGET_S = 2.0
+LAST_ROW_TARGET_S = 5.0
+
+
+def record(path: Path, problem: str, parallel_builds: int | None, defaults: bool = False,
+           wait_warm_s: float = 120.0) -> None:
+    """Run ``problem`` through a Lab on this GPU (cold plan cache) and write what its Plans table was handed, when;
+    ``defaults``: no options set, Run pressed once the Lab's warm-up ended (at most ``wait_warm_s`` s)."""
     with cold_cache():
-        _record(path, problem, parallel_builds)
+        _record(path, problem, parallel_builds, defaults, wait_warm_s)
 
 
-def _record(path: Path, problem: str, parallel_builds: int | None) -> None:
+def _record(path: Path, problem: str, parallel_builds: int | None, defaults: bool = False,
+            wait_warm_s: float = 120.0) -> None:
     import cudnn_lab as cl
 
     spec = cl.spec_from_dict(PROBLEMS[problem])
+    t_lab = time.perf_counter()
     lab = cl.Lab(spec, gpu=True)
-    lab.run_options = cl.RunOptions(plans="all", baselines=False, roofline=False, kernels=False, notes=False,
-                                    parallel_builds=parallel_builds)
+    shown_s = time.perf_counter() - t_lab
+    warm_s = None
+    if defaults:
+        lab.run_options = cl.RunOptions()  # what a user's Lab has: nothing set
+        if lab.warming is not None:
+            lab.warming.join(wait_warm_s)
+            warm_s = time.perf_counter() - t_lab
+    else:
+        lab.run_options = cl.RunOptions(plans="all", baselines=False, roofline=False, kernels=False, notes=False,
+                                        parallel_builds=parallel_builds)
     events: list[dict[str, Any]] = []
     table, t0 = lab.results.plans_table, [0.0]
     shown, said = table.show_rows, lab._progress
@@ -95,10 +117,36 @@ def _record(path: Path, problem: str, parallel_builds: int | None) -> None:
     rows = [e for e in events if "row" in e]
     out = {"spec": spec.to_dict(), "problem": problem, "device": dict(result.device),
            "options": lab.run_options.to_dict(), "events": events, "run_s": time.perf_counter() - t0[0],
-           "plans": len(result.plans), "created": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+           "plans": len(result.plans), "created": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+           "lab_s": shown_s, "warm_s": warm_s, "decisions": result.settings.get("decisions")}
     path.write_text(json.dumps(out, default=str, indent=1))
     print(f"{problem} on {result.device.get('gpu')}: {len(rows)} rows handed to the Plans table; first at "
           f"{rows[0]['t']:.2f} s, last at {rows[-1]['t']:.2f} s after Run (run {out['run_s']:.2f} s)")
+    if defaults:
+        print(summary_lines(out))
+
+
+def summary_lines(trace: dict[str, Any]) -> str:
+    """The default-options rows of a trace: Lab made, warm-up, Run to first and last row, against the targets."""
+    rows = [e["t"] for e in trace["events"] if "row" in e]
+    first = next((e["t"] for e in trace["events"] if "row" in e and e["row"].get("median_ms") is not None),
+                 rows[0] if rows else None)
+    pb = ((trace.get("decisions") or {}).get("parallel_builds") or {})
+    warm = trace.get("warm_s")
+    lines = [f"  Lab made in {trace.get('lab_s') or 0:.2f} s; its warm-up ended "
+             f"{'at ' + format(warm, '.2f') + ' s' if warm is not None else '(none: no GPU seen)'}; helpers used: "
+             f"{pb.get('used', '?')} ({pb.get('why', '?')})"]
+    if first is not None:
+        ok = first <= FIRST_ROW_TARGET_S
+        lines.append(f"  Run -> first row (default options)   <= {FIRST_ROW_TARGET_S:g} s  {first:.2f} s  "
+                     f"{'met' if ok else 'MISSED'}")
+    if rows:
+        target = trace.get("problem") == "rmsnorm"
+        ok = rows[-1] <= LAST_ROW_TARGET_S
+        lines.append(f"  Run -> last row (default options)    "
+                     f"{'<= ' + format(LAST_ROW_TARGET_S, 'g') + ' s' if target else '(info)'}  {rows[-1]:.2f} s  "
+                     f"{('met' if ok else 'MISSED') if target else ''}".rstrip())
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------------ the replay
@@ -149,7 +197,7 @@ lab"""
 
 #: What a file --record wrote holds, and what the replay reads (required); what it may hold besides.
 TRACE_KEYS = ("spec", "problem", "device", "events", "created")
-OPTIONAL_KEYS = ("options", "run_s", "plans")
+OPTIONAL_KEYS = ("options", "run_s", "plans", "lab_s", "warm_s", "decisions")
 #: Keys of one event: its time, then a row handed to the Plans table (and the table's length) or a progress line.
 EVENT_KEYS = ("t", "row", "rows_in_table", "progress")
 #: Longest a recorded run may last (s), most events and rows a trace may hold, longest text in one.
@@ -285,6 +333,12 @@ def read_trace(path: Path) -> dict[str, Any]:
     check.typed("options", trace.get("options"), (dict,), "an object (the run options)", null=True)
     check.number("run_s", trace.get("run_s"), 0.0, MAX_RUN_S, null=True)
     check.number("plans", trace.get("plans"), 0, MAX_EVENTS, null=True, integer=True)
+    check.number("lab_s", trace.get("lab_s"), 0.0, MAX_RUN_S, null=True)
+    check.number("warm_s", trace.get("warm_s"), 0.0, MAX_RUN_S, null=True)
+    if trace.get("decisions") is not None:  # the run's settings['decisions']: the kit's own check
+        from cudnn_lab.results.result_checks import check_settings
+
+        check_settings({"decisions": trace["decisions"]}, path)
     events = check.typed("events", trace["events"], (list,), "a list of events")
     if len(events) > MAX_EVENTS:
         raise check.fail("events", f"holds {len(events)} events, more than the {MAX_EVENTS} a trace may")
@@ -358,13 +412,17 @@ def main(argv: list[str] | None = None) -> int:
     how.add_argument("--replay", type=Path, help="a file --record wrote: screenshot its rows arriving in Chromium")
     parser.add_argument("--problem", choices=sorted(PROBLEMS), default="rmsnorm")
     parser.add_argument("--parallel-builds", type=int, default=None, help="helpers building the plans (--record)")
+    parser.add_argument("--defaults", action="store_true",
+                        help="--record with no options set, Run once the Lab's warm-up ends (issue 36)")
+    parser.add_argument("--wait-warm-s", type=float, default=120.0,
+                        help="--defaults: longest wait for the Lab's warm-up before Run (s)")
     parser.add_argument("--out", type=Path, default=Path("lab_output/live_rows"), help="screenshots' folder")
     args = parser.parse_args(argv)
     from cudnn_lab.errors import CudnnLabError
 
     try:
         if args.record:
-            record(args.record, args.problem, args.parallel_builds)
+            record(args.record, args.problem, args.parallel_builds, args.defaults, args.wait_warm_s)
         else:
             replay(args.replay, args.out)
     except CudnnLabError as e:  # the kit's own sentence, once, not a traceback

@@ -168,3 +168,40 @@ def test_record_on_a_gpu_writes_a_trace_that_reads_back_and_leaves_no_folder(tmp
     read = live_rows.read_trace(trace)
     assert sum("row" in e for e in read["events"]) >= 1
     assert _leftovers(tmp_path) == []
+
+
+def test_a_default_options_trace_reads_back_and_prints_its_rows_against_the_targets(tmp_path: Path) -> None:
+    """Issue 36: --record --defaults keeps the Lab's make and warm-up times and the run's decisions; they are checked
+    like the rest, and the summary says met or MISSED for Run -> first row and rmsnorm's last row."""
+    data = json.loads(H100_TRACE.read_text())
+    data.update(lab_s=0.4, warm_s=5.2, decisions={
+        "parallel_builds": {"asked": "auto", "used": 8, "why": "auto: 8 helpers"},
+        "kernel_cache": {"asked": "auto", "used": False, "why": "auto: off for a single run"}})
+    path = tmp_path / "defaults.json"
+    path.write_text(json.dumps(data))
+    trace = live_rows.read_trace(path)
+    text = live_rows.summary_lines(trace)
+    rows = [e["t"] for e in trace["events"] if "row" in e]
+    assert "helpers used: 8 (auto: 8 helpers)" in text and "warm-up ended at 5.20 s" in text
+    assert f"{rows[-1]:.2f} s" in text and ("MISSED" in text) == (rows[-1] > 5.0 or rows[0] > 2.0)
+    for key, value, says in (("warm_s", -1, "from 0"), ("lab_s", "soon", "a number"),
+                             ("decisions", {"parallel_builds": {"used": "eight", "why": "x"}}, "used")):
+        path.write_text(json.dumps({**data, key: value}))
+        with pytest.raises(DataError, match=says):
+            live_rows.read_trace(path)
+
+
+@pytest.mark.gpu
+def test_record_with_default_options_keeps_the_warm_up_and_the_decisions(tmp_path: Path) -> None:
+    from cudnn_lab import cache_dir
+
+    env = {k: v for k, v in os.environ.items() if k != cache_dir.ENV_DIR}
+    env.update(TMPDIR=str(tmp_path), CUDNN_LAB_AUTO_HELPERS="2")  # a test process: a small pool
+    trace = tmp_path / "trace.json"
+    out = subprocess.run([sys.executable, str(ROOT / "scripts/live_rows.py"), "--record", str(trace), "--defaults"],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    read = live_rows.read_trace(trace)
+    assert read["options"]["parallel_builds"] == "auto" and read["warm_s"] is not None
+    assert read["decisions"]["parallel_builds"]["asked"] == "auto"
+    assert "Run -> first row (default options)" in out.stdout and "Run -> last row" in out.stdout
