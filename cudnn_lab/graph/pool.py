@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UnsupportedGraphError
 from ..specs.base import pair
 from ..specs.pool import PoolSpec
+from .classic_call import ClassicOnlyError
 from .families import DRAWINGS, RECIPES, REFERENCE_CODE
 from .recipe import CUDNN_DTYPES, Recipe
 from .render import SafeDigraph
@@ -39,17 +39,11 @@ NO_GRAPH_SUMMARY = (
 )
 
 
-class PoolingHasNoGraphError(UnsupportedGraphError):
+class PoolingHasNoGraphError(ClassicOnlyError):
     """``build_graph(PoolSpec)``: there is no frontend graph for pooling; says what runs instead."""
 
     def __init__(self, spec: PoolSpec) -> None:
-        self.spec = spec
-        self.summary = NO_GRAPH_SUMMARY
-        self.detail = ""
-        self.device = ""
-        self.cudnn_version = ""
-        # Not UnsupportedGraphError's message: "try another layout or heuristic mode" would send users astray.
-        RuntimeError.__init__(self, f"{spec.label()}: {NO_GRAPH_SUMMARY}")
+        super().__init__(spec, NO_GRAPH_SUMMARY)
 
 
 @RECIPES.register(PoolSpec)

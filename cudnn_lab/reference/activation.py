@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.activation import COEF_DEFAULTS, ActivationSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expecting, poisoned, uniform, x_only
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,12 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "activation"]
 
 
-def _check_spec(spec: object) -> ActivationSpec:
-    return expect(spec, ActivationSpec, "activation")
-
-
-def input_names(spec: ActivationSpec) -> tuple[str, ...]:
-    return ("X",)
+_check_spec = expecting(ActivationSpec, "activation")
+input_names = x_only
 
 
 def make_inputs(spec: ActivationSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ResourceError, SpecError
 from ..specs import Spec
 from ..specs.base import DTYPE_BYTES
+
+_S = TypeVar("_S")
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -177,3 +179,16 @@ def expect(spec: Any, cls: type, what: str) -> Any:
     if not isinstance(spec, cls):
         raise SpecError("spec", type(spec).__name__, f"must be a {cls.__name__} for the {what} reference")
     return spec
+
+
+def expecting(cls: type[_S], what: str) -> Callable[[object], _S]:
+    """A family's ``_check_spec``: :func:`expect` bound to its spec class and the family's name."""
+    def check(spec: object) -> _S:
+        checked: _S = expect(spec, cls, what)
+        return checked
+    return check
+
+
+def x_only(spec: object) -> tuple[str, ...]:
+    """``input_names`` of a family whose graph reads one tensor, X."""
+    return ("X",)

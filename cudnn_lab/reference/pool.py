@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..specs.base import pair
 from ..specs.pool import PoolSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expecting, poisoned, uniform, x_only
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,12 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "pool"]
 
 
-def _check_spec(spec: object) -> PoolSpec:
-    return expect(spec, PoolSpec, "pooling")
-
-
-def input_names(spec: PoolSpec) -> tuple[str, ...]:
-    return ("X",)
+_check_spec = expecting(PoolSpec, "pooling")
+input_names = x_only
 
 
 def make_inputs(spec: PoolSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.transform import TransformSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, torch_dtype, uniform
+from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expecting, poisoned, torch_dtype, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,8 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "transform"]
 
 
-def _check_spec(spec: object) -> TransformSpec:
-    return expect(spec, TransformSpec, "tensor transform")
+_check_spec = expecting(TransformSpec, "tensor transform")
 
 
 def input_names(spec: TransformSpec) -> tuple[str, ...]:

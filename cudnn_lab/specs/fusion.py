@@ -68,6 +68,15 @@ class _ConvFusionSpec(Spec):
     dtype: str = "fp16"
 
     layout: ClassVar[str] = "NHWC"
+    #: the graph's inputs in the frontend call's order, and its outputs (main first); each family names its own
+    input_tensors: ClassVar[tuple[str, ...]] = ("X", "W")
+    output_tensors: ClassVar[tuple[str, ...]] = ("Y",)
+
+    def input_names(self) -> tuple[str, ...]:
+        return self.input_tensors
+
+    def output_names(self) -> tuple[str, ...]:
+        return self.output_tensors
 
     def _check_conv(self) -> None:
         name = type(self).__name__
@@ -145,6 +154,7 @@ class ConvGenstatsSpec(_ConvFusionSpec):
     title: ClassVar[str] = "conv + BN statistics"
     description: ClassVar[str] = ("fusion: ConvGenstatsSpec (conv_fprop + genstats: per-channel sum and sum of "
                                   "squares of y, for batch norm)")
+    output_tensors: ClassVar[tuple[str, ...]] = ("Y", "SUM", "SQ_SUM")
 
     def __post_init__(self) -> None:
         self._check_conv()
@@ -154,12 +164,6 @@ class ConvGenstatsSpec(_ConvFusionSpec):
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
         return {"dtype": GENSTATS_DTYPES}
-
-    def input_names(self) -> tuple[str, ...]:
-        return ("X", "W")
-
-    def output_names(self) -> tuple[str, ...]:
-        return ("Y", "SUM", "SQ_SUM")
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         return {**self._conv_shapes(), **self._stats_shapes()}
@@ -179,6 +183,7 @@ class ConvPrologueSpec(_ConvFusionSpec):
     title: ClassVar[str] = "BN-ReLU-conv prologue"
     description: ClassVar[str] = ("fusion: ConvPrologueSpec (relu(x*scale+bias) -> conv_fprop, the BN-ReLU-conv "
                                   "of ResNet training; optional genstats)")
+    input_tensors: ClassVar[tuple[str, ...]] = ("X", "scale", "bias", "W")
     field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "dtype", "param_dtype", "genstats")
 
     param_dtype: str = "fp32"
@@ -202,9 +207,6 @@ class ConvPrologueSpec(_ConvFusionSpec):
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
         return {"dtype": FUSION_DTYPES, "param_dtype": PARAM_DTYPES}
-
-    def input_names(self) -> tuple[str, ...]:
-        return ("X", "scale", "bias", "W")
 
     def output_names(self) -> tuple[str, ...]:
         return ("Y", "SUM", "SQ_SUM") if self.genstats else ("Y",)
@@ -238,6 +240,7 @@ class ConvReductionSpec(_ConvFusionSpec):
     title: ClassVar[str] = "conv + reduction"
     description: ClassVar[str] = ("fusion: ConvReductionSpec (conv_fprop + a sum or max of y over its channels or "
                                   "per channel; y never stored)")
+    output_tensors: ClassVar[tuple[str, ...]] = ("R",)
     field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "dtype", "mode", "axes")
 
     mode: str = "add"
@@ -260,12 +263,6 @@ class ConvReductionSpec(_ConvFusionSpec):
     @classmethod
     def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
         return {**super().field_hints(values), "axes": "c: over channels; nhw: per channel"}
-
-    def input_names(self) -> tuple[str, ...]:
-        return ("X", "W")
-
-    def output_names(self) -> tuple[str, ...]:
-        return ("R",)
 
     @property
     def r_dims(self) -> tuple[int, int, int, int]:
@@ -299,6 +296,8 @@ class ConvConcatSpec(_ConvFusionSpec):
     title: ClassVar[str] = "conv + concatenate"
     description: ClassVar[str] = ("fusion: ConvConcatSpec (conv_fprop written into its channels of a concatenated "
                                   "tensor; the other part in place)")
+    input_tensors: ClassVar[tuple[str, ...]] = ("X", "W", "Y0")
+    output_tensors: ClassVar[tuple[str, ...]] = ("Y1",)
     field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "k0", "dtype")
 
     k0: int = 64
@@ -324,12 +323,6 @@ class ConvConcatSpec(_ConvFusionSpec):
     def field_hints(cls, values: Mapping[str, Any]) -> dict[str, str]:
         return {**super().field_hints(values), "k0": f"mult. of {CHANNEL_MULTIPLE}"}
 
-    def input_names(self) -> tuple[str, ...]:
-        return ("X", "W", "Y0")
-
-    def output_names(self) -> tuple[str, ...]:
-        return ("Y1",)
-
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         conv = self._conv_shapes()
         n, k, p, q = conv["Y"]
@@ -351,6 +344,8 @@ class ConvDgradReluSpec(_ConvFusionSpec):
     title: ClassVar[str] = "conv dgrad + ReLU backward"
     description: ClassVar[str] = ("fusion: ConvDgradReluSpec (conv_dgrad then relu_backward: dx = dgrad(dy, w) * "
                                   "(x > 0))")
+    input_tensors: ClassVar[tuple[str, ...]] = ("DY", "W", "X")
+    output_tensors: ClassVar[tuple[str, ...]] = ("DX",)
 
     def __post_init__(self) -> None:
         self._check_conv()
@@ -359,12 +354,6 @@ class ConvDgradReluSpec(_ConvFusionSpec):
 
     def _has_genstats(self) -> bool:
         return False
-
-    def input_names(self) -> tuple[str, ...]:
-        return ("DY", "W", "X")
-
-    def output_names(self) -> tuple[str, ...]:
-        return ("DX",)
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         conv = self._conv_shapes()
