@@ -32,6 +32,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..options import AUTO, RunOptions
+from .build_pool import _POOLS, pool_for
+from .device import start_device
+from .frontend import warm_engine_family
+from .session import _SESSIONS
 
 __all__ = ["Decision", "MIN_SPARE_CORES", "MAX_AUTO_HELPERS", "AUTO_PLAN_DEADLINE_S", "usable_cores", "spare_cores",
            "auto_helpers", "env_cap", "ENV_AUTO_HELPERS",
@@ -96,8 +100,6 @@ def auto_helpers(spare: int, plans: int | None = None) -> int:
 
 def unbuilt_in_process(spec: Any, options: RunOptions) -> int | None:
     """Plans of the session this run would reuse that are not built yet (None: no such session in this process)."""
-    from .session import _SESSIONS
-
     for key, sess in list(_SESSIONS.items()):
         extra = dict(x for x in key[5:] if isinstance(x, tuple) and len(x) == 2)
         if (key[0] == spec and key[1] == tuple(options.heuristics) and key[2] == options.device
@@ -144,8 +146,6 @@ def decide_parallel_builds(spec: Any, options: RunOptions, skip: str = "", *, co
 def pool_warm(device: int = 0) -> bool:
     """Whether this process's helper pool for ``device`` has a started, ready helper (then 'auto' starts its helpers
     with the run; else only once the run's plans show they pay: :func:`worth_starting`)."""
-    from .build_pool import _POOLS
-
     pool = _POOLS.get(int(device))
     return pool is not None and any(h.alive() and h.ready for h in pool.helpers)
 
@@ -211,8 +211,6 @@ def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *
         t = time.perf_counter()
         import torch
 
-        from .device import start_device
-
         starting = start_device(device)
         import cudnn  # noqa: F401
 
@@ -224,8 +222,6 @@ def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *
         seconds["torch_cuda"] = time.perf_counter() - t
         if spec is not None:
             t = time.perf_counter()
-            from .frontend import warm_engine_family
-
             warm_engine_family(spec)
             seconds["engine_family"] = time.perf_counter() - t
         asked = options.parallel_builds
@@ -235,8 +231,6 @@ def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *
         helpers = 0
         if n:
             t = time.perf_counter()
-            from .build_pool import pool_for
-
             pool = pool_for(device)
             with pool.lock:
                 ready, _, problems = pool.ensure(n)

@@ -37,6 +37,7 @@ from typing import Any
 from .. import cache_dir
 from .build_pool import HELPER_NICE, START_DEADLINE_S, Helper, HelperPool, pool_for, pump, wait_lines
 from .build_role import identity_fields, split_shares
+from .defaults import MAX_AUTO_HELPERS, auto_helpers, spare_cores
 from .frontend import from_frontend_graph
 from .session import require_gpu
 
@@ -285,8 +286,6 @@ def skip_reason(spec: Any, options: Any, plans: Sequence[str] | None = None,
 def _workers(options: Any) -> int:
     """The helper count of ``options.parallel_builds``: a number as given; True or 'auto' counted from the cores
     (``gpu/defaults``); off (None, False, 0): 0."""
-    from .defaults import MAX_AUTO_HELPERS, auto_helpers, spare_cores
-
     value = options.parallel_builds
     if value is True:
         return max(1, min(MAX_AUTO_HELPERS, spare_cores() - 1))
