@@ -160,7 +160,7 @@ def _other_value(name: str) -> tuple[list[str], object]:
         other = next(c for c in info.metadata["choices"] if c != default)
         return [other], other
     if kind == "int":
-        other = 2 if default is None else default + 1
+        other = 2 if not isinstance(default, int) else default + 1  # parallel_builds: 'auto' by default
         return [str(other)], other
     other = default / 2 if default < 1 else default - 1  # a float inside its range (screen_ratio: 1 or more)
     return [repr(other)], other
