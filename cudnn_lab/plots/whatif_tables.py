@@ -16,7 +16,8 @@ from ..gpu.reasons import summarize
 from ..results.labels import ANSWER_LABEL
 
 __all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
-           "reasons_html", "refusals_html", "sources_text", "block_formats_html", "block_scale_answers_html"]
+           "reasons_html", "refusals_html", "sources_text", "block_formats_html", "block_scale_answers_html",
+           "block_answers_asked_html", "drift_summary_html", "run_drift_html"]
 
 #: The why-not table's columns (``WhatIf.reasons()``), headers in words.
 REASON_COLUMNS: dict[str, str] = {"engine_id": "engine", "status": "status", "reason": "reason",
@@ -146,6 +147,12 @@ def drift_html(drift: Any, *, table: bool = True) -> str:
                                classes="cl-plan-table-full cl-whatif-table cl-drift-table") + "</div>")
 
 
+def drift_summary_html(drift: Any) -> str:
+    """The drift in one sentence naming its target: 'Between cuDNN versions, for h100: cuDNN 9.14.0: ...'."""
+    return (f"<p class='cl-drift-summary'>Between cuDNN versions, for {html.escape(str(drift.new.target))}: "
+            f"{html.escape(drift.summary())}</p>")
+
+
 def run_drift_html(drift: Any, *, rows: int = 20) -> str:
     """A spec measured under two cuDNN versions on one GPU: the summary, then per plan the median (µs) and whether
     it stayed in cuDNN's band under each; plans run by one version only first, then the fastest (``rows`` shown)."""
@@ -189,6 +196,16 @@ def block_formats_html(whatif: Any) -> str:
             + frame_table_html(frame, {c: c for c in frame.columns}, formats={c: _sci for c in rel},
                                classes="cl-plan-table-full cl-whatif-table cl-block-table")
             + f"</div><p class='cl-whatif-hint'>{html.escape(whatif.summary())}</p>")
+
+
+def block_answers_asked_html(answers: Any) -> str:
+    """The problems cuDNN's block-scale answers were asked for (not necessarily the one shown), and where the
+    numerics of these formats are emulated for it; '' without answers."""
+    if not answers:
+        return ""
+    asked = sorted({a.spec.label() for a in answers})
+    return (f"<p class='note'>Asked for {html.escape('; '.join(asked))} (not necessarily this problem); the numerics "
+            "of these formats for this problem: <code>cl.block_format_whatif(spec, fmt)</code> (emulated).</p>")
 
 
 def block_scale_answers_html(answers: Any) -> str:

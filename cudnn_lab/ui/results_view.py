@@ -96,18 +96,14 @@ class ResultView:
         #: The Anatomy view's sentences: the engine space's (or why there is none) and the kernels table.
         self.engines_html = W.HTML("", _dom_classes=("cl-engines-note",))
         self.kernels_html = W.HTML("", _dom_classes=("cl-kernels-view",))
-        pane = figures.pane
-        #: The views of the tabs, by title.
-        self.views: dict[str, Any] = {
-            "Plans": self.plans_box,
-            "Latency": W.VBox([pane("latency")], _dom_classes=("cl-latency",)),
-            "Heuristics": W.VBox([self.heuristics_html, pane("heuristics")], _dom_classes=("cl-heuristics",)),
-            "Numerics": W.VBox([pane("errors"), pane("histogram")], _dom_classes=("cl-numerics",)),
-            "Roofline": W.VBox([pane("roofline")], _dom_classes=("cl-roofline",)),
-            "Anatomy": W.VBox([self.engines_html, pane("engines"), pane("knobs"),
-                               W.HTML("<div class='cl-section'>kernels per plan</div>"), self.kernels_html],
-                              _dom_classes=("cl-anatomy",)),
-        }
+        #: What a view shows above and below its figures (the registry's, plots/registry.py, in its order).
+        above = {"Heuristics": [self.heuristics_html], "Anatomy": [self.engines_html]}
+        below = {"Anatomy": [W.HTML("<div class='cl-section'>kernels per plan</div>"), self.kernels_html]}
+        #: The views of the tabs, by title: Plans, then each view of the registry's run figures.
+        self.views: dict[str, Any] = {"Plans": self.plans_box, **{
+            view: W.VBox([*above.get(view, []), *(figures.pane(f.name) for f in figures_of_view(view)),
+                          *below.get(view, [])], _dom_classes=(f"cl-{view.lower()}",))
+            for view in VIEWS}}
         self.plan_select.observe(lambda ch: log.guard(self._on_plan_select, ch), names="value")
         self.plans_table.observe(lambda ch: log.guard(self._on_plan_select, ch), names="selected")
         self.draw()

@@ -37,10 +37,10 @@ from .sweep_report import SweepReport
 from .sweep_axes import (MAX_POINTS, NONE, default_axes, default_sweep_axes, frame_of_op, parse_values, plot_fields,
                          sweep_fields, validate_axes)
 from .tables import cudnn_version_text
-from .. import plots
+from ..plots.registry import entries
 
-__all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_Y", "SweepView", "compare_pair", "drawable",
-           "parse_values", "plot_fields", "sweep_fields", "validate_axes"]
+__all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_FIGURES", "SWEEP_Y", "SweepView", "compare_pair",
+           "drawable", "parse_values", "plot_fields", "sweep_fields", "validate_axes"]
 
 #: y choices of the sweep figure -> ``plots.sweep_latency``'s ``y``.
 SWEEP_Y: dict[str, str] = {"latency": "median_ms", "TFLOP/s": "tflops", "GB/s": "gbps"}
@@ -49,6 +49,9 @@ SWEEP_WHICH: dict[str, str] = {"heuristic's pick": "pick", "best plan": "best"}
 #: What the comparison of two GPUs draws -> ``plots.compare_gpus``'s ``kind``.
 COMPARE_CHARTS: dict[str, str] = {"speedup vs intensity": "intensity", "latency per problem": "bars"}
 NO_GPU_SWEEP_TEXT = "No GPU: load a recorded sweep below, or compare two GPUs"
+#: The view's figures by what they draw from (plots/registry.py's entries of the Sweep view, drawn in its one pane):
+#: 'sweep', a metric along a spec field; 'sweep pair', two GPUs compared.
+SWEEP_FIGURES = {e.source: e for e in entries(view="Sweep")}
 
 
 def _unset(source: Any) -> bool:
@@ -366,7 +369,7 @@ class SweepView:
         if self.mode == "compare" and self._compared is not None:
             op = self.op_filter.value
             a, b = (frame_of_op(f, op) for f in self._compared)
-            fig = plots.compare_gpus(a, b, kind=COMPARE_CHARTS[self.chart.value])
+            fig = SWEEP_FIGURES["sweep pair"].draw(a, b, kind=COMPARE_CHARTS[self.chart.value])
             self._enable_plot_options()
             self.info.value = banner_html("recorded", f"sweeps {html.escape(self._compare_text)}"
                                           f"{' · ' + html.escape(op) + ' points only' if op else ''}"
@@ -379,8 +382,8 @@ class SweepView:
         if self.x.value is None or rows is None or rows.empty:
             what = f"no {self.op_filter.value} point" if self.op_filter.value else "nothing"
             return self._placeholder(f"{what} in {self.source_text or 'this sweep'}: choose another operation")
-        fig = plots.sweep_latency(rows, self.x.value, color=self.color.value or None, y=SWEEP_Y[self.y.value],
-                                  which=SWEEP_WHICH[self.which.value])
+        fig = SWEEP_FIGURES["sweep"].draw(rows, self.x.value, color=self.color.value or None,
+                                          y=SWEEP_Y[self.y.value], which=SWEEP_WHICH[self.which.value])
         live = self.source_text.startswith("live")
         self.info.value = banner_html("measured" if live else "recorded",
                                       f"{'' if live else 'sweep '}{html.escape(self.source_text)}: "
@@ -561,8 +564,8 @@ class SweepView:
                 self._placeholder(f"{done}/{total} points: the first point is running …")
                 return
             x, color = self._live
-            self._figures.show("sweep", plots.sweep_latency(rows, x, color=color, y=SWEEP_Y[self.y.value],
-                                                            which=SWEEP_WHICH[self.which.value]))
+            self._figures.show("sweep", SWEEP_FIGURES["sweep"].draw(rows, x, color=color, y=SWEEP_Y[self.y.value],
+                                                                    which=SWEEP_WHICH[self.which.value]))
         except Exception as e:  # noqa: BLE001
             self._log.report(e)
 

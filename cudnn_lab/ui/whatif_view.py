@@ -29,10 +29,8 @@ from ..whatif.heuristics import recorded_whatifs
 from ..whatif.devices import targets
 from ..provenance import cudnn_version_text
 from .. import whatif
-from ..plots.whatif_tables import (answer_label_html, compare_table_html, refusals_html, run_drift_html, reasons_html,
-                                   drift_html, block_formats_html, block_scale_answers_html)
+from ..plots.registry import entries
 from ..whatif.scaling import recorded_scalings
-from ..plots.sm_scaling import plot_sm_scaling
 from .figures import figure_bundle, fit_to_pane
 from ..whatif.block_formats import BlockWhatIf, block_format_whatif, recorded_block_scale_answers
 from ..reference.block_formats import BLOCK_FORMATS, SCALE_RULES
@@ -107,6 +105,8 @@ class WhatIfView:
 
     def _build(self) -> None:
         W = self._W
+        #: The part of the view each registry entry of the What-if view (plots/registry.py) is drawn in, by name.
+        self.parts: dict[str, Any] = {}
         known = targets()
         names = list(dict.fromkeys(t.name for t in known))
         labels = {t.name: t.label for t in reversed(known)}  # the newest description's label per name
@@ -149,6 +149,11 @@ class WhatIfView:
         ], layout=W.Layout(min_width="0")).add_class("cl-whatif-measured")
         self.block_box = self._build_block()
         self.box.children = [self.message_html, self.answer_box, self.measured_box, self.block_box]
+        self.parts.update({"whatif_label": self.label_html, "whatif_compare": self.table_html,
+                           "whatif_refusals": self.refused_html, "whatif_reasons": self.why_html,
+                           "whatif_drift": self.drift_html, "run_drift": self.run_drift_html,
+                           "sm_scaling": self.sm_figure, "block_emulated": self.block_html,
+                           "block_answers": self.block_answers_html})
         guard = self._log.guard
         for button in self.target_buttons.values():
             button.observe(lambda ch: self._silent or guard(self.refresh), names="value")
@@ -280,9 +285,7 @@ class WhatIfView:
             self.label_html.value = "<p class='cl-whatif-note'>Choose one or more targets.</p>"
             self.table_html.value = self.refused_html.value = ""
         else:
-            self.label_html.value = answer_label_html(frame.attrs["answers"])
-            self.table_html.value = compare_table_html(frame)
-            self.refused_html.value = refusals_html(frame)
+            self.draw_answer("compare", frame)
         self._offer(self.why_target, list(frame.attrs["refused"] if frame is not None else {}))
         self._offer(self.drift_target, names, keep="h200")
         self._set_enabled(self._busy.busy)
@@ -293,14 +296,25 @@ class WhatIfView:
         """What was measured for this spec beyond the heuristics' answers: its runs under another cuDNN and its
         SM-scaling what-if, from the recordings (one sentence where none was recorded)."""
         drifts = whatif.recorded_run_drifts(spec)
-        self.run_drift_html.value = (run_drift_html(drifts[0]) if drifts else
-                                     "<p class='cl-whatif-note'>No run of this problem under another cuDNN was "
-                                     "recorded; on a GPU, <code>whatif.run_drift(spec, folder)</code> runs it.</p>")
+        self.draw_answer("run drift", drifts[0] if drifts else None)
+        if not drifts:
+            self.run_drift_html.value = ("<p class='cl-whatif-note'>No run of this problem under another cuDNN was "
+                                         "recorded; on a GPU, <code>whatif.run_drift(spec, folder)</code> runs it.</p>")
         scalings = recorded_scalings(spec)
-        self.sm_figure.outputs = ()
-        if scalings:
-            fig = fit_to_pane(plot_sm_scaling(scalings[0]), SM_FIGURE_HEIGHT)
-            self.sm_figure.outputs = ({"output_type": "display_data", "data": figure_bundle(fig), "metadata": {}},)
+        self.draw_answer("sm scaling", scalings[0] if scalings else None)
+
+    def draw_answer(self, source: str, answer: Any) -> None:
+        """Draw every entry of the What-if view drawn from ``source`` (plots/registry.py) from ``answer`` into its
+        part: a table's HTML, a figure fitted to the pane; None empties them."""
+        for entry in entries(source, view="What-if"):
+            part = self.parts[entry.name]
+            if entry.kind == "table":
+                part.value = "" if answer is None else entry.draw(answer)
+                continue
+            part.outputs = ()
+            if answer is not None:
+                fig = fit_to_pane(entry.draw(answer), SM_FIGURE_HEIGHT)
+                part.outputs = ({"output_type": "display_data", "data": figure_bundle(fig), "metadata": {}},)
 
     def draw_why(self) -> None:
         """The why-not part: cuDNN's reasons for the chosen refused target, or one sentence."""
@@ -310,7 +324,7 @@ class WhatIfView:
                                    if self.frame is not None else "")
             return
         answer = next(w for w in self.frame.attrs["answers"] if w.target == name)
-        self.why_html.value = reasons_html(answer)
+        self.draw_answer("whatif", answer)
 
     def draw_drift(self) -> None:
         """The drift part: the answers of the chosen cuDNN version against the other recorded one's."""
@@ -331,7 +345,7 @@ class WhatIfView:
         other_version = cudnn_version_text(other.cudnn_version)
         self.version_note.value = (f"<span class='cl-hint'>against cuDNN {other_version}, for "
                                    f"{html.escape(target)}</span>")
-        self.drift_html.value = drift_html(drift)
+        self.draw_answer("drift", drift)
 
     def draw_block(self) -> None:
         """The block-format part: the problem shown emulated in the chosen format beside per-tensor FP8 (CPU work,
@@ -347,7 +361,7 @@ class WhatIfView:
                 self.block = None
                 self.block_html.value = f"<p class='cl-whatif-note cl-block-none'>{html.escape(str(e))}</p>"
                 return
-        self.block_html.value = block_formats_html(self.block)
+        self.draw_answer("block whatif", self.block)
 
     # ------------------------------------------------------------------------------------------ internals
 
@@ -368,8 +382,9 @@ class WhatIfView:
         self.block_button = W.Button(description="emulate", tooltip="compute the error on this machine's CPU "
                                      "(float64; nothing runs on a GPU)").add_class("cl-block-emulate")
         self.block_html = W.HTML(BLOCK_HINT).add_class("cl-block-emulated")
-        self.block_answers_html = W.HTML(block_scale_answers_html(recorded_block_scale_answers())
-                                         ).add_class("cl-block-answers-box")
+        self.block_answers_html = W.HTML().add_class("cl-block-answers-box")
+        self.parts["block_answers"] = self.block_answers_html
+        self.draw_answer("block answers", recorded_block_scale_answers())
         guard = self._log.guard
         self.block_button.on_click(lambda _: guard(self.draw_block))
         self.block_fmt.observe(lambda ch: self._set_enabled(self._busy.busy), names="value")
