@@ -337,7 +337,11 @@ class Run:
         if self.deferred_helpers:  # a cold pool: started now, where the plans show it pays
             why = worth_starting(entries, bool(getattr(sess, "recalled", False)))
             if not why:
-                self.launch_helpers(min(self.deferred_helpers, len(entries) - 1), [e.name for e in entries])
+                n = min(self.deferred_helpers, len(entries) - 1)
+                self.decisions["parallel_builds"] = Decision(
+                    "parallel_builds", "auto", n, f"auto: {n} helpers, started once the plans showed they pay (the "
+                    f"process's pool was cold; kept warm for later runs)")
+                self.launch_helpers(n, [e.name for e in entries])
                 return
             self.decisions["parallel_builds"] = Decision("parallel_builds", "auto", 0, why)
             return
