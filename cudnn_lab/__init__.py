@@ -46,7 +46,7 @@ _LAZY = {
     "block_format_whatif": "cudnn_lab.whatif.block_formats",
     "block_scale_plans": "cudnn_lab.whatif.block_formats",
     "sm_scaling": "cudnn_lab.whatif.scaling",
-    "forecast": "cudnn_lab.whatif.forecast",
+    "forecast": "cudnn_lab.whatif.speed",
 }
 
 __all__ = [

@@ -408,7 +408,7 @@ def _command(argv: Sequence[str] | None) -> int:
 
 def _forecast(args: argparse.Namespace) -> int:
     """``cudnn-lab forecast``: the validation table, or a spec's forecast per target (helper F, issue 35)."""
-    from cudnn_lab.whatif import forecast as fc
+    from cudnn_lab.whatif import speed as fc
     if args.validate:
         _say(fc.format_validation())
         return 0

@@ -11,7 +11,7 @@ import pytest
 import cudnn_lab as cl
 from cudnn_lab.errors import DataError, OptionError
 from cudnn_lab.specs.base import spec_from_dict
-from cudnn_lab.whatif import forecast as fc
+from cudnn_lab.whatif import speed as fc
 from cudnn_lab.whatif import gpu_facts, published
 
 RECORDED = fc.RECORDED_DIR

@@ -17,7 +17,7 @@ import pytest
 import cudnn_lab as cl
 from cudnn_lab import whatif
 
-CALLABLES = ("sm_scaling", "plans_for", "targets", "block_format_whatif", "block_scale_plans")
+CALLABLES = ("sm_scaling", "plans_for", "targets", "block_format_whatif", "block_scale_plans", "forecast")
 #: Modules the walk leaves out: they run as scripts or need a GPU library at import.
 SKIP = ("__main__",)
 

@@ -1,0 +1,212 @@
+"""The forecast's predictors and the measured data they read (issue 35): same-plan transfer, roofline, and the naive
+baselines, for recorded H100/H200 plans, SM carve-outs and NVIDIA's published attention rows.
+
+:mod:`cudnn_lab.whatif.speed` answers with them; :mod:`cudnn_lab.whatif.speed_validation` checks them on data that
+ships. Each predictor returns its times with a note of what it assumed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from cudnn_lab.errors import DataError, PathError
+from cudnn_lab.whatif.gpu_facts import GpuFacts, load_gpu_facts
+from cudnn_lab.whatif.published import PublishedRow
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+RECORDED_DIR = DATA_DIR / "recorded"
+SCALING_DIR = DATA_DIR / "whatif" / "sm_scaling"
+DISAGREEMENT = 0.25
+PREDICTORS = ("transfer", "roofline", "same", "peak_ratio", "bandwidth_ratio")
+
+
+# ------------------------------------------------------------------------------------------------------- predictors
+def _bytes_and_flops(plan: Mapping[str, Any]) -> tuple[float, float]:
+    """The plan's compulsory bytes and FLOPs as the kit recorded them (GB/s and TFLOP/s times its median time)."""
+    ms = float(plan["median_ms"])
+    return float(plan.get("gbps") or 0.0) * ms * 1e6, float(plan.get("tflops") or 0.0) * ms * 1e9
+
+
+def _roof_ms(flops: float, nbytes: float, peak_tflops: float, gbps: float) -> float:
+    return max(flops / (peak_tflops * 1e9), nbytes / (gbps * 1e6))
+
+
+def _memory_share(plan: Mapping[str, Any], src: GpuFacts) -> float:
+    """The share of the source time that streams from HBM: zero when the bytes fit the source's L2, else the
+    bandwidth-bound time over the measured time (at most 1)."""
+    nbytes, _ = _bytes_and_flops(plan)
+    if src.l2_mib is not None and nbytes <= src.l2_mib * 2**20:
+        return 0.0
+    return min(1.0, nbytes / (float(src.hbm_gbps or 1.0) * 1e6) / float(plan["median_ms"]))
+
+
+def _dtype(spec: Mapping[str, Any]) -> str:
+    return str(spec.get("dtype") or spec.get("data_type") or "fp16")
+
+
+def recorded_predictions(plan: Mapping[str, Any], spec: Mapping[str, Any], src: GpuFacts, tgt: GpuFacts,
+                         alpha: float, scale: float) -> tuple[dict[str, float], dict[str, str]]:
+    """Every predictor's time for one recorded plan moved from ``src`` to ``tgt`` (same architecture family)."""
+    t = float(plan["median_ms"])
+    dtype = _dtype(spec)
+    ps, pt = src.peak_tflops(dtype) or 1.0, tgt.peak_tflops(dtype) or 1.0
+    bws, bwt = float(src.hbm_gbps or 1.0), float(tgt.hbm_gbps or 1.0)
+    nbytes, flops = _bytes_and_flops(plan)
+    m = alpha * _memory_share(plan, src)
+    clock = (src.boost_mhz or 1.0) / (tgt.boost_mhz or 1.0) * (src.sm_count or 1) / (tgt.sm_count or 1)
+    pred = {"same": t, "peak_ratio": t * ps / pt, "bandwidth_ratio": t * bws / bwt,
+            "transfer": t * scale * ((1 - m) * clock + m * bws / bwt)}
+    roof_s = _roof_ms(flops, nbytes, ps, bws)
+    pred["roofline"] = t * _roof_ms(flops, nbytes, pt, bwt) / roof_s if roof_s > 0 else t
+    notes = {"same": "the source time unchanged",
+             "peak_ratio": f"time scales with the {dtype} tensor peak ({ps:g} -> {pt:g} TFLOP/s)",
+             "bandwidth_ratio": f"time scales with HBM bandwidth ({bws:g} -> {bwt:g} GB/s)",
+             "transfer": (f"the share of the time streaming more bytes than L2 ({src.l2_mib} MiB) holds, times "
+                          f"alpha={alpha:g}, scales with bandwidth; the rest with SMs x clock; times {scale:g} "
+                          "(both fitted leave-one-out on the kit's H100/H200 pairs)"),
+             "roofline": "the ratio of the two datasheet rooflines at the plan's recorded FLOPs and bytes"}
+    return pred, notes
+
+
+# ------------------------------------------------------------------------------------------------ validation data
+def _recorded_pairs() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(name, h100 recording, h200 recording) of the same problem, from the shipped recordings."""
+    return list(_pairs_cached())
+
+
+@lru_cache(maxsize=1)
+def _pairs_cached() -> tuple[tuple[str, dict[str, Any], dict[str, Any]], ...]:
+    pairs = []
+    for h100 in sorted(RECORDED_DIR.glob("h100_*.json")):
+        h200 = RECORDED_DIR / ("h200_" + h100.name[5:])
+        if not h200.exists():
+            continue
+        a, b = _read_recording(h100), _read_recording(h200)
+        if a["spec"] != b["spec"]:
+            raise DataError(h200, f"spec differs from {h100.name}'s", hint="a pair must record the same problem")
+        pairs.append((h100.name[5:-5], a, b))
+    return tuple(pairs)
+
+
+def _read_recording(path: Any) -> dict[str, Any]:
+    """A shipped or user run recording, checked for what the forecast reads (spec, device, plans with times)."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise PathError(p, "no such recording") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(p, f"not readable JSON ({exc})") from None
+    return check_recording(data, p)
+
+
+def check_recording(data: Any, where: Any) -> dict[str, Any]:
+    """``data`` if it is a run recording the forecast can read; DataError naming ``where`` and the field if not."""
+    if not isinstance(data, dict):
+        raise DataError(where, f"is {type(data).__name__}, not a run recording")
+    for key, kind in (("spec", dict), ("device", dict), ("plans", list)):
+        if not isinstance(data.get(key), kind):
+            raise DataError(where, f"field {key} is missing or not a{'n object' if kind is dict else ' list'}")
+    if not isinstance(data["spec"].get("op"), str):
+        raise DataError(where, "field spec.op is missing")
+    if not isinstance(data["device"].get("gpu"), str):
+        raise DataError(where, "field device.gpu is missing")
+    for i, plan in enumerate(data["plans"]):
+        if not isinstance(plan, dict) or not isinstance(plan.get("plan"), str):
+            raise DataError(where, f"field plans[{i}].plan is missing")
+        if plan.get("status") == "ok":
+            ms = plan.get("median_ms")
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms) or ms <= 0:
+                raise DataError(where, f"field plans[{i}].median_ms={ms!r}: an ok plan needs a positive time")
+    return data
+
+
+def _ok_plans(rec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["plan"]: p for p in rec["plans"] if p.get("status") == "ok" and p.get("median_ms")}
+
+
+def _best(rec: Mapping[str, Any]) -> dict[str, Any] | None:
+    ok = list(_ok_plans(rec).values())
+    return min(ok, key=lambda p: float(p["median_ms"])) if ok else None
+
+
+def _gpu_of(device: Mapping[str, Any]) -> GpuFacts:
+    name = str(device.get("gpu", ""))
+    for item in load_gpu_facts().values():
+        if item.name == name:
+            return item
+    raise DataError("recording", f"device.gpu={name!r} is not a GPU of the kit's GPU facts")
+
+
+def _ape(pred: float, actual: float) -> float:
+    return abs(pred / actual - 1.0) * 100.0
+
+
+
+def _tiles(spec: Mapping[str, Any], tile: str) -> int | None:
+    """CTA tiles of an implicit-GEMM conv fprop for a ``MxNxK`` tile text, or None when not derivable."""
+    try:
+        tm, tn = (int(x) for x in str(tile).split("x")[:2])
+    except ValueError:
+        return None
+    if spec.get("op") != "conv" or spec.get("direction") != "fprop":
+        return None
+    ph = (int(spec["h"]) + 2 * int(spec["padding"]) - int(spec["r"])) // int(spec["stride"]) + 1
+    pw = (int(spec["w"]) + 2 * int(spec["padding"]) - int(spec["s"])) // int(spec["stride"]) + 1
+    return math.ceil(int(spec["n"]) * ph * pw / tm) * math.ceil(int(spec["k"]) / tn)
+
+
+def sm_predictions(row: Mapping[str, Any], spec: Mapping[str, Any], full: int, sms: int,
+                   src: GpuFacts, beta: float | None = None) -> tuple[dict[str, float], dict[str, str]]:
+    """Every predictor's time for one plan moved from the whole GPU (``full`` SMs) to ``sms`` SMs."""
+    t = float(row["median_ms"])
+    m = _memory_share(row, src)
+    tiles = _tiles(spec, str(row.get("tile") or ""))
+    if tiles:
+        compute = math.ceil(tiles / sms) / math.ceil(tiles / full)
+        how = f"{tiles} tiles in waves: ceil(tiles/SMs) ({math.ceil(tiles / full)} -> {math.ceil(tiles / sms)})"
+    else:
+        compute = full / sms
+        how = "the compute share scales with 1/SMs (tile count unknown)"
+    pred = {"same": t, "peak_ratio": t * full / sms, "bandwidth_ratio": t,
+            "transfer": t * ((1 - m) * compute + m), "roofline": t * full / sms if m < 1 else t}
+    notes = {"transfer": f"{how}; the HBM-bound share ({m:.0%}) unchanged (bandwidth and L2 are the whole GPU's)",
+             "peak_ratio": "time scales with 1/SMs", "bandwidth_ratio": "bandwidth is the whole GPU's: unchanged",
+             "same": "the whole GPU's time", "roofline": "compute roof scales with SMs, memory roof unchanged"}
+    if beta is not None:
+        pred["transfer"] = t * (compute ** beta)
+        notes["transfer"] = (f"{how}, raised to beta={beta:g} (fitted leave-one-plan-out on the shipped carve-out "
+                             "runs: kernels do not fill the freed SMs' share)")
+    return pred, notes
+
+
+def published_predictions(src_row: PublishedRow, tgt: GpuFacts, src: GpuFacts,
+                          efficiency: float | None) -> tuple[dict[str, float], dict[str, str]]:
+    """Every predictor's time for a published attention row moved from ``src`` to ``tgt``."""
+    t = src_row.time_ms
+    ps = src.published_peak(src_row.data_type) or src_row.peak_mma_tflops
+    pt = tgt.published_peak(src_row.data_type) or tgt.peak_tflops(src_row.data_type) or ps
+    ds, dt = src.peak_tflops(src_row.data_type) or ps, tgt.peak_tflops(src_row.data_type) or pt
+    bws, bwt = float(src.hbm_gbps or 1.0), float(tgt.hbm_gbps or 1.0)
+    esize = 1 if src_row.data_type == "fp8" else 2
+    nbytes = esize * src_row.batch * src_row.head_dim * (2 * src_row.heads_q * src_row.seq_q
+                                                         + 2 * src_row.heads_kv * src_row.seq_kv)
+    nbytes *= 2 if src_row.pass_ == "bwd" else 1
+    roof_s = _roof_ms(src_row.flops, nbytes, ds, bws)
+    pred = {"same": t, "peak_ratio": t * ps / pt, "bandwidth_ratio": t * bws / bwt,
+            "roofline": t * _roof_ms(src_row.flops, nbytes, dt, bwt) / roof_s,
+            "transfer": t * ps / pt * (efficiency if efficiency is not None else 1.0)}
+    notes = {"peak_ratio": f"time scales with NVIDIA's published peak ({ps:g} -> {pt:g} TFLOP/s)",
+             "transfer": (f"peak ratio times the target's efficiency relative to the source ({efficiency:.3f}), the "
+                          "median over the other published rows of the same dtype and pass (leave-one-out)"
+                          if efficiency is not None else "peak ratio (no efficiency factor available)"),
+             "roofline": "the ratio of the two datasheet rooflines", "same": "the source time unchanged",
+             "bandwidth_ratio": "time scales with HBM bandwidth"}
+    return pred, notes
+
+
