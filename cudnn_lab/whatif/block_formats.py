@@ -33,8 +33,8 @@ from ..reference.block_formats import block_dequantize, block_quantization_error
 from ..reference.common import CPU_FLOP_LIMIT, check_cpu_work
 from ..reference.fp8 import float_inputs
 from ..reference.quantize import dequantize, quantization_error, quantize
-from ..results.loading import parse_json, read_text
-from .devices import as_target, today
+from ..results.loading import parse_json, read_text, spec_from_data
+from .devices import as_target, check_description, today
 from ..results.datasets import dataset_prefix
 from ..results.paths import check_output_path, write_text
 from ..gpu.workers import call_once
@@ -42,7 +42,7 @@ from ..graph.block_scale import block_scaled_graph as graph_block_scaled
 from ..provenance import cudnn_version_text
 from ..results import recordings
 from ..results.labels import ANSWER_LABEL, EMULATED_LABEL
-from .heuristics import _proposal
+from . import checks
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -204,6 +204,24 @@ def _bulk_rel_l2(x: torch.Tensor, ref: torch.Tensor, touched: torch.Tensor) -> f
     return _rel_l2(x[keep], ref[keep]) if bool(keep.any()) else math.nan
 
 
+def _check_flop_limit(value: Any) -> float:
+    """A CPU FLOP limit: a finite number > 0 (NaN would turn the CPU guard off); OptionError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise OptionError("cpu_flop_limit", value, "a finite number of FLOPs > 0, or None (a quarter of the "
+                          "reference's CPU limit)", where="block_format_whatif")
+    return float(value)
+
+
+def _check_spec(spec: Any, where: str) -> Spec:
+    """``spec`` if it is a spec with a block-scaled product (a matmul or an fprop conv); OptionError naming ``spec``
+    otherwise (None included: no AttributeError)."""
+    if not isinstance(spec, Spec) or getattr(spec, "block_scale_axis", None) is None:
+        raise OptionError("spec", spec, "a cl.MatmulSpec or a cl.ConvSpec (fprop): block formats scale the "
+                          "reduction axis of a GEMM-like product", where=where)
+    spec.check_block_scale()
+    return spec
+
+
 def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int | None = None,
                         scale_format: str | None = None, scale_rule: str | None = None,
                         per_tensor: str | None = None, outliers: float = 0.0,
@@ -228,7 +246,7 @@ def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int 
     if pt not in FP8_DTYPES:
         raise OptionError("per_tensor", per_tensor, "one of " + ", ".join(FP8_DTYPES), where="block_format_whatif")
     first, second, axes, product, fan_in = _problem(spec)
-    limit = CPU_FLOP_LIMIT / PRODUCTS if cpu_flop_limit is None else cpu_flop_limit
+    limit = CPU_FLOP_LIMIT / PRODUCTS if cpu_flop_limit is None else _check_flop_limit(cpu_flop_limit)
     check_cpu_work(spec, torch.device("cpu"), "m" if spec.block_scale_axis == "K" else "n", flop_limit=limit)
 
     floats = float_inputs(spec, fan_in, seed=seed)
@@ -271,8 +289,26 @@ def block_scaled_graph(spec: Spec, fmt: Any = "mxfp8_e4m3", *, description: dict
                        handle: Any = None) -> Any:
     """The real cudnn.pygraph of ``spec``'s product in block format ``fmt`` (a name or a BlockFormat), built by the
     graph layer (:func:`cudnn_lab.graph.block_scale.block_scaled_graph`, each family's own product); ``description``:
-    a target's device description (deviceless). Builds without a GPU up to ``inspect()``."""
-    return graph_block_scaled(spec, block_format(fmt), description=description, handle=handle)
+    a target's device description (deviceless). Builds without a GPU up to ``inspect()``; NoGPUError where the
+    cuDNN library cannot be loaded (a description is read by the library itself)."""
+    _check_spec(spec, "block_scaled_graph")
+    f = block_format(fmt)
+    if description is not None:
+        check_description(description, "description")
+        _cudnn_loaded("block_scaled_graph(description=...)")
+    return graph_block_scaled(spec, f, description=description, handle=handle)
+
+
+def _cudnn_loaded(what: str) -> None:
+    """NoGPUError unless the cuDNN library loads here (the frontend raises a raw RuntimeError without it)."""
+    import cudnn
+
+    try:
+        cudnn.backend_version()
+    except Exception as e:  # noqa: BLE001 - the frontend's own error for a missing library, in one line
+        first = (str(e).splitlines() or [type(e).__name__])[0][:200]
+        raise NoGPUError(f"{what} needs the cuDNN library, which cannot be loaded on this machine ({first}); "
+                         "cl.block_scale_plans reads the answers recorded on the kit's GPU rounds") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -333,31 +369,48 @@ class BlockScaleAnswer:
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = "block-scale answer") -> BlockScaleAnswer:
+        """Inverse of :meth:`to_dict`: every field checked by meaning (DataError naming ``source`` and the field;
+        no raw error for a damaged answer)."""
         if not isinstance(data, dict):
             raise DataError(source, f"a block-scale answer must be an object, not {shorten(data, 40)}")
-        try:
-            fmt = str(data["fmt"])
-            if fmt not in BLOCK_FORMATS:
-                raise ValueError(f"fmt {fmt!r} is not one of {', '.join(BLOCK_FORMATS)}")
-            refused = str(data.get("refused", ""))
-            if refused not in ("", "declined", "crashed", "timeout"):
-                raise ValueError(f"refused {refused!r} is not declined, crashed or timeout")
-            count = data.get("plan_count", 0)
-            if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count < 100_000:
-                raise ValueError(f"plan_count {shorten(count, 20)} is not a count")
-            engines = tuple(int(e) for e in data.get("engine_ids", []))
-            if any(not 0 <= e < 100_000 for e in engines):
-                raise ValueError("an engine id is out of range (0-99999)")
-            return cls(spec=spec_from_dict(data["spec"]), fmt=fmt, target=str(data["target"])[:64],
-                       target_label=str(data["target_label"])[:300], cudnn_version=int(data["cudnn_version"]),
-                       source=str(data["source"])[:300], plan_count=count, engine_ids=engines,
-                       notes=tuple(str(n)[:80] for n in data.get("notes", []))[:20],
-                       proposals=tuple(_proposal(p, source) for p in data.get("proposals", [])),
-                       refused=refused, message=str(data.get("message", ""))[:4000],
-                       detail=str(data.get("detail", ""))[:20000])
-        except (KeyError, TypeError, ValueError) as e:
-            raise DataError(source, f"a block-scale answer is incomplete or malformed ({type(e).__name__}: "
-                                    f"{shorten(str(e), 80)})") from None
+        checks.known_fields(source, data, BLOCK_ANSWER_FIELDS, "a block-scale answer")
+        missing = [k for k in ("spec", "fmt", "target", "target_label", "cudnn_version", "source") if k not in data]
+        if missing:
+            raise checks.fail(source, missing[0], "is missing from the block-scale answer")
+        fmt = data["fmt"]
+        if not isinstance(fmt, str) or fmt not in BLOCK_FORMATS:
+            raise checks.fail(source, "fmt", f"must be one of {', '.join(BLOCK_FORMATS)}, not {shorten(fmt, 40)}")
+        refused = data.get("refused", "")
+        if refused != "" and refused not in checks.REFUSALS:
+            raise checks.fail(source, "refused", f"must be empty or one of {', '.join(checks.REFUSALS)}, not "
+                                                 f"{shorten(refused, 40)}")
+        engines, notes, proposals = (data.get(k, []) for k in ("engine_ids", "notes", "proposals"))
+        for key, value, most in (("engine_ids", engines, 1000), ("notes", notes, 32), ("proposals", proposals, 10_000)):
+            if not isinstance(value, list) or len(value) > most:
+                raise checks.fail(source, key, f"must be a list of at most {most} entries, not {shorten(value, 40)}")
+        count = checks.whole(source, "plan_count", data.get("plan_count", 0), 0, 99_999)
+        if refused and (count or engines or proposals):
+            raise checks.fail(source, "plan_count", f"an answer refused ({refused}) holds no plans")
+        plans = tuple(checks.proposal(p, source, f"proposals[{i}]") for i, p in enumerate(proposals))
+        if plans and count != len(plans):
+            raise checks.fail(source, "plan_count", f"must count the {len(plans)} proposals kept, not {count}")
+        return cls(spec=spec_from_data(data["spec"], source, "spec"), fmt=fmt,
+                   target=checks.text(source, "target", data["target"], limit=64, empty=False),
+                   target_label=checks.text(source, "target_label", data["target_label"], limit=300, empty=False),
+                   cudnn_version=checks.cudnn_version(source, "cudnn_version", data["cudnn_version"],
+                                                      unknown=refused in ("crashed", "timeout")),
+                   source=checks.text(source, "source", data["source"], limit=300), plan_count=count,
+                   engine_ids=tuple(checks.whole(source, f"engine_ids[{i}]", e, 0, checks.MAX_ENGINE_ID)
+                                    for i, e in enumerate(engines)),
+                   notes=tuple(checks.text(source, f"notes[{i}]", n, limit=80, empty=False)
+                               for i, n in enumerate(notes)),
+                   proposals=plans, refused=str(refused),
+                   message=checks.text(source, "message", data.get("message", ""), limit=4000),
+                   detail=checks.text(source, "detail", data.get("detail", ""), limit=200_000))
+
+
+#: The fields of a block-scale answer (its to_dict keys).
+BLOCK_ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(BlockScaleAnswer))
 
 
 def load_block_scale_answers(path: Path) -> tuple[BlockScaleAnswer, ...]:
@@ -419,8 +472,8 @@ def ask_block_scaled(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100",
     block-scaled graph of ``spec`` on ``target`` (a target name such as ``sm100``, a Target, or None: this GPU).
     NoGPUError where cuDNN cannot be loaded with the NVIDIA driver."""
     from ..gpu.asker import worker_env  # heavy: imports graphviz
+    _check_spec(spec, "ask_block_scaled")
     f = block_format(fmt)
-    _problem(spec)
     tgt = as_target(target)
     query = {"spec": spec.to_json(), "fmt": f.name, "description": tgt.description if tgt else None}
     try:
@@ -456,8 +509,11 @@ def block_scale_plans(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100"
                       recorded: bool | None = None) -> BlockScaleAnswer:
     """cuDNN's answer for the block-scaled graph of ``spec`` on ``target``: asked where cuDNN can be loaded
     (``recorded=None`` or False), else the recorded answer for the same problem, format and target name."""
+    _check_spec(spec, "block_scale_plans")
     f = block_format(fmt)
-    _problem(spec)
+    if recorded not in (None, True, False):
+        raise OptionError("recorded", recorded, "None (ask where cuDNN loads, else read recordings), True "
+                          "(recordings only) or False (ask only)", where="block_scale_plans")
     if recorded is not True:
         try:
             return ask_block_scaled(spec, f, target)

@@ -17,11 +17,12 @@ from typing import Any
 from ..errors import DataError, NoGPUError, OptionError, shorten
 from ..options import check_sm_count
 from ..provenance import cudnn_version_text
-from ..specs import Spec, spec_from_dict
+from ..specs import Spec
 from .devices import Target, as_target
 from ..gpu.reasons import reasons_frame, summarize
 from ..results.datasets import dataset_prefix
-from ..results.loading import parse_json, read_text
+from ..results.loading import parse_json, read_text, spec_from_data
+from . import checks
 from .devices import check_description, today
 from ..results import recordings
 from ..results.labels import ANSWER_LABEL
@@ -98,7 +99,9 @@ class WhatIf:
             return (f"{len(self.proposals)} plans of {len(self.engines)} engines on {where} "
                     f"({ANSWER_LABEL}; {self.source}).{limit}")
         why = summarize(self.detail) if self.refused == "declined" else ""
-        return f"No plan on {where}: {self.message.splitlines()[0][:300]} {why}".strip() + f" ({self.source})."
+        first = next((line for line in self.message.splitlines() if line.strip()), "")[:300]
+        said = first or f"cuDNN gave no plan ({self.refused or 'no message'})"
+        return f"No plan on {where}: {said} {why}".strip() + f" ({self.source})."
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -107,31 +110,41 @@ class WhatIf:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: Any = "what-if") -> WhatIf:
+    def from_dict(cls, data: Any, source: Any = "what-if") -> WhatIf:
+        """Inverse of :meth:`to_dict`: every field checked by meaning (DataError naming ``source`` and the field;
+        no raw error for a damaged answer)."""
         if not isinstance(data, dict):
             raise DataError(source, f"a what-if answer must be an object, not {shorten(data, 40)}")
-        try:
-            return cls(spec=spec_from_dict(data["spec"]), target=str(data["target"]),
-                       target_label=str(data["target_label"]), synthetic=bool(data["synthetic"]),
-                       cudnn_version=int(data["cudnn_version"]), source=str(data["source"]),
-                       proposals=tuple(_proposal(p, source) for p in data.get("proposals", [])),
-                       refused=str(data.get("refused", "")), message=str(data.get("message", "")),
-                       detail=str(data.get("detail", "")),
-                       sm_count=None if data.get("sm_count") is None else int(data["sm_count"]))
-        except (KeyError, TypeError, ValueError) as e:
-            raise DataError(source, f"a what-if answer is incomplete or malformed ({type(e).__name__}: "
-                                    f"{shorten(str(e), 80)})") from None
+        checks.known_fields(source, data, ANSWER_FIELDS, "a what-if answer")
+        missing = [k for k in ("spec", "target", "target_label", "synthetic", "cudnn_version", "source")
+                   if k not in data]
+        if missing:
+            raise checks.fail(source, missing[0], "is missing from the what-if answer")
+        refused = data.get("refused", "")
+        if refused != "" and refused not in checks.REFUSALS:
+            raise checks.fail(source, "refused", f"must be empty or one of {', '.join(checks.REFUSALS)}, not "
+                                                 f"{shorten(refused, 40)}")
+        proposals = data.get("proposals", [])
+        if not isinstance(proposals, list) or len(proposals) > 10_000:
+            raise checks.fail(source, "proposals", f"must be a list of plans, not {shorten(proposals, 40)}")
+        if refused and proposals:
+            raise checks.fail(source, "proposals", f"an answer refused ({refused}) holds no plans")
+        return cls(spec=spec_from_data(data["spec"], source, "spec"),
+                   target=checks.text(source, "target", data["target"], limit=64, empty=False),
+                   target_label=checks.text(source, "target_label", data["target_label"], limit=300, empty=False),
+                   synthetic=checks.flag(source, "synthetic", data["synthetic"]),
+                   cudnn_version=checks.cudnn_version(source, "cudnn_version", data["cudnn_version"]),
+                   source=checks.text(source, "source", data["source"], limit=300),
+                   proposals=tuple(checks.proposal(p, source, f"proposals[{i}]") for i, p in enumerate(proposals)),
+                   refused=str(refused), message=checks.text(source, "message", data.get("message", ""), limit=4000),
+                   detail=checks.text(source, "detail", data.get("detail", ""), limit=200_000),
+                   sm_count=checks.whole(source, "sm_count", data.get("sm_count"), 1, 1024, null=True))
 
 
-def _proposal(p: Any, source: Any) -> dict[str, Any]:
-    if not isinstance(p, dict) or not isinstance(p.get("plan"), str) or not isinstance(p.get("engine_id"), int):
-        raise DataError(source, f"a what-if plan must hold plan (text) and engine_id (integer), not {shorten(p, 60)}")
-    if not 0 <= p["engine_id"] < 100_000:
-        raise DataError(source, f"field engine_id: {p['engine_id']} is out of range (0-99999)")
-    return {"plan": p["plan"][:200], "engine_id": p["engine_id"],
-            "knobs": {str(k): int(v) for k, v in dict(p.get("knobs", {})).items()},
-            "behavior_notes": [str(n) for n in p.get("behavior_notes", [])],
-            "ranks": {str(k): int(v) for k, v in dict(p.get("ranks", {})).items()}}
+#: The fields of a what-if answer (its to_dict keys).
+ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(WhatIf))
+
+
 
 
 # ------------------------------------------------------------------------------------------------ recordings
