@@ -1,22 +1,24 @@
 """What-if on another cuDNN version, measured: run a spec under the cuDNN in another library folder and lay the
-two runs side by side (:class:`RunDrift`). The run goes to a process of its own
-(``python -m cudnn_lab.whatif.versions SPEC OPTIONS OUT``): the parent (:func:`run_under`) puts that cuDNN's folder
-first on ``LD_LIBRARY_PATH``; the child loads the frontend (and so that cuDNN) before torch, turns torch's own cuDNN
-use off (torch refuses a cuDNN it was not built with: docs/FINDINGS.md) and runs the spec with the kit's run, without
-PyTorch baselines (those come from the parent's process). The kit modules imported at this module's top load neither
-torch nor cudnn, so the frontend's cuDNN is still the first one loaded in the child.
+two runs side by side (:class:`RunDrift`). The run goes to a kit worker (:mod:`cudnn_lab.gpu.workers`, role
+:func:`run_here`) whose environment puts that cuDNN's folder first on ``LD_LIBRARY_PATH``; the role loads the
+frontend (and so that cuDNN) before torch, turns torch's own cuDNN use off (torch refuses a cuDNN it was not built
+with: docs/FINDINGS.md) and runs the spec with the kit's run, without PyTorch baselines (those come from the parent's
+process). The kit modules imported at this module's top load neither torch nor cudnn, so the frontend's cuDNN is
+still the first one loaded in the worker.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import json
-import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, NoGPUError, OptionError, shorten
+from ..errors import DataError, NoGPUError, OptionError, WorkerError, shorten
+from ..gpu.asker import check_cudnn_folder
+from ..gpu.session import require_gpu
+from ..gpu.workers import call_once, worker_env
 from ..options import RunOptions
 from ..provenance import cudnn_version_text
 from ..results import RunResult, load_results, recorded_datasets, recordings
@@ -27,41 +29,69 @@ from ..runs import run
 from ..specs import Spec, spec_from_json
 from .heuristics import WHATIF_DIR
 
-__all__ = ["run_under", "run_drift", "RunDrift", "recorded_run_drifts", "RUNS_DIR"]
+__all__ = ["ask", "run_under", "run_drift", "RunDrift", "recorded_run_drifts", "RUNS_DIR", "ROLE"]
+
+#: The worker role that runs a spec under the cuDNN first on its loader path (see :func:`run_here`).
+ROLE = f"{__name__}:run_here"
 
 
-def run_under(spec: Spec, cudnn_lib: Any, options: Any = None, *, timeout_s: float = 900.0) -> Any:
-    """Run ``spec`` with the kit's run under the cuDNN in ``cudnn_lib`` (a folder holding libcudnn*.so.9), in a
-    process of its own (this module run as a script); returns its RunResult, without PyTorch baselines."""
-    import subprocess
-    import tempfile
-
-    from ..gpu.asker import check_cudnn_folder, worker_env  # heavy: imports graphviz
-
+def run_under(spec: Spec, cudnn_lib: Any, options: Any = None, *, timeout_s: float = 900.0) -> RunResult:
+    """Run ``spec`` with the kit's run under the cuDNN in ``cudnn_lib`` (a folder holding libcudnn*.so.9), in a kit
+    worker of its own; returns its RunResult, without PyTorch baselines. NoGPUError where the worker gives no result
+    within ``timeout_s`` or ends without one; DataError where the run under that cuDNN failed."""
     if not isinstance(spec, Spec):
         raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))")
     folder = check_cudnn_folder(cudnn_lib)
     opts = RunOptions.coerce(options)
-    from ..gpu.session import require_gpu  # heavy: imports graphviz
-
     require_gpu(opts.device)
+    return _run_in_worker(spec, opts, folder, timeout_s=timeout_s)
+
+
+def _run_in_worker(spec: Spec, opts: RunOptions, folder: Path, *, timeout_s: float, target: str = ROLE) -> RunResult:
+    """The run of ``spec`` by the worker ``target`` (the kit's :data:`ROLE`; tests name a selftest role) with the
+    cuDNN in ``folder`` first on its loader path: its RunResult, or the error kinds of :func:`run_under`."""
     with tempfile.TemporaryDirectory(prefix="cudnn-lab-version-") as tmp:
         out = Path(tmp) / "result.json"
+        message = {"spec": spec.to_json(), "options": opts.to_dict(), "out": str(out)}
         try:
-            proc = subprocess.run([sys.executable, "-m", "cudnn_lab.whatif.versions", spec.to_json(),
-                                   json.dumps(opts.to_dict()), str(out)], env=worker_env(folder),
-                                  capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            raise NoGPUError(f"the run under the cuDNN in {folder} gave no result within {timeout_s:.0f} s") from None
+            reply = call_once(target, message, env=worker_env(folder), timeout_s=timeout_s)
+        except WorkerError as e:
+            if e.kind == "deadline":
+                raise NoGPUError(f"the run under the cuDNN in {folder} gave no result within {timeout_s:.0f} s") \
+                    from None
+            raise NoGPUError(f"the run under the cuDNN in {folder} ended without a result ({e.how or e.kind}: "
+                             f"{shorten(e.detail or 'no message', 200)})") from None
+        if "error" in reply:
+            raise DataError(folder, f"the run under this cuDNN failed: {reply['error']}: "
+                                    f"{shorten(reply.get('message', ''), 300)}")
         if not out.exists():
-            tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no message"]
-            raise NoGPUError(f"the run under the cuDNN in {folder} ended without a result (exit code "
-                             f"{proc.returncode}: {shorten(tail[0], 200)})")
-        data = read_json(out, "result JSON")  # read once: the worker's error, or its result
-        if isinstance(data, dict) and "error" in data:
-            raise DataError(folder, f"the run under this cuDNN failed: {data['error']}: "
-                                    f"{shorten(data['message'], 300)}")
-        return RunResult.from_dict(data, source=out)
+            raise NoGPUError(f"the run under the cuDNN in {folder} ended without a result (the worker answered "
+                             f"{shorten(reply, 200)})")
+        return RunResult.from_dict(read_json(out, "result JSON"), source=out)
+
+
+def run_here(message: dict[str, Any]) -> dict[str, Any]:
+    """Worker role (gpu/workers, with another cuDNN first on the loader path): run ``message["spec"]`` with
+    ``message["options"]`` and save its result to ``message["out"]``; ``{"saved": path}``, or ``{"error": type,
+    "message": text}`` for any failure (as data, in one reply)."""
+    try:
+        import cudnn  # first: the folder on LD_LIBRARY_PATH provides libcudnn, not torch's wheel
+
+        version = int(cudnn.backend_version())
+        import torch
+
+        torch.backends.cudnn.enabled = False  # torch's conv/SDPA paths would refuse this cuDNN
+        spec = spec_from_json(message["spec"])
+        result = run(spec, {**dict(message.get("options") or {}), "baselines": False})
+        result.settings["cudnn_lib_version"] = version
+        out = result.save(Path(message["out"]))
+        return {"saved": str(out)}
+    except Exception as e:  # noqa: BLE001 - every failure goes back to the parent as data, in one reply
+        return {"error": type(e).__name__, "message": str(e)[:4000]}
+
+
+#: The module's question under the what-if package's uniform name (:data:`cudnn_lab.whatif.QUESTIONS`).
+ask = run_under
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,29 +197,3 @@ def recorded_run_drifts(spec: Spec | None = None) -> list[RunDrift]:
                              else RunDrift(mine, other))
                 break
     return pairs
-
-
-def main(argv: list[str]) -> int:
-    """Run the spec and write its result (or the error) to OUT; 0 on success, 1 on a failure written to OUT."""
-    spec_json, options_json, out = argv
-    out_path = Path(out)
-    try:
-        import cudnn  # first: the folder on LD_LIBRARY_PATH provides libcudnn, not torch's wheel
-
-        version = int(cudnn.backend_version())
-        import torch
-
-        torch.backends.cudnn.enabled = False  # torch's conv/SDPA paths would refuse this cuDNN
-        spec = spec_from_json(spec_json)
-        options = {**json.loads(options_json), "baselines": False}
-        result = run(spec, options)
-        result.settings["cudnn_lib_version"] = version
-        result.save(out_path)
-        return 0
-    except Exception as e:  # noqa: BLE001 - every failure goes back to the parent as data, in one line
-        out_path.write_text(json.dumps({"error": type(e).__name__, "message": str(e)[:4000]}))
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

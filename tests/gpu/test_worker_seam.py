@@ -163,7 +163,7 @@ def test_close_garbage_collection_and_call_once_leave_no_process_behind(worker) 
 PACKAGE = Path(__file__).resolve().parents[2] / "cudnn_lab"
 #: Modules still starting their own worker while helper A routes them through gpu/workers (issue 34): remove each
 #: name as it moves; the test fails both for a new offender and for a name left here after its module moved.
-PENDING = {"whatif/versions.py"}
+PENDING: set[str] = set()
 
 
 def _starts_own_worker(path) -> bool:
