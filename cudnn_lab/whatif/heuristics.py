@@ -26,6 +26,7 @@ from . import checks
 from .devices import check_description, today
 from ..results import recordings
 from ..results.labels import ANSWER_LABEL
+from ..results.run import RunResult
 from ..results.paths import check_output_path
 
 __all__ = ["WhatIf", "plans_for", "profile", "compare", "drift", "Drift",
@@ -279,15 +280,80 @@ def profile(path: Any = None) -> Target:
 
 # ------------------------------------------------------------------------------------------------ side by side
 
+def _check_options(kwargs: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    """OptionError naming the first keyword ``where`` does not take (not Python's raw TypeError)."""
+    for name, value in kwargs.items():
+        if name not in allowed:
+            raise OptionError(name, value, f"is no option of {where}; its options: {', '.join(allowed)}",
+                              where=where)
+
+
+def _target_key(tgt: Target | None) -> tuple[Any, ...]:
+    """What makes two targets the same: this GPU, or the same name, origin, cuDNN and description."""
+    if tgt is None:
+        return ("this GPU",)
+    return (tgt.name, tgt.origin, tgt.cudnn_version, tuple(sorted((k, str(v)) for k, v in tgt.description.items())))
+
+
+def distinct_targets(targets: Any) -> list[Target | None]:
+    """``targets`` (one target or an iterable of them: names, compute capabilities, Targets, files, None for this
+    GPU) resolved as the kit names them, each once in first-named order; OptionError naming ``targets`` otherwise
+    (two different targets of one name included: their columns would merge)."""
+    allowed = ("one target or a list of them: target names (cl.targets()), compute capabilities such as 10.0, "
+               "Targets, target files, or None for this GPU")
+    if targets is None:
+        raise OptionError("targets", targets, allowed)
+    if isinstance(targets, (str, Path, Target, dict)):
+        targets = [targets]
+    try:
+        items = list(targets)
+    except TypeError:
+        raise OptionError("targets", targets, allowed) from None
+    if not items or len(items) > 64:
+        raise OptionError("targets", targets, f"{allowed}; 1-64 of them")
+    found: dict[str, tuple[tuple[Any, ...], Target | None]] = {}
+    for item in items:
+        try:
+            tgt = as_target(item)
+        except OptionError as e:
+            raise OptionError("targets", item, e.allowed) from None
+        name = tgt.name if tgt else "this GPU"
+        key = _target_key(tgt)
+        if name in found and found[name][0] != key:
+            raise OptionError("targets", item, f"two different targets are called {name}: name each once")
+        found.setdefault(name, (key, tgt))
+    return [tgt for _, tgt in found.values()]
+
+
+def _check_measured(measured: Any, spec: Spec) -> None:
+    """``measured`` must be a run of ``spec`` (its times are set beside the answers for it)."""
+    if not isinstance(measured, RunResult):
+        raise OptionError("measured", measured, "a RunResult of this spec (cl.run(spec) or cl.load_results(...))",
+                          where="compare")
+    if measured.spec != spec:
+        raise OptionError("measured", measured.spec.label(), f"a run of the spec compared ({spec.label()}), not of "
+                          "another problem", where="compare")
+    if "engine_id" not in measured.plans or "median_ms" not in measured.plans:
+        raise OptionError("measured", measured.spec.label(), "a run whose plan table has engine_id and median_ms",
+                          where="compare")
+
+
 def compare(spec: Spec, targets: Iterable[Any] = ("h100", "h200", "sm80", "sm89", "sm100", "sm120"), *,
             measured: Any = None, **kwargs: Any) -> Any:
     """Several targets side by side, one row per engine: per target how many of the engine's plans were proposed
     (``<target> plans``) and their best rank in any mode (``<target> rank``); blank where the engine does not appear.
     ``attrs`` hold each target's label, the refusals' summaries and the answers. ``measured`` (a RunResult of this
-    spec) adds the best measured time of each engine on that GPU."""
+    spec) adds the best measured time of each engine on that GPU. Each target is asked once, however often or
+    however spelt it is named (``h100``/``H100``, ``sm90``/``9.0``); ``kwargs`` are :func:`plans_for`'s options."""
     import pandas as pd
 
-    answers = [plans_for(spec, t, **kwargs) for t in targets]
+    if not isinstance(spec, Spec):
+        raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))", where="compare")
+    _check_options(kwargs, ("cudnn_lib", "sm_count", "modes", "recorded"), "compare")
+    asked = distinct_targets(targets)
+    if measured is not None:
+        _check_measured(measured, spec)
+    answers = [plans_for(spec, t, **kwargs) for t in asked]
     engines: dict[int, dict[str, Any]] = {}
     for w in answers:
         for p in w.proposals:
@@ -328,26 +394,38 @@ class Drift:
     old: WhatIf
     new: WhatIf
 
+    def __post_init__(self) -> None:
+        for name in ("old", "new"):
+            if not isinstance(getattr(self, name), WhatIf):
+                raise OptionError(name, getattr(self, name), "a WhatIf (cl.plans_for's answer)", where="Drift")
+
     def frame(self) -> Any:
+        """One row per plan (a plan is its engine and knobs, however its name is spelt): in which version, its
+        rank in mode A in each."""
         import pandas as pd
 
-        a = {p["plan"]: p for p in self.old.proposals}
-        b = {p["plan"]: p for p in self.new.proposals}
+        a = {_identity(p): p for p in self.old.proposals}
+        b = {_identity(p): p for p in self.new.proposals}
         va, vb = cudnn_version_text(self.old.cudnn_version), cudnn_version_text(self.new.cudnn_version)
         rows = []
-        for plan in list(dict.fromkeys([*a, *b])):
-            ra, rb = (a.get(plan, {}).get("ranks", {}).get("A"), b.get(plan, {}).get("ranks", {}).get("A"))
-            state = "both" if plan in a and plan in b else f"only {va}" if plan in a else f"only {vb}"
-            rows.append({"plan": plan, "engine_id": (a.get(plan) or b.get(plan))["engine_id"], "in": state,
+        for key in list(dict.fromkeys([*a, *b])):
+            ra, rb = (a.get(key, {}).get("ranks", {}).get("A"), b.get(key, {}).get("ranks", {}).get("A"))
+            state = "both" if key in a and key in b else f"only {va}" if key in a else f"only {vb}"
+            p = b.get(key) or a[key]
+            rows.append({"plan": p["plan"], "engine_id": p["engine_id"], "in": state,
                          f"rank A ({va})": ra, f"rank A ({vb})": rb})
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows, columns=["plan", "engine_id", "in", f"rank A ({va})", f"rank A ({vb})"])
+
+    @staticmethod
+    def first_choice(w: WhatIf) -> Any:
+        """The plan cuDNN's heuristics rank first in mode A (its identity: engine and knobs), or None."""
+        ranked = [p for p in w.proposals if "A" in p.get("ranks", {})]
+        return _identity(min(ranked, key=lambda p: p["ranks"]["A"])) if ranked else None
 
     @property
     def first_choice_changed(self) -> bool:
-        def first(w: WhatIf) -> str | None:
-            ranked = [p for p in w.proposals if "A" in p.get("ranks", {})]
-            return min(ranked, key=lambda p: p["ranks"]["A"])["plan"] if ranked else None
-        return first(self.old) != first(self.new)
+        """True when the two versions' first choices (mode A) are different plans (by engine and knobs)."""
+        return self.first_choice(self.old) != self.first_choice(self.new)
 
     def summary(self) -> str:
         f = self.frame()
@@ -360,22 +438,39 @@ class Drift:
                 f"first choice {'changed' if self.first_choice_changed else 'is the same'} ({ANSWER_LABEL}).")
 
 
+def _identity(p: dict[str, Any]) -> Any:
+    """A proposed plan's identity: its engine and knobs (checks.plan_identity)."""
+    return checks.plan_identity(p.get("plan"), p.get("engine_id"), p.get("knobs"))
+
+
 def drift(spec: Spec, other: Any, target: Any = None, **kwargs: Any) -> Drift:
     """The answers of the cuDNN in ``other`` (a library folder; or a recorded cuDNN version number such as 91400)
-    and the cuDNN in use, side by side."""
-    if isinstance(other, int) and not isinstance(other, bool):
-        old = _recorded_drift(spec, target, other)
-        new = _recorded_drift(spec, target, None, exclude=other)
+    and the cuDNN in use, side by side, for one ``target`` (None: this GPU); ``kwargs``: sm_count, modes."""
+    if not isinstance(spec, Spec):
+        raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))", where="drift")
+    if other is None or isinstance(other, bool):
+        raise OptionError("other", other, "a cuDNN library folder, or a recorded cuDNN version number such as 91400",
+                          where="drift")
+    _check_options(kwargs, ("sm_count", "modes"), "drift")
+    if not isinstance(target, (str, Path, Target, dict)) and target is not None:
+        raise OptionError("target", target, "one target (a name, a compute capability, a Target or a target file) "
+                          "or None (this GPU)", where="drift")
+    if isinstance(other, int):
+        sm = kwargs.get("sm_count")
+        sm = None if sm is None else check_sm_count(sm)
+        old = _recorded_drift(spec, target, other, sm_count=sm)
+        new = _recorded_drift(spec, target, None, exclude=other, sm_count=sm)
         return Drift(old, new) if old.cudnn_version <= new.cudnn_version else Drift(new, old)
     a = plans_for(spec, target, cudnn_lib=other, recorded=False, **kwargs)
     b = plans_for(spec, target, recorded=False, **kwargs)
     return Drift(a, b) if a.cudnn_version <= b.cudnn_version else Drift(b, a)
 
 
-def _recorded_drift(spec: Spec, target: Any, version: int | None, exclude: int | None = None) -> WhatIf:
+def _recorded_drift(spec: Spec, target: Any, version: int | None, exclude: int | None = None,
+                    sm_count: int | None = None) -> WhatIf:
     tgt = as_target(target)
     name = tgt.name if tgt else "this GPU"
-    fits = [w for w in _recorded_for(spec, name, None)
+    fits = [w for w in _recorded_for(spec, name, sm_count)
             if (version is None or w.cudnn_version == version) and w.cudnn_version != exclude]
     if not fits:
         which = cudnn_version_text(version) if version else "in use"
