@@ -16,7 +16,8 @@ from typing import Any
 
 __all__ = ["Verdict", "verdict", "check", "check_parts", "say", "kept_benchmark", "cudnn_version", "provenance",
            "recording_for", "plans_table", "PLAN_TABLE_COLUMNS", "named_knobs", "ties", "band_shares", "inspect_diff",
-           "best_per_point", "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame", "main_tile"]
+           "check_graph", "best_per_point", "gpu_ratios", "regret_per_point", "waves", "tile_shape", "kernels_frame",
+           "main_tile", "KEPT_BENCHMARKS"]
 
 from .exercises import (OPEN, RIGHT, UNMEASURED, WRONG, Verdict, _is_number, check, check_parts,  # noqa: F401
                         say, verdict)
@@ -283,6 +284,23 @@ def inspect_diff(mine: Any, kit: Any) -> Any:
             if x.get(key) != y.get(key):
                 rows.append((f"operation {key}", label, x.get(key), y.get(key)))
     return pd.DataFrame(rows, columns=["what", "name", "yours", "kit's"])
+
+
+def check_graph(graph: Any, kit: Any, *, name: str = "answer") -> bool:
+    """Referee for a graph the student wrote with ``cudnn.pygraph``: compare its ``inspect()`` with the kit's graph
+    (:func:`inspect_diff`) and print right, or wrong with every difference (a table). ``None``: not answered yet.
+    Returns whether they are the same, so a check cell can go on to the prediction."""
+    if graph is None or graph is Ellipsis:
+        print(verdict(None, None, name=name).text)
+        return False
+    diff = inspect_diff(graph, kit)
+    if diff.empty:
+        print(f"{RIGHT}: {name} is the kit's graph: the same tensors (dims, strides, dtypes, virtual or not) and the "
+              "same operations in the same order.")
+        return True
+    print(f"{WRONG}: {name} differs from the kit's graph in {len(diff)} place(s):")
+    print(diff.to_string(index=False))
+    return False
 
 
 # ------------------------------------------------------------------------------------------------ sweeps, GPUs

@@ -367,3 +367,18 @@ def test_ranks_from_zero_shifts_the_heuristic_figure(conv: cl.RunResult) -> None
     assert best == conv.best["heuristic_rank"]  # every plan of this recording ran: the two ranks agree
     assert "0 = the pick" in fig.layout.xaxis.title.text and tuple(fig.layout.xaxis.range) == (-0.5, n - 0.5)
     assert all("heuristic rank 0 " not in h or "proposed at 0" in h for t in points for h in t.hovertext)
+
+
+# ------------------------------------------------------------------------------------------------ check_graph
+
+def test_check_graph_says_right_for_the_kits_graph_and_lists_differences(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = cl.chain("matmul", "bias", "gelu", m=64, n=48, k=32, dtype="bf16")
+    kit = cl.build_graph(spec)
+    assert course.check_graph(None, kit, name="answer_4") is False
+    assert course.OPEN in capsys.readouterr().out
+    assert course.check_graph(cl.build_graph(spec), kit, name="answer_4") is True
+    assert capsys.readouterr().out.startswith(course.RIGHT)
+    other = cl.build_graph(spec.replace(n=64))  # one size changed: B, the bias and the output differ
+    assert course.check_graph(other, kit, name="answer_4") is False
+    said = capsys.readouterr().out
+    assert said.startswith(course.WRONG) and "tensor dim" in said and "place(s)" in said
