@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import ResourceError, SpecError
 from ..specs import Spec
 from ..specs.base import DTYPE_BYTES
+from .families import Reference
 
 _S = TypeVar("_S")
+_SpecT = TypeVar("_SpecT", bound=Spec)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -192,3 +194,49 @@ def expecting(cls: type[_S], what: str) -> Callable[[object], _S]:
 def x_only(spec: object) -> tuple[str, ...]:
     """``input_names`` of a family whose graph reads one tensor, X."""
     return ("X",)
+
+
+def checked_device(spec: Spec, inputs: Mapping[str, torch.Tensor], flop_limit: float, *, field: str = "n",
+                   what: str = "FLOPs") -> torch.device:
+    """The one device of every input the graph reads (each there with its shape), after refusing a CPU reference
+    too large to run (``field`` named as the size to shrink, the work counted in ``what``)."""
+    device = check_inputs(spec, inputs, spec.input_names())
+    check_cpu_work(spec, device, field, flop_limit=flop_limit, what=what)
+    return device
+
+
+def x_to_y_reference(cls: type[_SpecT], what: str, op: Callable[[_SpecT, torch.Tensor], torch.Tensor], *,
+                     x_range: tuple[float, float] = (-1.0, 1.0), work: str = "FLOPs") -> Reference:
+    """The PyTorch side of a family whose graph reads one tensor X and writes one Y = ``op(spec, X)`` (activation,
+    softmax, pooling): X uniform in ``x_range`` in the graph's strides, a NaN-poisoned Y, ``op`` on X in float64
+    as the reference and on X itself as PyTorch's baseline."""
+    check_spec = expecting(cls, what)
+    lo, hi = x_range
+
+    def make_inputs(spec: _SpecT, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
+        import torch
+
+        s = check_spec(spec)
+        dims, strides = s.tensor_shapes()["X"], s.tensor_strides()["X"]
+        x = uniform("X", dims, strides, s.dtype, seed, lo, hi, device=device)
+        return {"X": x.to(torch.device(device))}  # preserve_format: a dense tensor keeps its strides
+
+    def make_outputs(spec: _SpecT, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
+        return poisoned(check_spec(spec), ("Y",), device)
+
+    def checked_x(spec: _SpecT, inputs: Mapping[str, torch.Tensor], flop_limit: float) -> torch.Tensor:
+        checked_device(spec, inputs, flop_limit, what=work)
+        return inputs["X"]
+
+    def reference_outputs(spec: _SpecT, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
+                          ) -> dict[str, torch.Tensor]:
+        s = check_spec(spec)
+        return {"Y": op(s, checked_x(s, inputs, cpu_flop_limit).double())}
+
+    def torch_op(spec: _SpecT, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
+                 ) -> Callable[[], torch.Tensor]:
+        s = check_spec(spec)
+        x = checked_x(s, inputs, cpu_flop_limit)
+        return lambda: op(s, x)
+
+    return Reference(x_only, make_inputs, make_outputs, reference_outputs, torch_op)

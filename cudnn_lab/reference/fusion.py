@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..specs.base import pair
 from ..specs.fusion import ConvConcatSpec, ConvDgradReluSpec, ConvGenstatsSpec, ConvPrologueSpec, ConvReductionSpec
 from . import reduction as _reduction  # noqa: F401 - registers the standalone reduction family (reference/reduction.py)
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
+from .common import CPU_FLOP_LIMIT, checked_device, expect, poisoned, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,16 +94,11 @@ def compute(spec: Fusion, t: Mapping[str, torch.Tensor]) -> dict[str, torch.Tens
     return out
 
 
-def _check(spec: Fusion, inputs: Mapping[str, torch.Tensor], flop_limit: float) -> None:
-    device = check_inputs(spec, inputs, spec.input_names())
-    check_cpu_work(spec, device, "n", flop_limit=flop_limit)
-
-
 def reference_outputs(spec: Fusion, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
                       ) -> dict[str, torch.Tensor]:
     """Every output in float64."""
     spec = _check_spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit)
     return compute(spec, {n: inputs[n].double() for n in spec.input_names()})
 
 
@@ -112,7 +107,7 @@ def torch_op(spec: Fusion, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limit
     """The same ops in PyTorch eager, native dtype: one kernel (or more) per op, the statistics too; returns the
     main output."""
     spec = _check_spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit)
     t = {n: inputs[n] for n in spec.input_names()}
     main = spec.output_names()[0]
     return lambda: compute(spec, t)[main]

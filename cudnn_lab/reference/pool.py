@@ -6,37 +6,17 @@ torch is imported inside the functions that need it, so importing this module st
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..specs.base import pair
 from ..specs.pool import PoolSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expecting, poisoned, uniform, x_only
-from .families import REFERENCES, Reference
+from .common import x_to_y_reference
+from .families import REFERENCES
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 __all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "pool"]
-
-
-_check_spec = expecting(PoolSpec, "pooling")
-input_names = x_only
-
-
-def make_inputs(spec: PoolSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
-    """X uniform in [-1, 1], never zeros, in the spec's dtype and layout (NHWC: channels_last strides), from a CPU
-    generator seeded by ``seed``. Negative values catch a max that treats the padding as zeros."""
-    import torch
-
-    spec = _check_spec(spec)
-    x = uniform("X", spec.x_dims, spec.tensor_strides()["X"], spec.dtype, seed, device=device)
-    return {"X": x.to(torch.device(device))}  # preserve_format: a dense tensor keeps its strides
-
-
-def make_outputs(spec: PoolSpec, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
-    """Y with the layout's strides, filled with NaN so any element cuDNN never writes shows up."""
-    return poisoned(_check_spec(spec), ("Y",), device)
 
 
 def pool(spec: PoolSpec, x: torch.Tensor) -> torch.Tensor:
@@ -49,27 +29,10 @@ def pool(spec: PoolSpec, x: torch.Tensor) -> torch.Tensor:
     return F.avg_pool2d(x, kernel_size=window, stride=stride, padding=padding, count_include_pad=spec.mode == "avg")
 
 
-def _check(spec: PoolSpec, inputs: dict[str, torch.Tensor], flop_limit: float) -> torch.Tensor:
-    """X is there with its shape and, on the CPU, the problem is small enough; returns X."""
-    device = check_inputs(spec, inputs, ("X",))
-    check_cpu_work(spec, device, "n", flop_limit=flop_limit, what="window operations")
-    return inputs["X"]
-
-
-def reference_outputs(spec: PoolSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
-                      ) -> dict[str, torch.Tensor]:
-    """Y in float64 on X's device: max_pool2d, or avg_pool2d with count_include_pad as the mode says."""
-    spec = _check_spec(spec)
-    x = _check(spec, inputs, cpu_flop_limit)
-    return {"Y": pool(spec, x.double())}
-
-
-def torch_op(spec: PoolSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
-             ) -> Callable[[], torch.Tensor]:
-    """A zero-argument callable running the same pooling in PyTorch eager, native dtype, on X's device."""
-    spec = _check_spec(spec)
-    x = _check(spec, inputs, cpu_flop_limit)
-    return lambda: pool(spec, x)
-
-
-REFERENCES.add(PoolSpec, Reference(input_names, make_inputs, make_outputs, reference_outputs, torch_op))
+#: X uniform in [-1, 1], in the spec's dtype and layout (NHWC: channels_last strides): negative values catch a max
+#: that treats the padding as zeros. Y in float64 on X's device: max_pool2d, or avg_pool2d with count_include_pad
+#: as the mode says; the baseline runs the same pooling in PyTorch eager, native dtype.
+REFERENCE = x_to_y_reference(PoolSpec, "pooling", pool, work="window operations")
+input_names, make_inputs, make_outputs = REFERENCE.input_names, REFERENCE.make_inputs, REFERENCE.make_outputs
+reference_outputs, torch_op = REFERENCE.reference_outputs, REFERENCE.torch_op
+REFERENCES.add(PoolSpec, REFERENCE)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.reduction import ReductionSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
+from .common import CPU_FLOP_LIMIT, checked_device, expect, poisoned, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,16 +76,11 @@ def reduce(spec: ReductionSpec, x: torch.Tensor) -> torch.Tensor:
     return ops[spec.mode]()
 
 
-def _check(spec: ReductionSpec, inputs: Mapping[str, torch.Tensor], flop_limit: float) -> None:
-    device = check_inputs(spec, inputs, spec.input_names())
-    check_cpu_work(spec, device, "n", flop_limit=flop_limit, what="element operations")
-
-
 def reference_outputs(spec: ReductionSpec, inputs: Mapping[str, torch.Tensor], *,
                       cpu_flop_limit: float = CPU_FLOP_LIMIT) -> dict[str, torch.Tensor]:
     """R in float64."""
     spec = _spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit, what="element operations")
     return {"R": reduce(spec, inputs["X"].double())}
 
 
@@ -93,7 +88,7 @@ def torch_op(spec: ReductionSpec, inputs: Mapping[str, torch.Tensor], *, cpu_flo
              ) -> Callable[[], torch.Tensor]:
     """The reduction in PyTorch eager on x converted to float32 (cuDNN's float accumulation and output)."""
     spec = _spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit, what="element operations")
     x = inputs["X"]
     return lambda: reduce(spec, x.float())
 

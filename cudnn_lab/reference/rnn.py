@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.rnn import RnnSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expect, poisoned, uniform
+from .common import CPU_FLOP_LIMIT, checked_device, expect, poisoned, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -109,12 +109,6 @@ def forward(spec: RnnSpec, t: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor,
     return layer_in, torch.stack(hys), (torch.stack(cys) if cys else None)
 
 
-def _check(spec: RnnSpec, inputs: Mapping[str, torch.Tensor], flop_limit: float) -> torch.device:
-    device = check_inputs(spec, inputs, spec.input_names())
-    check_cpu_work(spec, device, "batch", flop_limit=flop_limit)
-    return device
-
-
 def reference_outputs(spec: RnnSpec, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limit: float = CPU_FLOP_LIMIT
                       ) -> dict[str, torch.Tensor]:
     """Every output in float64 on the inputs' device: fwd Y, Hy (Cy); bwd the gradients of
@@ -122,7 +116,7 @@ def reference_outputs(spec: RnnSpec, inputs: Mapping[str, torch.Tensor], *, cpu_
     import torch
 
     spec = _check_spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit, field="batch")
     names = ("X", *spec.state_names(), *spec.param_names())
     if spec.direction == "fwd":
         with torch.no_grad():
@@ -166,7 +160,7 @@ def torch_op(spec: RnnSpec, inputs: Mapping[str, torch.Tensor], *, cpu_flop_limi
     import torch
 
     spec = _check_spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit, field="batch")
     m = module(spec, inputs)
     state = tuple(inputs[s] for s in spec.state_names())
     hx: Any = state if spec.has_cell_state else state[0]

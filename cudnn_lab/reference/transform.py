@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.transform import TransformSpec
-from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, expecting, poisoned, torch_dtype, uniform
+from .common import CPU_FLOP_LIMIT, checked_device, expecting, poisoned, torch_dtype, uniform
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,16 +60,11 @@ def transform(spec: TransformSpec, t: Mapping[str, torch.Tensor]) -> torch.Tenso
     return torch.cat([x, t["X2"]], dim=spec.axis)
 
 
-def _check(spec: TransformSpec, inputs: Mapping[str, torch.Tensor], flop_limit: float) -> None:
-    device = check_inputs(spec, inputs, spec.input_names())
-    check_cpu_work(spec, device, "n", flop_limit=flop_limit, what="element copies")
-
-
 def reference_outputs(spec: TransformSpec, inputs: Mapping[str, torch.Tensor], *,
                       cpu_flop_limit: float = CPU_FLOP_LIMIT) -> dict[str, torch.Tensor]:
     """Y in float64: the same values PyTorch's transform gives (a conversion rounded to the output dtype first)."""
     spec = _check_spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit, what="element copies")
     return {"Y": transform(spec, inputs).double()}
 
 
@@ -80,7 +75,7 @@ def torch_op(spec: TransformSpec, inputs: Mapping[str, torch.Tensor], *, cpu_flo
     import torch
 
     spec = _check_spec(spec)
-    _check(spec, inputs, cpu_flop_limit)
+    checked_device(spec, inputs, cpu_flop_limit, what="element copies")
     if spec.kind == "convert":
         fmt = torch.channels_last if spec.out_layout == "NHWC" else torch.contiguous_format
         dtype = torch_dtype(spec.out_dtype)
