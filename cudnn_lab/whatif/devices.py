@@ -20,7 +20,7 @@ from ..results import recordings
 from ..results.loading import parse_json, read_text
 from ..results.paths import check_output_path, write_text
 
-__all__ = ["Target", "targets", "target", "synthetic", "load_target", "as_target", "COMPUTE_CAPABILITIES",
+__all__ = ["ask", "Target", "targets", "target", "synthetic", "load_target", "as_target", "COMPUTE_CAPABILITIES",
            "DESCRIPTION_KEYS", "TARGETS_DIR", "FORMAT"]
 
 TARGETS_DIR = Path(__file__).resolve().parents[1] / "data" / "targets"
@@ -142,13 +142,28 @@ class Target:
         return (f"{self.description['deviceName']} ({where}, cuDNN {cudnn_version_text(self.cudnn_version)}, "
                 f"compute capability {self.compute_capability}, {self.sm_count} SMs)")
 
+    def summary(self) -> str:
+        """One sentence: the target's name and what it is (its :attr:`label`)."""
+        return f"Target {self.name}: {self.label}."
+
+    def frame(self) -> Any:
+        """One row: name, GPU, compute capability, SMs, origin, cuDNN, base and date (the targets table's row)."""
+        import pandas as pd
+
+        return pd.DataFrame([{"name": self.name, "gpu": str(self.description.get("deviceName", "")),
+                              "compute_capability": self.compute_capability, "sm_count": self.sm_count,
+                              "origin": self.origin, "cudnn": cudnn_version_text(self.cudnn_version),
+                              "base": self.base, "created": self.created}])
+
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the target file's fields (read back by :meth:`from_dict` and :func:`load_target`)."""
         return {"format": FORMAT, "version": 1, "name": self.name, "origin": self.origin,
                 "cudnn": self.cudnn_version, "base": self.base, "created": self.created,
                 "description": dict(self.description)}
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = "target") -> Target:
+        """Inverse of :meth:`to_dict`, every field checked (DataError naming ``source`` and the field)."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise DataError(source, f"not a cudnn-lab target file (no \"format\": \"{FORMAT}\")",
                             hint="write it with `cudnn-lab profile -o FILE` on the GPU it describes")
@@ -230,6 +245,10 @@ def target(name: str, *, cudnn_version: int | None = None) -> Target:
                           "or a target file (cudnn-lab profile -o FILE)") from None
     bases = [t for t in _recorded() if cudnn_version is None or t.cudnn_version == cudnn_version] or _recorded()
     return synthetic(_cc_text(ver), bases[0])
+
+
+#: The module's question under the what-if package's uniform name (:data:`cudnn_lab.whatif.QUESTIONS`).
+ask = target
 
 
 def as_target(value: Any, *, cudnn_version: int | None = None) -> Target | None:

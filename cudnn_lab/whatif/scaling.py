@@ -43,8 +43,8 @@ from ..results.run import json_ready, typed_columns
 from ..runs import check_carve_out, check_progress, check_runnable, check_spec, run
 from ..gpu.reasons import category_of, read_reasons
 
-__all__ = ["LABEL", "DEFAULT_SM_COUNTS", "FRAME_COLUMNS", "REFUSED_COLUMNS", "PER_COUNT_COLUMNS", "ScalingResult",
-           "sm_scaling", "check_sm_counts"]
+__all__ = ["ask", "LABEL", "DEFAULT_SM_COUNTS", "FRAME_COLUMNS", "REFUSED_COLUMNS", "PER_COUNT_COLUMNS",
+           "ScalingResult", "sm_scaling", "check_sm_counts"]
 
 #: What a carve-out scales and what it does not; every ScalingResult and its figure carry it.
 LABEL = SCALING_LABEL
@@ -72,6 +72,10 @@ PER_COUNT_COLUMNS: tuple[str, ...] = (
 _INT = ("sm_count", "sms", "engine_id", "heuristic_rank")
 _FLOAT = ("median_ms", "iqr_ms", "min_ms", "tflops", "gbps", "kernel_ms")
 _BOOL = ("pass_cudnn", "from_cache", "reused", "is_best")
+_TEXT = ("plan", "knobs", "status", "error", "how", "category", "reason")
+#: Longest text a row's cell may hold (cuDNN's reasons included).
+MAX_CELL_TEXT = 20_000
+_TILE = re.compile(r"[0-9]{1,5}(?:x[0-9]{1,5}){1,2}")
 NOT_PROPOSED = "listed by the heuristics on the whole GPU but not under this carve-out (cuDNN gives no reason)"
 
 
@@ -120,7 +124,7 @@ def _na(value: Any) -> bool:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ScalingResult:
-    """What :func:`sm_scaling` measured: one row per (count, plan) in :attr:`frame`, the refusals in
+    """What :func:`sm_scaling` measured: one row per (count, plan) in :attr:`rows` (:meth:`frame`), the refusals in
     :attr:`refused`, per count the best and ideal times in :attr:`per_count`, and :attr:`label` (only the compute
     share is scaled). ``errors`` holds, per carve-out under which no plan ran, the run's error (cuDNN's reasons)."""
 
@@ -128,7 +132,8 @@ class ScalingResult:
     sm_counts: tuple[int | None, ...]
     #: the GPU's SM count (what None ran on)
     full_sm_count: int
-    frame: Any  # pandas.DataFrame with FRAME_COLUMNS
+    #: pandas.DataFrame with FRAME_COLUMNS (written as the record's ``frame`` field: recorded files read as before)
+    rows: Any
     refused: Any  # pandas.DataFrame with REFUSED_COLUMNS
     device: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: the run options every count shared (sm_count aside)
@@ -149,8 +154,8 @@ class ScalingResult:
         return float(rows["median_ms"].iloc[0]) if len(rows) else None
 
     def _rows(self, sm_count: int | None) -> Any:
-        col = self.frame["sm_count"]
-        return self.frame[col.isna()] if sm_count is None else self.frame[col.notna() & (col == sm_count)]
+        col = self.rows["sm_count"]
+        return self.rows[col.isna()] if sm_count is None else self.rows[col.notna() & (col == sm_count)]
 
     def _best_rows(self, sm_count: int | None) -> Any:
         rows = self._rows(sm_count)
@@ -191,6 +196,10 @@ class ScalingResult:
             out[col] = out[col].astype("float64")
         return out
 
+    def frame(self) -> Any:
+        """One row per (count, plan): a copy of :attr:`rows` (FRAME_COLUMNS), the what-if answer types' table."""
+        return self.rows.copy()
+
     def refused_at(self, sm_count: int) -> Any:
         """The refusals of one carve-out (rows of :attr:`refused`)."""
         col = self.refused["sm_count"]
@@ -219,7 +228,7 @@ class ScalingResult:
         return json_ready({"format": FORMAT, "version": VERSION, "spec": self.spec.to_dict(),
                            "sm_counts": list(self.sm_counts), "full_sm_count": self.full_sm_count,
                            "device": dict(self.device), "settings": dict(self.settings), "label": self.label,
-                           "created": self.created, "frame": records(self.frame), "refused": records(self.refused),
+                           "created": self.created, "frame": records(self.rows), "refused": records(self.refused),
                            "errors": [{"sm_count": n, "error": e} for n, e in self.errors]})
 
     @classmethod
@@ -249,7 +258,7 @@ class ScalingResult:
                 and isinstance(e.get("error"), str) for e in errors):
             raise DataError(source, "field errors must be a list of {sm_count: one of sm_counts, error: text}")
         return cls(spec=spec, sm_counts=counts, full_sm_count=full,
-                   frame=_frame(data.get("frame"), FRAME_COLUMNS, source, "frame", counts),
+                   rows=_frame(data.get("frame"), FRAME_COLUMNS, source, "frame", counts),
                    refused=_frame(data.get("refused"), REFUSED_COLUMNS, source, "refused", counts),
                    device=dict(data.get("device", {})), settings=dict(data.get("settings", {})),
                    errors=tuple((int(e["sm_count"]), e["error"]) for e in errors),
@@ -280,8 +289,18 @@ def _frame(rows: Any, columns: tuple[str, ...], source: Any, field: str, counts:
                 raise DataError(source, f"field {field}[{i}].{k} must be a whole number or null")
         for k in _FLOAT:
             v = r.get(k)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
-                raise DataError(source, f"field {field}[{i}].{k} must be a finite number or null")
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                                  or v < 0):
+                raise DataError(source, f"field {field}[{i}].{k} must be a finite number >= 0 or null, not "
+                                        f"{shorten(v, 40)}")
+        for k in _TEXT:
+            v = r.get(k)
+            if v is not None and (not isinstance(v, str) or len(v) > MAX_CELL_TEXT):
+                raise DataError(source, f"field {field}[{i}].{k} must be text of at most {MAX_CELL_TEXT} characters "
+                                        f"or null, not {shorten(v, 40)}")
+        if "tile" in r and r["tile"] is not None and _tile_dims(r["tile"]) is None:
+            raise DataError(source, f"field {field}[{i}].tile must be a kernel tile such as 128x128x64 (2 or 3 "
+                                    f"whole numbers >= 1 joined by x) or null, not {shorten(r['tile'], 40)}")
         for k in _BOOL:
             if r.get(k) is not None and not isinstance(r[k], bool):
                 raise DataError(source, f"field {field}[{i}].{k} must be true, false or null")
@@ -297,12 +316,21 @@ def _typed(frame: Any) -> Any:
 # ---------------------------------------------------------------------------------------------- measuring
 
 
+def _tile_dims(tile: Any) -> tuple[int, ...] | None:
+    """A kernel tile's dimensions ("128x128x64" -> (128, 128, 64)): 2 or 3 whole numbers 1-65535 in ASCII digits,
+    read by meaning (not int() of anything: no signs, underscores or other scripts' digits); None otherwise."""
+    if not isinstance(tile, str) or not _TILE.fullmatch(tile):
+        return None
+    dims = tuple(int(d) for d in tile.split("x"))
+    return dims if all(0 < d < 65536 for d in dims) else None
+
+
 def _waves(spec: Spec, tile: Any, sms: int) -> dict[str, Any]:
     """Output tiles of the best plan's kernel tile over the GEMM view of ``spec``, and the waves they make on
     ``sms`` SMs at one tile per SM at a time (an assumption: occupancy is not recorded); NaN where unknown."""
     mn = spec.gemm_mn()
-    dims = [int(d) for d in str(tile).split("x")[:2]] if isinstance(tile, str) and "x" in tile else []
-    if mn is None or len(dims) < 2 or min(dims) <= 0:
+    dims = list(_tile_dims(tile) or ())[:2]
+    if mn is None or len(dims) < 2:
         return {"tiles": math.nan, "waves": math.nan}
     tiles = math.ceil(mn[0] / dims[0]) * math.ceil(mn[1] / dims[1])
     return {"tiles": tiles, "waves": waves(tiles, sms)["waves"]}
@@ -435,7 +463,7 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
     refused_frame = _typed(pd.DataFrame(refused, columns=list(REFUSED_COLUMNS)))
     settings = {k: v for k, v in results[None].settings.items() if k in RunOptions.names() and k != "sm_count"}
     device = {k: v for k, v in results[None].device.items() if isinstance(v, (str, int, float, bool)) or v is None}
-    return ScalingResult(spec=spec, sm_counts=counts, full_sm_count=full, frame=frame, refused=refused_frame,
+    return ScalingResult(spec=spec, sm_counts=counts, full_sm_count=full, rows=frame, refused=refused_frame,
                          device=device, settings=settings,
                          errors=tuple((n, errors[n]) for n in counts if n is not None and n in errors),
                          created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
@@ -444,6 +472,10 @@ def sm_scaling(spec: Spec, sm_counts: Any = DEFAULT_SM_COUNTS, options: RunOptio
 #: SM-scaling what-ifs recorded on the kit's GPUs (scripts/record_whatif.py --sm-scaling).
 RECORDED_DIR = Path(__file__).resolve().parents[1] / "data" / "whatif" / "sm_scaling"
 MAX_FILE_BYTES = 16 * 2**20
+
+
+#: The module's question under the what-if package's uniform name (:data:`cudnn_lab.whatif.QUESTIONS`).
+ask = sm_scaling
 
 
 def load_scaling(path: Any) -> ScalingResult:

@@ -99,8 +99,29 @@ class RunDrift:
     """The same spec run under two cuDNN versions on this GPU: plan lists, times, errors and the best plan (with
     the kit's ties rule: a best within the tie band of the other's is no change)."""
 
-    old: Any
-    new: Any
+    old: RunResult
+    new: RunResult
+
+    def __post_init__(self) -> None:
+        for name in ("old", "new"):
+            if not isinstance(getattr(self, name), RunResult):
+                raise OptionError(name, getattr(self, name), "a RunResult (cl.run's or run_under's)", where="RunDrift")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the two runs' own dicts (:meth:`RunResult.to_dict`)."""
+        return {"old": self.old.to_dict(), "new": self.new.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Any, source: Any = "run drift") -> RunDrift:
+        """Inverse of :meth:`to_dict`: an object holding exactly ``old`` and ``new``, each a run's dict checked by
+        :meth:`RunResult.from_dict` (DataError naming ``source`` and the field)."""
+        if not isinstance(data, dict):
+            raise DataError(source, f"a run drift must be an object, not {shorten(data, 40)}")
+        if set(data) != {"old", "new"}:
+            raise DataError(source, "a run drift holds exactly the fields old and new, not "
+                                    f"{shorten([str(k) for k in data], 80)}")
+        return cls(RunResult.from_dict(data["old"], source=f"{source}: field old"),
+                   RunResult.from_dict(data["new"], source=f"{source}: field new"))
 
     @staticmethod
     def plans(result: Any) -> Any:
@@ -110,9 +131,11 @@ class RunDrift:
 
     @staticmethod
     def version(result: Any) -> int:
+        """The cuDNN version a run used (the other library's, where it ran under one)."""
         return int(result.settings.get("cudnn_lib_version") or result.device.get("cudnn_backend") or 0)
 
     def frame(self) -> Any:
+        """One row per plan proposed in either run: engine, time, error and pass in each version, and in which."""
         va, vb = cudnn_version_text(self.version(self.old)), cudnn_version_text(self.version(self.new))
         cols = ["plan", "engine_id", "median_ms", "rel_l2", "pass_cudnn"]
         pa, pb = self.plans(self.old), self.plans(self.new)
@@ -124,6 +147,7 @@ class RunDrift:
         return joined.reset_index()
 
     def best(self, result: Any) -> tuple[str | None, float | None, list[str]]:
+        """A run's best plan, its median time and the plans tied with it (None, None, [] where none ran)."""
         plans = self.plans(result)
         row = best(plans)
         if row is None:
@@ -138,6 +162,7 @@ class RunDrift:
         return not (a == b or a in tied_b or b in tied_a)
 
     def summary(self) -> str:
+        """Plans and best plan in each version, how many in both, and whether the best changed (measured)."""
         va, vb = cudnn_version_text(self.version(self.old)), cudnn_version_text(self.version(self.new))
         a, ta, _ = self.best(self.old)
         b, tb, _ = self.best(self.new)

@@ -44,7 +44,7 @@ def test_a_conv_gets_no_faster_as_its_sms_drop() -> None:
         assert fewer >= more * (1 - NOISE), per
     assert best[-1] > best[0] * 1.05, per  # a carve-out to half the SMs or less must cost something
     # every plan's row carries the count it ran under, and the SMs that is
-    frame = r.frame
+    frame = r.frame()
     for n in counts:
         rows = frame[frame["sm_count"].isna()] if n is None else frame[(frame["sm_count"] == n).fillna(False)]
         assert len(rows) and (rows["sms"] == (r.full_sm_count if n is None else n)).all()

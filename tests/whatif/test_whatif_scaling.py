@@ -165,7 +165,7 @@ def hand_built() -> ScalingResult:
                {"sm_count": 78, "sms": 78, "plan": None, "engine_id": 0, "how": "no_plan", "category": "carve-out",
                 "reason": "target_sm_count != deviceProp.multiProcessorCount"}]
     return ScalingResult(spec=RESNET, sm_counts=(None, 114, 78, 66), full_sm_count=132,
-                         frame=_typed(pd.DataFrame(rows, columns=list(FRAME_COLUMNS))),
+                         rows=_typed(pd.DataFrame(rows, columns=list(FRAME_COLUMNS))),
                          refused=_typed(pd.DataFrame(refused, columns=list(REFUSED_COLUMNS))),
                          device={"gpu": "NVIDIA H200", "sm_count": 132, "cudnn_backend": 91900},
                          settings=cl.RunOptions(baselines=False).to_dict() | {"sm_count": None},
@@ -194,7 +194,7 @@ def test_a_scaling_result_round_trips_through_json() -> None:
     text = json.dumps(r.to_dict(), allow_nan=False)
     back = ScalingResult.from_dict(json.loads(text))
     assert back.to_dict() == r.to_dict()
-    pd.testing.assert_frame_equal(back.frame, r.frame)
+    pd.testing.assert_frame_equal(back.frame(), r.frame())
     pd.testing.assert_frame_equal(back.refused, r.refused)
     pd.testing.assert_frame_equal(back.per_count, r.per_count)
     assert (back.spec, back.sm_counts, back.full_sm_count, back.errors) == (r.spec, r.sm_counts, 132, r.errors)
