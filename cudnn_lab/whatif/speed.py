@@ -26,7 +26,7 @@ from cudnn_lab.errors import CudnnLabError, DataError, OptionError
 from cudnn_lab.whatif.gpu_facts import GpuFacts, gpu
 from cudnn_lab.whatif.speed_models import (DISAGREEMENT, PREDICTORS, RECORDED_DIR, _gpu_of, _ok_plans, _read_recording,
                                            check_recording, recorded_predictions, sm_predictions)
-from cudnn_lab.whatif.speed_validation import (BASELINE_PATH, TARGETS, ValidationRow, _dtype_published,
+from cudnn_lab.whatif.speed_validation import (BASELINE_PATH, SM_GATE, TARGETS, ValidationRow, _dtype_published,
                                                _fit_pairs_all, _sm_beta, _target_efficiency, baseline_errors,
                                                check_baseline, format_validation, target_checks, validate,
                                                validation_frame)
@@ -271,7 +271,12 @@ def _forecast_sms(spec: Any, spec_dict: dict[str, Any], rec: Mapping[str, Any], 
     if not vals:
         return Forecast(**base, measure_this=f"no SM carve-out validation for {family} (only "
                         + ", ".join(sorted({r.family for r in validate() if r.dataset == 'sm_scaling'})) + ")")
-    worst = max(vals, key=lambda r: r.mape["transfer"])
+    if sms / full < SM_GATE:
+        errs = ", ".join(f"{r.target} {r.mape['transfer']:.1f}%" for r in vals)
+        return Forecast(**base, measure_this=f"{sms} of {full} SMs is below {SM_GATE:.0%} of the GPU, where the "
+                        f"carve-out forecast is not validated under 8% (transfer's error: {errs})")
+    answered = [r for r in vals if r.answered_mape is not None]
+    worst = max(answered or vals, key=lambda r: r.mape["transfer"])
     measured = _ok_plans(rec)
     ranked = sorted((p for p in rec["plans"] if p.get("heuristic_rank") is not None),
                     key=lambda p: int(p["heuristic_rank"]))
