@@ -20,8 +20,8 @@ from typing import Any, TypeGuard
 from ..errors import OptionError
 from .anatomy import is_proposed
 
-__all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_set", "cell_text", "tflops", "gbps", "throughput",
-           "intensity", "ridge", "roof",
+__all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_missing", "is_set", "cell_text", "tflops", "gbps",
+           "throughput", "intensity", "ridge", "roof",
            "pct_of_roof", "ran", "timed", "pick", "best", "tied_with_best", "TIE_REL", "regret", "point_key",
            "sweep_ran", "sweep_chosen",
            "sweep_regret", "row_tflops", "row_gbps", "row_intensity", "WHICH"]
@@ -60,28 +60,24 @@ def is_finite(value: Any) -> TypeGuard[float]:
         return False
 
 
-def is_set(value: Any) -> bool:
-    """True for a set flag; False for False, None and NA (rows of failed points have no flags)."""
+def is_missing(value: Any) -> bool:
+    """True for a missing cell (None, NaN, NA); False for anything else, a list cell pandas cannot judge too."""
     import pandas as pd
 
     try:
-        if value is None or pd.isna(value):
-            return False
+        return value is None or bool(pd.isna(value))
     except (TypeError, ValueError):
-        pass
-    return bool(value)
+        return False
+
+
+def is_set(value: Any) -> bool:
+    """True for a set flag; False for False, None and NA (rows of failed points have no flags)."""
+    return not is_missing(value) and bool(value)
 
 
 def cell_text(value: Any) -> str | None:
     """A cell as text, or None when missing."""
-    import pandas as pd
-
-    try:
-        if value is None or pd.isna(value):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return str(value)
+    return None if is_missing(value) else str(value)
 
 
 # ------------------------------------------------------------------------------------------------ throughput
