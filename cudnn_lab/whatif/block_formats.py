@@ -47,7 +47,7 @@ from . import checks
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["BlockWhatIf", "block_format_whatif", "EMULATED_LABEL", "BlockScaleAnswer", "block_scaled_graph",
+__all__ = ["ask", "BlockWhatIf", "block_format_whatif", "EMULATED_LABEL", "BlockScaleAnswer", "block_scaled_graph",
            "block_scale_plans", "recorded_block_scale_answers", "BLOCK_SCALE_DIR", "ask_block_scaled",
            "record_block_scale", "RECORD_PROBLEMS", "RECORD_TARGETS"]
 
@@ -92,6 +92,7 @@ class BlockWhatIf:
         return self.output_rel_l2 / p if p > 0 else (1.0 if self.output_rel_l2 == 0 else math.inf)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (read back by :meth:`from_dict`); a non-finite error stays a float (NaN: no element left)."""
         return {"spec": self.spec.to_dict(), "fmt": self.fmt.to_dict(), "reduction_axis": self.reduction_axis,
                 "operands": {k: dict(v) for k, v in self.operands.items()}, "output_rel_l2": self.output_rel_l2,
                 "accumulate_rel_l2": self.accumulate_rel_l2, "per_tensor_dtype": self.per_tensor_dtype,
@@ -99,6 +100,46 @@ class BlockWhatIf:
                 "per_tensor_output_rel_l2": self.per_tensor_output_rel_l2, "bulk_rel_l2": self.bulk_rel_l2,
                 "per_tensor_bulk_rel_l2": self.per_tensor_bulk_rel_l2, "outliers": self.outliers,
                 "outlier_factor": self.outlier_factor, "seed": self.seed, "label": self.label}
+
+    @classmethod
+    def from_dict(cls, data: Any, source: Any = "block-format what-if") -> BlockWhatIf:
+        """Inverse of :meth:`to_dict`: every field checked by meaning (DataError naming ``source`` and the field)."""
+        if not isinstance(data, dict):
+            raise DataError(source, f"a block-format what-if must be an object, not {shorten(data, 40)}")
+        checks.known_fields(source, data, BLOCK_WHATIF_FIELDS, "a block-format what-if")
+        missing = [k for k in BLOCK_WHATIF_FIELDS if k not in data and k != "label"]
+        if missing:
+            raise checks.fail(source, missing[0], "is missing from the block-format what-if")
+        fmt = data["fmt"]
+        if not isinstance(fmt, dict) or set(fmt) != {f.name for f in dataclasses.fields(BlockFormat)}:
+            raise checks.fail(source, "fmt", f"must be a block format's fields, not {shorten(fmt, 60)}")
+        try:
+            block = BlockFormat(**fmt)
+        except (TypeError, ValueError) as e:
+            raise checks.fail(source, "fmt", shorten(str(e), 200)) from None
+        if data["per_tensor_dtype"] not in FP8_DTYPES:
+            raise checks.fail(source, "per_tensor_dtype", f"must be one of {', '.join(FP8_DTYPES)}")
+        return cls(spec=spec_from_data(data["spec"], source, "spec"), fmt=block,
+                   reduction_axis=checks.text(source, "reduction_axis", data["reduction_axis"], limit=8, empty=False),
+                   operands=_errors(source, "operands", data["operands"]),
+                   output_rel_l2=_number(source, "output_rel_l2", data["output_rel_l2"]),
+                   accumulate_rel_l2=_number(source, "accumulate_rel_l2", data["accumulate_rel_l2"]),
+                   per_tensor_dtype=data["per_tensor_dtype"],
+                   per_tensor=_errors(source, "per_tensor", data["per_tensor"]),
+                   per_tensor_output_rel_l2=_number(source, "per_tensor_output_rel_l2",
+                                                    data["per_tensor_output_rel_l2"]),
+                   bulk_rel_l2=_number(source, "bulk_rel_l2", data["bulk_rel_l2"]),
+                   per_tensor_bulk_rel_l2=_number(source, "per_tensor_bulk_rel_l2", data["per_tensor_bulk_rel_l2"]),
+                   outliers=_number(source, "outliers", data["outliers"]),
+                   outlier_factor=_number(source, "outlier_factor", data["outlier_factor"]),
+                   seed=checks.whole(source, "seed", data["seed"], 0, 2**63 - 1),
+                   label=checks.text(source, "label", data.get("label", EMULATED_LABEL), limit=300, empty=False))
+
+    def frame(self) -> Any:
+        """:meth:`rows` as a table: one row per format (block, per-tensor FP8)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows())
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per format (block, per-tensor FP8): output error and each operand's quantization error."""
@@ -129,6 +170,40 @@ class BlockWhatIf:
                 f"{self.per_tensor_output_rel_l2:.2e} for per-tensor {self.per_tensor_dtype} "
                 f"({self.ratio_to_per_tensor:.2f}x){bulk}; FP32 accumulation adds {self.accumulate_rel_l2:.1e} "
                 f"({self.label}).")
+
+
+#: The fields of a block-format what-if (its to_dict keys).
+BLOCK_WHATIF_FIELDS = tuple(f.name for f in dataclasses.fields(BlockWhatIf))
+#: The fields of one operand's quantization error (reference.block_formats.BlockQuantError's, or per-tensor FP8's).
+_ERROR_NUMBERS = ("rel_l2", "max_abs", "amax", "saturated", "flushed", "scale_clipped", "blocks", "numel", "scale",
+                  "max_rel_normal")
+
+
+def _number(source: Any, field: str, value: Any) -> float:
+    """A real number (NaN and infinity allowed: an error over no element, a ratio over zero); DataError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise checks.fail(source, field, f"must be a number, not {shorten(value, 40)}")
+    return float(value)
+
+
+def _errors(source: Any, field: str, value: Any) -> dict[str, dict[str, Any]]:
+    """Per operand name, its quantization error dict (numbers by name, the format's name as text)."""
+    if not isinstance(value, dict) or not value or len(value) > 8:
+        raise checks.fail(source, field, f"must be an object of 1-8 operands, not {shorten(value, 40)}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, err in value.items():
+        where = f"{field}.{str(name)[:40]}"
+        if not isinstance(err, dict):
+            raise checks.fail(source, where, f"must be an object, not {shorten(err, 40)}")
+        for key, v in err.items():
+            if key in _ERROR_NUMBERS:
+                _number(source, f"{where}.{key}", v)
+            elif key in ("fmt", "dtype"):
+                checks.text(source, f"{where}.{key}", v, limit=64)
+            else:
+                raise checks.fail(source, f"{where}.{str(key)[:40]}", "is no field of a quantization error")
+        out[checks.text(source, field, name, limit=64, empty=False)] = dict(err)
+    return out
 
 
 def _problem(spec: Spec) -> tuple[str, str, dict[str, int], Any, int]:
@@ -351,6 +426,17 @@ class BlockScaleAnswer:
         first = (self.message.splitlines() or [""])[0][:200]
         return f"{self.fmt} {self.spec.op}: no plan on {where}, {self.refused}: {first} ({self.source})."
 
+    def frame(self) -> Any:
+        """One row per plan kept: engine, knobs, behaviour notes, runtime-compiled or not (empty where only counts
+        were recorded, or cuDNN refused)."""
+        import pandas as pd
+
+        rows = [{"plan": p["plan"], "engine_id": int(p["engine_id"]),
+                 "knobs": ", ".join(f"{k}={v}" for k, v in p.get("knobs", {}).items()),
+                 "behavior_notes": ", ".join(p.get("behavior_notes", [])),
+                 "runtime_compiled": "RUNTIME_COMPILATION" in p.get("behavior_notes", [])} for p in self.proposals]
+        return pd.DataFrame(rows, columns=["plan", "engine_id", "knobs", "behavior_notes", "runtime_compiled"])
+
     def row(self) -> dict[str, Any]:
         """One table row: problem, format, target, cuDNN, plans, engines, notes or refusal, source."""
         return {"problem": self.spec.label(), "format": self.fmt, "target": self.target_label,
@@ -529,6 +615,10 @@ def block_scale_plans(spec: Spec, fmt: Any = "mxfp8_e4m3", target: Any = "sm100"
                          f"block-scale answer for {name} was recorded for this problem; recorded: "
                          f"{shorten(have, 300)}")
     return max(fits, key=lambda a: a.cudnn_version)
+
+
+#: The module's question under the what-if package's uniform name (:data:`cudnn_lab.whatif.QUESTIONS`).
+ask = block_scale_plans
 
 
 #: The problems and targets a GPU round records (scripts/record_whatif.py --block-scale): a square GEMM and a

@@ -29,7 +29,7 @@ from ..results.labels import ANSWER_LABEL
 from ..results.run import RunResult
 from ..results.paths import check_output_path
 
-__all__ = ["WhatIf", "plans_for", "profile", "compare", "drift", "Drift",
+__all__ = ["ask", "WhatIf", "plans_for", "profile", "compare", "drift", "Drift",
            "recorded_whatifs", "ANSWER_LABEL", "WHATIF_DIR"]
 
 WHATIF_DIR = Path(__file__).resolve().parents[1] / "data" / "whatif"
@@ -105,6 +105,7 @@ class WhatIf:
         return f"No plan on {where}: {said} {why}".strip() + f" ({self.source})."
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every field, the spec as its dict (read back by :meth:`from_dict`)."""
         d = dataclasses.asdict(self)
         d["spec"] = self.spec.to_dict()
         d["proposals"] = [dict(p) for p in self.proposals]
@@ -239,6 +240,10 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
         raise NoGPUError(f"cuDNN cannot be asked on this machine (its library needs the NVIDIA driver), and no "
                          f"answer for {name} was recorded for this spec; recorded specs: {shorten(names, 300)}")
     return found
+
+
+#: The module's question under the what-if package's uniform name (:data:`cudnn_lab.whatif.QUESTIONS`).
+ask = plans_for
 
 
 def _ask(cudnn_lib: Any, spec: Spec, tgt: Target | None, sm_count: int | None, modes: tuple[str, ...]) -> WhatIf:
@@ -399,6 +404,23 @@ class Drift:
             if not isinstance(getattr(self, name), WhatIf):
                 raise OptionError(name, getattr(self, name), "a WhatIf (cl.plans_for's answer)", where="Drift")
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the two answers' own dicts (:meth:`WhatIf.to_dict`)."""
+        return {"old": self.old.to_dict(), "new": self.new.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Any, source: Any = "drift") -> Drift:
+        """Inverse of :meth:`to_dict`: an object holding exactly ``old`` and ``new``, each a what-if answer checked by
+        :meth:`WhatIf.from_dict` (DataError naming ``source`` and the field)."""
+        if not isinstance(data, dict):
+            raise DataError(source, f"a drift must be an object, not {shorten(data, 40)}")
+        checks.known_fields(source, data, ("old", "new"), "a drift")
+        missing = [k for k in ("old", "new") if k not in data]
+        if missing:
+            raise checks.fail(source, missing[0], "is missing from the drift")
+        return cls(WhatIf.from_dict(data["old"], f"{source}: field old"),
+                   WhatIf.from_dict(data["new"], f"{source}: field new"))
+
     def frame(self) -> Any:
         """One row per plan (a plan is its engine and knobs, however its name is spelt): in which version, its
         rank in mode A in each."""
@@ -428,6 +450,7 @@ class Drift:
         return self.first_choice(self.old) != self.first_choice(self.new)
 
     def summary(self) -> str:
+        """One sentence: plans in each version, how many in both, and whether the first choice changed."""
         f = self.frame()
         if f.empty:
             return "Neither version proposed a plan."
