@@ -151,3 +151,40 @@ def test_unknown_target_is_an_option_error() -> None:
     data = json.loads((RECORDED / "h100_conv_nhwc_fp16.json").read_text())
     with pytest.raises(OptionError, match="target"):
         fc.forecast(spec_from_dict(data["spec"]), "not-a-gpu", source=RECORDED / "h100_conv_nhwc_fp16.json")
+
+
+def test_the_forecast_lives_in_speed_and_no_module_shadows_cl_forecast() -> None:
+    import importlib
+    import inspect
+
+    assert cl.forecast is fc.forecast and inspect.isfunction(cl.forecast)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("cudnn_lab.whatif.forecast")
+
+
+def test_carve_outs_below_the_gate_say_measure_this_and_the_table_shows_it() -> None:
+    from cudnn_lab.whatif import speed_validation as sv
+
+    rows = [r for r in fc.validate() if r.dataset == "sm_scaling"]
+    assert rows
+    for r in rows:
+        full = int(r.source.split()[1])
+        sms = int(r.target.split()[0])
+        if sms / full < sv.SM_GATE:
+            assert r.measure_this_share == 1.0 and r.answered_mape is None, r
+        else:
+            assert r.measure_this_share == 0.0 and r.answered_mape == pytest.approx(r.mape["transfer"]), r
+    data = json.loads((RECORDED / "h100_conv_nhwc_fp16.json").read_text())
+    spec = spec_from_dict(data["spec"])
+    low = fc.forecast(spec, 66, source=RECORDED / "h100_conv_nhwc_fp16.json")
+    assert low.measure_this and "66 of 132" in low.measure_this and not low.plans
+    high = fc.forecast(spec, 120, source=RECORDED / "h100_conv_nhwc_fp16.json")
+    assert not high.measure_this and any(p.predicted_ms is not None for p in high.plans), high.summary()
+
+
+def test_answered_error_never_hides_the_error_on_all_rows() -> None:
+    text = fc.format_validation()
+    for r in fc.validate():
+        if r.n and 0 < r.measure_this_share < 1:
+            assert r.answered_mape is not None
+            assert f"{r.mape['transfer']:.1f}% on all rows" in text or r.family not in ("all", "conv", "sdpa"), r
