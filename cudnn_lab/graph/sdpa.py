@@ -117,7 +117,7 @@ def reference_code(spec: SdpaSpec) -> list[str]:
                      "zip((q, k, v), 'QKV'))  # the FP8 values times their descales")
     if spec.paged:
         lines.append(f"k, v = (c.double()[t.view({spec.batch}, -1).long()].permute(0, 2, 1, 3, 4).reshape("
-                     f"{spec.batch}, {spec.h_kv}, -1, {spec.head_dim}) for c, t in ((inputs['K'], "
+                     f"{spec.batch}, {spec.h_kv}, -1, c.shape[-1]) for c, t in ((inputs['K'], "
                      "inputs['Page_table_K']), (inputs['V'], inputs['Page_table_V'])))  # gather the pages")
     if spec.padded or spec.dropout:
         lines.append("# padding / ragged packing and dropout are not rebuilt here: see cudnn_lab.reference.masks")

@@ -97,7 +97,7 @@ def _forward64(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     """(O, Stats) in float64, [b, h, s, d] and [b, h, s_q, 1] contiguous, computed chunk by chunk."""
     import torch
 
-    o = torch.empty(spec.q_dims, dtype=torch.float64, device=q.device)
+    o = torch.empty(spec.o_dims, dtype=torch.float64, device=q.device)
     stats = torch.empty(spec.stats_dims, dtype=torch.float64, device=q.device)
     for b, hq, hk in _chunks(spec):
         o_c, s_c = attention(spec, q[b:b + 1, hq].double(), k[b:b + 1, hk].double(), v[b:b + 1, hk].double())

@@ -260,7 +260,7 @@ def forward64(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     sink, its logit joins every row)."""
     import torch
 
-    o = torch.zeros(spec.q_dims, dtype=torch.float64, device=q.device)
+    o = torch.zeros(spec.o_dims, dtype=torch.float64, device=q.device)
     stats = torch.empty(spec.stats_dims, dtype=torch.float64, device=q.device)
     for b, hq, hk in _chunks(spec):
         args = _chunk_args(spec, inputs, b, hq, q.device)
@@ -383,8 +383,10 @@ def quantization(spec: SdpaSpec, inputs: Mapping[str, torch.Tensor], *, seed: in
         report[n] = quantization_error(x, quantize(x, spec.dtype, scale)).to_dict()
     if spec.direction != "bwd":
         dev = inputs["Q"].device
-        exact, _ = forward64(spec, *(floats[n].to(dev).double() for n in ("Q", "K", "V")), inputs)
-        fp8, _ = forward64(spec, *(logical(spec, inputs, n) for n in ("Q", "K", "V")), inputs)
+        fq, fk, fv = (floats[n].to(dev).double() for n in ("Q", "K", "V"))
+        exact, _ = forward64(spec, fq, fk, fv, inputs)
+        lq, lk, lv = (logical(spec, inputs, n) for n in ("Q", "K", "V"))
+        fp8, _ = forward64(spec, lq, lk, lv, inputs)
         ref = float(torch.linalg.vector_norm(exact))
         report["output_rel_l2"] = float(torch.linalg.vector_norm(fp8 - exact)) / ref if ref > 0 else 0.0
     return report

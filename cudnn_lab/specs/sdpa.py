@@ -6,8 +6,13 @@ Variants: per-batch lengths (a padding mask; ``ragged`` packs the tokens without
 ALiBi, dropout, a bottom-right diagonal (decode), FP8 (e4m3/e5m2) Q, K, V with their scales, a paged K/V cache
 (cuDNN 9.5+: K and V live in pools of pages that per-sequence block tables address) and sink tokens (9.13+, forward).
 
+Head sizes: ``head_dim`` (Q, K) and ``head_dim_v`` (V, O; None: as ``head_dim``; DeepSeek's multi-head latent
+attention uses 192 and 128) take cuDNN 9.19's Hopper rule: multiples of 8 up to 256 for fp16/bf16, forward and
+backward (multiples of 16 for FP8), from cudnn-frontend 1.32's sdpa_support_surface.h and the cuDNN SDPA support
+matrix (``sdpa_rules.HEAD_DIM_SOURCE``; docs/FINDINGS.md 2026-11-29; scripts/probe_shapes.py asks a GPU).
+
 Not offered, though cuDNN has them: cumulative sequence lengths (9.24+), block masks (UNIFIED implementation,
-9.13.1+), score-modifier callbacks and head dims that differ between Q/K and V.
+9.13.1+), score-modifier callbacks and FP8 with different Q/K and V head sizes.
 """
 
 from __future__ import annotations
@@ -24,13 +29,17 @@ from .fp8 import (SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_F
                   SDPA_FP8_HALF_OUT, GpuRequirement, check_scale, is_fp8)
 from .layout import packed_strides
 from .sdpa_rules import (FP8_BWD_AMAX, FP8_BWD_SCALARS, FP8_FIELDS, FP8_FWD_AMAX, FP8_FWD_SCALARS, FP8_STEPS,
-                         HALF_BANDS, MEMORY_ORDERS, SDPA_DIRECTIONS, SDPA_DTYPES, SDPA_FP8_OUT_DTYPES, SDPA_HEAD_DIMS,
-                         SDPA_LAYOUTS, SDPA_PAGED, SDPA_SINK, TOKEN_SIDE, fp8_bands)
+                         HALF_BANDS, HEAD_DIM_SOURCE, MEMORY_ORDERS, SDPA_DIRECTIONS, SDPA_DTYPES, SDPA_FP8_OUT_DTYPES,
+                         SDPA_HEAD_DIM_MAX, SDPA_HEAD_DIM_STEP, SDPA_LAYOUTS, SDPA_PAGED, SDPA_SINK, TOKEN_SIDE,
+                         fp8_bands, head_dim_ok, head_dim_rule)
 from .tolerance import ToleranceBand
 
 @dataclasses.dataclass(frozen=True)
 class SdpaSpec(Spec):
-    """Attention O = softmax(attn_scale * Q K^T + mask) V with Q [b, heads, seq_q, d], K/V [b, kv_heads, seq_kv, d].
+    """Attention O = softmax(attn_scale * Q K^T + mask) V with Q [b, heads, seq_q, d], K [b, kv_heads, seq_kv, d],
+    V [b, kv_heads, seq_kv, d_v] and O [b, heads, seq_q, d_v] (``head_dim`` d, ``head_dim_v`` d_v; None: d_v = d,
+    and a value equal to ``head_dim`` is stored as None). Head sizes: multiples of 8 up to 256 (FP8: of 16), cuDNN
+    9.19's rule on Hopper (cudnn-frontend 1.32 sdpa_support_surface.h; cuDNN's SDPA support matrix).
 
     ``kv_heads`` below ``heads`` is grouped-query attention (1 is multi-query): each K/V head serves
     ``heads // kv_heads`` consecutive query heads. ``None`` (the default) means as many as ``heads``; a value equal
@@ -73,10 +82,10 @@ class SdpaSpec(Spec):
     tensor_axes: ClassVar[str] = "BHSD"
     description: ClassVar[str] = "scaled dot-product attention: SdpaSpec (forward, training, backward)"
     field_order: ClassVar[tuple[str, ...]] = (
-        "direction", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "sliding_window",
-        "diagonal_alignment", "attn_scale", "seq_lens_q", "seq_lens_kv", "ragged", "page_size", "num_pages", "sink",
-        "bias", "dropout", "dropout_seed", "layout", "dtype", "out_dtype", "scale_q", "scale_k", "scale_v", "scale_o",
-        "scale_do")
+        "direction", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "head_dim_v", "causal",
+        "sliding_window", "diagonal_alignment", "attn_scale", "seq_lens_q", "seq_lens_kv", "ragged", "page_size",
+        "num_pages", "sink", "bias", "dropout", "dropout_seed", "layout", "dtype", "out_dtype", "scale_q", "scale_k",
+        "scale_v", "scale_o", "scale_do")
 
     batch: int = 4
     heads: int = 16
@@ -84,6 +93,7 @@ class SdpaSpec(Spec):
     seq_q: int = 1024
     seq_kv: int = 1024
     head_dim: int = 128
+    head_dim_v: int | None = None
     causal: bool = False
     sliding_window: int = 0
     layout: str = "BSHD"
@@ -119,15 +129,11 @@ class SdpaSpec(Spec):
                                 f"attention shares each K/V head among heads // kv_heads query heads); allowed: "
                                 f"{', '.join(map(str, divisors))} or None (= heads)", spec=name)
             self._set("kv_heads", None if kv == self.heads else kv)
-        hd = check_int(name, "head_dim", self.head_dim)
-        if hd not in SDPA_HEAD_DIMS:
-            raise SpecError("head_dim", self.head_dim, f"must be one of {', '.join(map(str, SDPA_HEAD_DIMS))} "
-                            "(the head sizes this kit builds cuDNN SDPA graphs for)", spec=name)
-        self._set("head_dim", hd)
         self._set("causal", check_bool(name, "causal", self.causal))
         self._set("sliding_window", check_int(name, "sliding_window", self.sliding_window, 0, MAX_DIM))
         self._set("layout", check_choice(name, "layout", self.layout, SDPA_LAYOUTS))
         self._check_dtype(name)
+        self._check_head_dims(name)
         self._set("direction", check_choice(name, "direction", self.direction, SDPA_DIRECTIONS))
         self._set("attn_scale", self._check_scale(name))
         self._check_variants(name)
@@ -142,6 +148,31 @@ class SdpaSpec(Spec):
         elif self.dtype in ("fp32", "fp64"):
             allowed += " (cuDNN's fused attention takes half-precision Q, K, V; it accumulates in fp32 itself)"
         raise SpecError("dtype", self.dtype, allowed, spec=name)
+
+    def _check_head_dims(self, name: str) -> None:
+        """``head_dim`` and ``head_dim_v`` by cuDNN's Hopper rule for the dtype; ``head_dim_v`` equal to ``head_dim``
+        is stored as None; FP8 takes one head size (the kit's FP8 attention)."""
+        for f in ("head_dim", "head_dim_v"):
+            v = getattr(self, f)
+            if v is None and f == "head_dim_v":
+                continue
+            d = check_int(name, f, v, 1, MAX_DIM)
+            if not head_dim_ok(self.dtype, d):
+                step = SDPA_HEAD_DIM_STEP[self.dtype]
+                below = d - d % step
+                near = sorted({c for c in (below, below + step) if step <= c <= SDPA_HEAD_DIM_MAX}
+                              or {SDPA_HEAD_DIM_MAX})
+                side = "Q and K" if f == "head_dim" else "V and O"
+                raise SpecError(f, v, f"must be {head_dim_rule(self.dtype)} for {self.dtype} attention ({side}): "
+                                f"cuDNN 9.19 on Hopper refuses other head sizes ('hidden_dim should be multiple of "
+                                f"{step}', head sizes up to {SDPA_HEAD_DIM_MAX}; {HEAD_DIM_SOURCE}); nearest: "
+                                f"{' or '.join(map(str, near))}", spec=name)
+            self._set(f, d)
+        if self.head_dim_v == self.head_dim:
+            self._set("head_dim_v", None)
+        if self.head_dim_v is not None and self.fp8:
+            raise SpecError("head_dim_v", self.head_dim_v, "must be None (= head_dim) for FP8 attention: the kit "
+                            "offers different Q/K and V head sizes (MLA) in fp16/bf16 only", spec=name)
 
     def _check_scale(self, name: str) -> float | None:
         v = self.attn_scale
@@ -281,18 +312,23 @@ class SdpaSpec(Spec):
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
         return {"direction": SDPA_DIRECTIONS, "layout": SDPA_LAYOUTS, "dtype": SDPA_DTYPES,
-                "head_dim": SDPA_HEAD_DIMS, "bias": BIAS_KINDS, "diagonal_alignment": DIAGONAL_ALIGNMENTS,
+                "bias": BIAS_KINDS, "diagonal_alignment": DIAGONAL_ALIGNMENTS,
                 "out_dtype": SDPA_FP8_OUT_DTYPES}
 
     @classmethod
     def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
-        """``kv_heads`` up to ``heads`` (and it must divide it); ``sliding_window`` from 0 (off); any seed;
+        """``kv_heads`` up to ``heads`` (and it must divide it); ``head_dim``/``head_dim_v`` up to 256 (cuDNN's Hopper
+        rule; a multiple of 8, FP8 16: the hint says it); ``sliding_window`` from 0 (off); any seed;
         ``page_size`` from 0 (contiguous) up to ``seq_kv`` (it must divide it); ``num_pages`` when set (None: just
         enough)."""
         heads = max(read_int(values, "heads", 1), 1)
+        step = SDPA_HEAD_DIM_STEP.get(str(values.get("dtype")), 8)
         limits = {"batch": (1, MAX_DIM), "heads": (1, MAX_DIM), "kv_heads": (1, heads), "seq_q": (1, MAX_DIM),
+                  "head_dim": (step, SDPA_HEAD_DIM_MAX),
                   "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM), "dropout_seed": (0, 2**63 - 1),
                   "page_size": (0, max(read_int(values, "seq_kv", 1), 1))}
+        if values.get("head_dim_v") is not None:  # None: as head_dim
+            limits["head_dim_v"] = (step, SDPA_HEAD_DIM_MAX)
         if read_int(values, "page_size", 0) > 0 and values.get("num_pages") is not None:
             limits["num_pages"] = (1, MAX_DIM)
         return limits
@@ -312,6 +348,8 @@ class SdpaSpec(Spec):
             hidden.add("scale_do")
         if not values.get("dropout"):
             hidden.add("dropout_seed")
+        if is_fp8(values.get("dtype")) and values.get("head_dim_v") is None:
+            hidden.add("head_dim_v")
         if not values.get("causal"):
             hidden.add("diagonal_alignment")
         return frozenset(hidden)
@@ -322,7 +360,9 @@ class SdpaSpec(Spec):
         hints = {"kv_heads": f"divides {max(read_int(values, 'heads', 1), 1)}", "sliding_window": "0: off",
                  "seq_lens_q": f"{batch} lengths, blank: full", "seq_lens_kv": f"{batch} lengths, blank: full",
                  "dropout": "training only", "bias": "alibi: causal", "page_size": "0: contiguous; 2^n dividing seq_kv",
-                 "num_pages": "blank: just enough", "sink": "forward, seq_q > 1"}
+                 "num_pages": "blank: just enough", "sink": "forward, seq_q > 1",
+                 "head_dim": f"mult. of {SDPA_HEAD_DIM_STEP.get(str(values.get('dtype')), 8)}, Q/K",
+                 "head_dim_v": "blank: = head_dim (MLA: 128)"}
         if read_int(values, "seq_q", 0) == 1:
             hints["diagonal_alignment"] = "decode: bottom_right"
         if is_fp8(values.get("dtype")):
@@ -401,7 +441,7 @@ class SdpaSpec(Spec):
             reqs.append(SDPA_FP8_HALF_OUT)
         if self.bottom_right:
             reqs.append(SDPA_FP8_BOTTOM_RIGHT)
-        if self.direction == "bwd" and self.head_dim != 128:
+        if self.direction == "bwd" and (self.head_dim != 128 or self.head_dim_v is not None):
             reqs.append(SDPA_FP8_BWD_HEAD_DIM)
         if self.direction == "bwd" and self.ragged:
             reqs.append(SDPA_FP8_BWD_RAGGED)
@@ -423,12 +463,27 @@ class SdpaSpec(Spec):
         return self.attn_scale if self.attn_scale is not None else 1.0 / math.sqrt(self.head_dim)
 
     @property
+    def d_v(self) -> int:
+        """The head size of V and O in effect: ``head_dim_v`` or, when None, ``head_dim``."""
+        return self.head_dim if self.head_dim_v is None else self.head_dim_v
+
+    @property
     def q_dims(self) -> tuple[int, int, int, int]:
         return (self.batch, self.heads, self.seq_q, self.head_dim)
 
     @property
     def kv_dims(self) -> tuple[int, int, int, int]:
+        """K's dims (and V's when d_v = head_dim)."""
         return (self.batch, self.h_kv, self.seq_kv, self.head_dim)
+
+    @property
+    def v_dims(self) -> tuple[int, int, int, int]:
+        return (self.batch, self.h_kv, self.seq_kv, self.d_v)
+
+    @property
+    def o_dims(self) -> tuple[int, int, int, int]:
+        """O's and dO's dims: [b, heads, seq_q, d_v]."""
+        return (self.batch, self.heads, self.seq_q, self.d_v)
 
     @property
     def stats_dims(self) -> tuple[int, int, int, int]:
@@ -466,15 +521,16 @@ class SdpaSpec(Spec):
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         """Dims of every tensor as the graph declares them (a ragged tensor's storage is packed; a paged cache's K and
-        V are its page pools [cache_pages, kv_heads, page_size, head_dim])."""
+        V are its page pools [cache_pages, kv_heads, page_size, head_dim or d_v])."""
         b, h, sq, skv = self.batch, self.heads, self.seq_q, self.seq_kv
-        dims = {"Q": self.q_dims, "K": self.kv_dims, "V": self.kv_dims, "O": self.q_dims, "dO": self.q_dims,
-                "Stats": self.stats_dims, "dQ": self.q_dims, "dK": self.kv_dims, "dV": self.kv_dims,
+        dims = {"Q": self.q_dims, "K": self.kv_dims, "V": self.v_dims, "O": self.o_dims, "dO": self.o_dims,
+                "Stats": self.stats_dims, "dQ": self.q_dims, "dK": self.kv_dims, "dV": self.v_dims,
                 "seq_len_q": (b, 1, 1, 1), "seq_len_kv": (b, 1, 1, 1), "Bias": (1, h, sq, skv),
                 "Dropout_mask": (b, h, sq, skv), "Page_table_K": (b, 1, self.pages_per_seq, 1),
                 "Page_table_V": (b, 1, self.pages_per_seq, 1), "Sink": (1, h, 1, 1)}
         if self.paged:  # K and V are the pools of pages
-            dims["K"] = dims["V"] = (self.cache_pages, self.h_kv, self.page_size, self.head_dim)
+            dims["K"] = (self.cache_pages, self.h_kv, self.page_size, self.head_dim)
+            dims["V"] = (self.cache_pages, self.h_kv, self.page_size, self.d_v)
         ins, _ = self.io_names()
         return {n: dims.get(n, (b + 1, 1, 1, 1) if n.endswith("_offset") else (1, 1, 1, 1))
                 for n in (*ins, *self.output_names())}
@@ -523,8 +579,8 @@ class SdpaSpec(Spec):
 
     def flops(self) -> int:
         """2*Hq*N*(Dqk + Dvo) forward, 2*Hq*N*(3*Dqk + 2*Dvo) backward, with N the kept pairs of the batch."""
-        d = self.head_dim
-        per_pair = 2 * (3 * d + 2 * d) if self.direction == "bwd" else 2 * (d + d)
+        dqk, dv = self.head_dim, self.d_v
+        per_pair = 2 * (3 * dqk + 2 * dv) if self.direction == "bwd" else 2 * (dqk + dv)
         return self.heads * self.kept_pairs() * per_pair
 
     def min_bytes(self) -> int:
@@ -537,7 +593,7 @@ class SdpaSpec(Spec):
             if n in ragged:
                 numel = numel // (d[0] * d[2]) * tokens[ragged[n]]
             elif self.paged and n in ("K", "V"):
-                numel = math.prod(self.kv_dims)
+                numel = math.prod(self.kv_dims if n == "K" else self.v_dims)
             total += DTYPE_BYTES[dtypes[n]] * numel
         return total
 
@@ -559,6 +615,7 @@ class SdpaSpec(Spec):
         if self.dropout:
             mask += f" drop{self.dropout:g}"
         scale = f" scale{self.attn_scale:g}" if self.attn_scale is not None else ""
+        dv = f"/{self.head_dim_v}" if self.head_dim_v is not None else ""
         dt = f"{self.dtype}->{self.out_dtype}" if self.fp8 else self.dtype
         return (f"sdpa {self.direction} {self.layout} {dt} b{self.batch} h{self.heads}{kv} "
-                f"sq{self.seq_q} skv{self.seq_kv} d{self.head_dim}{mask}{scale}")
+                f"sq{self.seq_q} skv{self.seq_kv} d{self.head_dim}{dv}{mask}{scale}")

@@ -22,8 +22,31 @@ FP8_BWD_AMAX = ("Amax_dQ", "Amax_dK", "Amax_dV", "Amax_dP")
 TOKEN_SIDE = {"Q": "q", "O": "q", "dO": "q", "dQ": "q", "Stats": "q", "K": "kv", "V": "kv", "dK": "kv", "dV": "kv"}
 SDPA_LAYOUTS: tuple[str, ...] = ("BSHD", "BHSD")
 SDPA_DIRECTIONS: tuple[str, ...] = ("fwd_inference", "fwd_training", "bwd")
-#: Head sizes this kit builds SDPA graphs for (cuDNN's fused flash-attention engines cover these on Hopper).
-SDPA_HEAD_DIMS: tuple[int, ...] = (64, 128, 256)
+#: cuDNN's head-size rule on Hopper (sm90), cuDNN 9.19, forward and backward, for Q/K (d_qk) and V/O (d_v) alike:
+#: fp16/bf16 take multiples of 8 up to 256, FP8 multiples of 16 up to 256. Sources: cudnn-frontend 1.32
+#: include/cudnn_frontend/node/sdpa_support_surface.h (forward: 'hidden_dim should be multiple of 8'; FP8: 'hidden_dim
+#: shoud be less than or equal to 256 and hidden_dim should be multiple of 16'; Hopper up to 9.9: 'head_dim should be
+#: less than or equal to 256'), scaled_dot_product_flash_attention.h (backward on sm90: 'Num hidden_dim should be less
+#: than or equal to 256 and hidden_dim should be multiple of 8'), and the cuDNN docs' SDPA support matrix (Hopper
+#: prefill, decode and bprop: d <= 256, and d_qk = 192 with d_vo = 128). scripts/probe_shapes.py asks cuDNN on a GPU.
+SDPA_HEAD_DIM_MAX = 256
+SDPA_HEAD_DIM_STEP: dict[str, int] = {"fp16": 8, "bf16": 8, **{dt: 16 for dt in FP8_DTYPES}}
+#: The head sizes real models use, for menus and probes (any multiple of the step up to the maximum is taken).
+SDPA_COMMON_HEAD_DIMS: tuple[int, ...] = (64, 72, 80, 96, 112, 128, 160, 192, 256)
+HEAD_DIM_SOURCE = ("cudnn-frontend 1.32 sdpa_support_surface.h / scaled_dot_product_flash_attention.h and the cuDNN "
+                   "SDPA support matrix (Hopper: d <= 256)")
+
+
+def head_dim_rule(dtype: str) -> str:
+    """cuDNN's head-size rule for ``dtype`` on Hopper, as a sentence for messages and hints."""
+    step = SDPA_HEAD_DIM_STEP.get(dtype, 8)
+    return f"a multiple of {step} from {step} to {SDPA_HEAD_DIM_MAX}"
+
+
+def head_dim_ok(dtype: str, d: int) -> bool:
+    """True when cuDNN 9.19 on Hopper takes head size ``d`` (Q/K or V) for ``dtype``."""
+    step = SDPA_HEAD_DIM_STEP.get(dtype, 8)
+    return step <= d <= SDPA_HEAD_DIM_MAX and d % step == 0
 
 #: What a paged cache and sink tokens need (cuDNN SDPA itself needs Ampere or newer).
 SDPA_PAGED = GpuRequirement("a paged K/V cache in attention", min_cc=(8, 0), min_cudnn=90500,

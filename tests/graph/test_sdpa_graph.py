@@ -32,6 +32,13 @@ SPECS = {
     "bwd_bhsd_bf16_gqa_causal": SdpaSpec(**BASE, kv_heads=2, layout="BHSD", dtype="bf16", causal=True,
                                          direction="bwd"),
     "bwd_bshd_window_d256": SdpaSpec(**{**BASE, "head_dim": 256}, causal=True, sliding_window=3, direction="bwd"),
+    # issue 38: odd head sizes and MLA (Q/K 192, V/O 128), forward and backward
+    "fwd_inference_d96": SdpaSpec(**{**BASE, "head_dim": 96}, causal=True),
+    "bwd_bhsd_bf16_d80": SdpaSpec(**{**BASE, "head_dim": 80}, layout="BHSD", dtype="bf16", direction="bwd"),
+    "fwd_training_mla_192_128": SdpaSpec(**{**BASE, "head_dim": 192}, head_dim_v=128, causal=True,
+                                         direction="fwd_training"),
+    "bwd_mla_gqa_192_128": SdpaSpec(**{**BASE, "head_dim": 192}, head_dim_v=128, kv_heads=2, dtype="bf16",
+                                    causal=True, direction="bwd"),
 }
 
 

@@ -13,7 +13,8 @@ import cudnn_lab as cl
 from cudnn_lab.errors import CudnnLabError, SpecError
 from cudnn_lab.specs import SdpaSpec, spec_from_dict, spec_from_json
 from cudnn_lab.specs.base import MAX_ELEMENTS
-from cudnn_lab.specs.sdpa import SDPA_DIRECTIONS, SDPA_HEAD_DIMS
+from cudnn_lab.specs.sdpa import SDPA_DIRECTIONS
+from cudnn_lab.specs.sdpa_rules import SDPA_COMMON_HEAD_DIMS
 
 SMALL = dict(batch=2, heads=4, seq_q=16, seq_kv=16, head_dim=64)
 
@@ -69,7 +70,7 @@ def sdpa_specs(draw) -> SdpaSpec:
     if direction == "bwd" and seq_q == seq_kv == 1:
         seq_kv = 2
     return SdpaSpec(batch=draw(st.integers(1, 4)), heads=heads, kv_heads=draw(st.sampled_from([None, kv])),
-                    seq_q=seq_q, seq_kv=seq_kv, head_dim=draw(st.sampled_from(SDPA_HEAD_DIMS)), causal=causal,
+                    seq_q=seq_q, seq_kv=seq_kv, head_dim=draw(st.sampled_from(SDPA_COMMON_HEAD_DIMS)), causal=causal,
                     sliding_window=window, layout=draw(st.sampled_from(["BSHD", "BHSD"])),
                     dtype=draw(st.sampled_from(["fp16", "bf16"])), direction=direction,
                     attn_scale=draw(st.sampled_from([None, 0.1, 1.0])))
@@ -88,7 +89,7 @@ def test_round_trips_and_counts(spec: SdpaSpec) -> None:
 def test_to_dict_is_plain_json() -> None:
     d = small(kv_heads=2, causal=True, sliding_window=4, attn_scale=0.2).to_dict()
     assert d == {"op": "sdpa", "batch": 2, "heads": 4, "kv_heads": 2, "seq_q": 16, "seq_kv": 16, "head_dim": 64,
-                 "causal": True, "sliding_window": 4, "layout": "BSHD", "dtype": "fp16",
+                 "head_dim_v": None, "causal": True, "sliding_window": 4, "layout": "BSHD", "dtype": "fp16",
                  "direction": "fwd_inference", "attn_scale": 0.2, "seq_lens_q": None, "seq_lens_kv": None,
                  "ragged": False, "page_size": 0, "num_pages": None, "sink": False, "bias": "none",
                  "dropout": 0.0, "dropout_seed": 0, "diagonal_alignment": "top_left",
@@ -117,7 +118,9 @@ def test_int_like_attn_scale_becomes_float() -> None:
     ("kv_heads", 3, "must divide heads=4"),
     ("kv_heads", 8, "from 1 to 4"),
     ("kv_heads", 0, "from 1 to 4"),
-    ("head_dim", 96, "64, 128, 256"),
+    ("head_dim", 100, "multiple of 8 from 8 to 256"),
+    ("head_dim", 264, "nearest: 256"),
+    ("head_dim_v", 4, "multiple of 8"),
     ("head_dim", "64", "integer"),
     ("causal", 1, "True or False"),
     ("sliding_window", -1, "from 0"),
