@@ -16,12 +16,13 @@ import re
 import stat
 from itertools import accumulate
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from .errors import CudnnLabError, DataError, OptionError, PathError, shorten
 
-__all__ = ["read_regular", "regular_size", "file_kind", "inflate", "parse_json", "finite_number", "as_path",
-           "MAX_INT_DIGITS", "MAX_JSON_DEPTH"]
+__all__ = ["read_regular", "regular_size", "file_kind", "inflate", "parse_json", "first_in_json", "finite_number",
+           "as_path", "MAX_INT_DIGITS", "MAX_JSON_DEPTH"]
 
 #: Integers with more digits than this (beyond 64-bit) are refused: no field of the kit holds one.
 MAX_INT_DIGITS = 20
@@ -154,13 +155,15 @@ def _number_hooks(allow_nonfinite: bool) -> tuple[dict[str, Any], list[_Unusable
     return hooks, found
 
 
-def _unusable_field(value: Any) -> tuple[str, _Unusable] | None:
-    """The first refused number in ``value`` (document order) and its field ("over.n[1]"), or None."""
+def first_in_json(value: Any, matches: Callable[[Any], bool], *, whole: str = "(the whole value)"
+                  ) -> tuple[str, Any] | None:
+    """The field ("over.n[1]"; ``whole`` for ``value`` itself) and item of the first item of parsed JSON, in the
+    text's order, that ``matches``; None if none does. Depth-first without recursion (parse_json bounds nesting)."""
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         path, item = stack.pop()
-        if isinstance(item, _Unusable):
-            return path or "(the whole value)", item
+        if matches(item):
+            return path or whole, item
         if isinstance(item, dict):
             stack.extend(reversed([(f"{path}.{k}" if path else str(k), v) for k, v in item.items()]))
         elif isinstance(item, list):
@@ -205,7 +208,7 @@ def parse_json(text: str, source: Any, what: str, *, allow_nonfinite: bool = Fal
     except ValueError as e:  # int() or float() refusing a literal
         raise DataError(source, f"the {what} holds a number the kit cannot use: {shorten(str(e), 120)}") from None
     if refused:
-        field, bad = _unusable_field(value) or ("(a key)", refused[0])
+        field, bad = first_in_json(value, lambda item: isinstance(item, _Unusable)) or ("(a key)", refused[0])
         raise DataError(source, f"field {field}: the {what} holds a number the kit cannot use: {shorten(bad.why, 120)}")
     return value
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, OptionError
+from ..files import first_in_json
 from ..options import RunOptions
 from ..results.loading import (MAX_PLAN_NAME, MAX_RECORDING_TEXT, MAX_STATE_BYTES, check_state, inflate, parse_json,
                                read_text)
@@ -75,24 +76,10 @@ def _kind(value: Any) -> str:
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
-def _first_nonfinite(data: Any, at: str = "") -> tuple[str, float] | None:
-    """The field (``spec.epsilon``, ``run.time_cap_s``) and value of the first NaN or Infinity in parsed JSON."""
-    stack: list[tuple[str, Any]] = [(at, data)]
-    while stack:  # depth-first, in the text's order; parse_json bounds the nesting
-        where, value = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            return where or "(the whole state)", value
-        if isinstance(value, dict):
-            stack.extend(reversed([(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]))
-        elif isinstance(value, list):
-            stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
-    return None
-
-
 def _parse_state_json(text: str, source: Any, what: str) -> Any:
     """State JSON -> value, a NaN or Infinity refused naming the field that holds it (the parser alone cannot)."""
     data = parse_json(text, source, what, allow_nonfinite=True)
-    found = _first_nonfinite(data)
+    found = first_in_json(data, lambda v: isinstance(v, float) and not math.isfinite(v), whole="(the whole state)")
     if found is not None:
         field, value = found
         text = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
