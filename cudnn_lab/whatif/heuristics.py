@@ -10,6 +10,7 @@ by engine; ``drift`` diffs two cuDNN versions. On a GPU host the questions go to
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,52 @@ def _recorded_answer(spec: Spec, tgt: Target | None, sm_count: int | None) -> Wh
     return max(exact or fits, key=lambda w: w.cudnn_version) if fits else None
 
 
+#: What an answer of another spec must share to stand in for a spec with no recorded answer (issue 39).
+NEAREST_SAME = ("op", "direction", "dtype", "b_dtype", "out_dtype", "layout", "transpose_a", "transpose_b", "kind",
+                "phase")
+NEAREST_RULE = ("nearest: the same family, direction, dtype and layout (and for GEMMs transposes, for norms kind "
+                "and phase), on the same target and SM count; then the same epilogue first; then the closest FLOPs "
+                "by |log ratio|, then the closest sizes by the summed |log ratio| of the shape fields; never across "
+                "families")
+
+
+def nearest_recorded(spec: Spec, tgt: Target | None, sm_count: int | None) -> WhatIf | None:
+    """The recorded answer of the spec nearest ``spec`` by :data:`NEAREST_RULE` (None when none of its kind was
+    recorded for that target), its ``source`` saying "nearest recorded answer: <spec label> (...)": without a GPU a
+    spec not recorded still gets cuDNN's answer for its closest recorded relative, never a made-up one."""
+    def kind(s: Spec) -> tuple[Any, ...]:
+        return tuple(str(getattr(s, f, None)) for f in NEAREST_SAME)
+
+    def sizes(s: Spec) -> dict[str, float]:
+        return {k: float(v) for k, v in s.to_dict().items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0}
+
+    def gap(a: float, b: float) -> float:
+        return abs(math.log(max(a, 1.0) / max(b, 1.0)))
+
+    name = tgt.name if tgt else "this GPU"
+    mine, shape = kind(spec), sizes(spec)
+    relatives = {w.spec for w in recorded_whatifs()
+                 if w.target == name and w.sm_count == sm_count and kind(w.spec) == mine and w.spec != spec
+                 and (tgt is None or tgt.origin != "recorded" or w.cudnn_version == tgt.cudnn_version)}
+    if not relatives:
+        return None
+
+    def distance(s: Spec) -> tuple[bool, float, float, str]:
+        other = sizes(s)
+        return (getattr(s, "epilogue", None) != getattr(spec, "epilogue", None), gap(s.flops(), spec.flops()),
+                sum(gap(other[k], v) for k, v in shape.items() if k in other), s.label())
+
+    near = min(relatives, key=distance)
+    found = _recorded_answer(near, tgt, sm_count)
+    if found is None:
+        return None
+    ratio = near.flops() / max(spec.flops(), 1)
+    why = (f"nearest recorded answer: {near.label()} (same family, direction, dtype and layout; "
+           f"{ratio:.3g}x the FLOPs of {spec.label()})")
+    return dataclasses.replace(found, source=f"{why}; {found.source}"[:300])
+
+
 # ------------------------------------------------------------------------------------------------ asking
 
 def _within_gpu(sm_count: int | None, target: Target | None, card: dict[str, Any] | None) -> int | None:
@@ -234,11 +281,13 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
     if cudnn_lib is not None:
         raise NoGPUError("another cuDNN can be asked only on a machine whose NVIDIA driver loads it; no recorded "
                          "answer is kept per library folder")
-    found = _recorded_answer(spec, tgt, sm_count) if tgt is None or tgt.origin != "file" else None
+    found = (_recorded_answer(spec, tgt, sm_count) or nearest_recorded(spec, tgt, sm_count)
+             if tgt is None or tgt.origin != "file" else None)
     if found is None:
         names = sorted({w.spec.label() for w in recorded_whatifs()})
         raise NoGPUError(f"cuDNN cannot be asked on this machine (its library needs the NVIDIA driver), and no "
-                         f"answer for {name} was recorded for this spec; recorded specs: {shorten(names, 300)}")
+                         f"answer for {name} was recorded for this spec nor for one of its kind ({NEAREST_RULE}); "
+                         f"recorded specs: {shorten(names, 300)}")
     return found
 
 

@@ -210,7 +210,7 @@ def test_bad_questions_are_refused_before_any_work():
         with pytest.raises(OptionError, match="sm_count"):
             wi.plans_for(CONV, "h200", sm_count=bad)
     with pytest.raises(NoGPUError, match="no answer"):
-        wi.plans_for(cl.ConvSpec(n=3, c=8, h=9, w=9, k=8, r=1, s=1, padding=0, layout="NHWC", dtype="fp16"), "h200")
+        wi.plans_for(cl.ConvSpec(n=3, c=8, h=9, w=9, k=8, r=1, s=1, padding=0, layout="NHWC", dtype="fp32"), "h200")
     with pytest.raises(PathError, match="cuDNN library folder"):
         wi.plans_for(CONV, "h200", cudnn_lib="/nonexistent/cudnn")
 
