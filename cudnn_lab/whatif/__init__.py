@@ -9,12 +9,49 @@
 
 Importing the package is light: each question's module loads on first use of one of its names. No submodule is
 named like a public function here or on ``cudnn_lab`` (an imported submodule would replace the function).
+
+:data:`QUESTIONS` registers each question (README "Adding a what-if question"; tests/whatif/
+test_questions_contract.py checks every entry).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Question:
+    """One what-if question: its ``module`` (``cudnn_lab.whatif.<module>``, holding ``ask``), its frozen answer
+    types (``answers``: class names in that module, each with to_dict/from_dict, summary and frame), the recordings
+    kind its answers are kept in (``recording``, registered in results/recordings.py by the module), the module's
+    function listing recorded answers of ``answers[0]`` (``recorded``) and the plots registry's entries drawing them
+    (``views``: plots/registry.py names; none for a question drawn nowhere yet)."""
+
+    name: str
+    module: str
+    answers: tuple[str, ...]
+    recording: str
+    recorded: str
+    views: tuple[str, ...] = ()
+
+    def load(self) -> Any:
+        """The question's module, imported."""
+        return importlib.import_module(f"{__name__}.{self.module}")
+
+
+#: Every what-if question, by name.
+QUESTIONS: dict[str, Question] = {q.name: q for q in (
+    Question("targets", "devices", ("Target",), "target", "targets"),
+    Question("heuristics", "heuristics", ("WhatIf", "Drift"), "whatif", "recorded_whatifs",
+             ("whatif_label", "whatif_compare", "whatif_refusals", "whatif_reasons", "whatif_drift",
+              "whatif_drift_summary")),
+    Question("cudnn versions", "versions", ("RunDrift",), "version_run", "recorded_run_drifts", ("run_drift",)),
+    Question("block formats", "block_formats", ("BlockScaleAnswer", "BlockWhatIf"), "block_scale",
+             "recorded_block_scale_answers", ("block_emulated", "block_asked", "block_answers")),
+    Question("sm scaling", "scaling", ("ScalingResult",), "sm_scaling", "recorded_scalings", ("sm_scaling",)),
+)}
 
 #: Public name -> the question module defining it (the old ``cudnn_lab.whatif`` names keep working from here).
 _LAZY: dict[str, str] = {
@@ -30,7 +67,7 @@ _LAZY: dict[str, str] = {
                     "scaling"),
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted([*_LAZY, "Question", "QUESTIONS"])
 
 
 def __getattr__(name: str) -> Any:
