@@ -166,11 +166,16 @@ class ClassicCall:
     by :meth:`release`. Subclasses name the call and add what else it needs (:meth:`_build_extra`, :meth:`_run`)."""
 
     call = ""
+    #: The kind of the one op descriptor the call takes beside x and y (``cudnnCreate<kind>Descriptor``:
+    #: 'Activation', 'Pooling'), made before :meth:`_build_extra` sets it up and destroyed by :meth:`release`;
+    #: '' for none.
+    op_descriptor = ""
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec
         self._x: c_void_p | None = None
         self._y: c_void_p | None = None
+        self._op: c_void_p | None = None
         # alpha and beta are host floats for half, bfloat16 and float data (doubles only for double data).
         self._alpha, self._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
 
@@ -186,6 +191,8 @@ class ClassicCall:
         dtypes = spec.tensor_dtypes()
         try:
             self._x = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["X"]][1], shapes["X"], strides["X"], "X")
+            if self.op_descriptor:
+                self._op = create(self.op_descriptor)
             self._build_extra()
             self._y = tensor_descriptor(CLASSIC_DATA_TYPES[dtypes["Y"]][1], shapes["Y"], strides["Y"], "Y")
         except Exception:
@@ -194,7 +201,7 @@ class ClassicCall:
         return self
 
     def _build_extra(self) -> None:
-        """Descriptors beyond x and y (an activation descriptor)."""
+        """Set up what the call needs beyond x and y (the op descriptor's mode and sizes)."""
 
     def get_workspace_size_plan_at_index(self, index: int = 0) -> int:
         return 0  # none of these calls takes a workspace
@@ -212,6 +219,9 @@ class ClassicCall:
 
     def release(self) -> None:
         """Destroy the descriptors (safe to call twice)."""
+        if self.op_descriptor:
+            destroy(self.op_descriptor, getattr(self, "_op", None))
+            self._op = None
         destroy("Tensor", self._x)
         destroy("Tensor", self._y)
         self._x = self._y = None

@@ -21,7 +21,7 @@ from ...specs.softmax import SoftmaxSpec
 from ...specs.transform import TransformSpec
 from ..frontend import graph_plans
 from ..plans import PLAN_SOURCES, PlanEntry
-from .base import ClassicCall, c_int, c_void_p, check, create, destroy, entry, one_row, whole_gpu_only
+from .base import ClassicCall, c_int, c_void_p, check, entry, one_row, whole_gpu_only
 #: ``cudnnNanPropagation_t``: NaN in, NaN out, as PyTorch's activations do.
 CUDNN_PROPAGATE_NAN = 1
 _V = c_void_p
@@ -45,31 +45,22 @@ class ActivationCall(ClassicCall):
     and coefficient (``cudnnSetActivationDescriptor``; swish's beta: ``cudnnSetActivationDescriptorSwishBeta``)."""
 
     call = activation_graph.CLASSIC_CALL
-
-    def __init__(self, spec: ActivationSpec) -> None:
-        super().__init__(spec)
-        self._act: c_void_p | None = None
+    op_descriptor = "Activation"
 
     def _build_extra(self) -> None:
         spec = self.spec
-        self._act = create("Activation")
         # coef: clipped ReLU's ceiling, ELU's alpha; 0 for the rest (swish takes its beta below).
         coef = spec.coef if spec.mode in ("clipped_relu", "elu") else 0.0
         fn = entry("cudnnSetActivationDescriptor", (_V, c_int, c_int, ctypes.c_double))
-        check(fn(self._act, activation_graph.CLASSIC_ACTIVATION_MODES[spec.mode][1], CUDNN_PROPAGATE_NAN, coef),
+        check(fn(self._op, activation_graph.CLASSIC_ACTIVATION_MODES[spec.mode][1], CUDNN_PROPAGATE_NAN, coef),
               "cudnnSetActivationDescriptor")
         if spec.mode == "swish":
             beta = entry("cudnnSetActivationDescriptorSwishBeta", (_V, ctypes.c_double))
-            check(beta(self._act, spec.coef), "cudnnSetActivationDescriptorSwishBeta")
+            check(beta(self._op, spec.coef), "cudnnSetActivationDescriptorSwishBeta")
 
     def _run(self, handle: int, x: int, y: int) -> int:
         fn = entry("cudnnActivationForward", (_V, _V, _V, _V, _V, _V, _V, _V))
-        return fn(handle, self._act, ctypes.byref(self._alpha), self._x, x, ctypes.byref(self._beta), self._y, y)
-
-    def release(self) -> None:
-        destroy("Activation", getattr(self, "_act", None))
-        self._act = None
-        super().release()
+        return fn(handle, self._op, ctypes.byref(self._alpha), self._x, x, ctypes.byref(self._beta), self._y, y)
 
 
 class TransformCall(ClassicCall):

@@ -14,7 +14,7 @@ from ...graph.pool import CLASSIC_CALL, CLASSIC_POOLING_MODES, CUDNN_PROPAGATE_N
 from ...specs.base import pair
 from ...specs.pool import PoolSpec
 from ..plans import PLAN_SOURCES, PlanEntry
-from .base import ClassicCall, ClassicLab, c_int, c_void_p, check, create, destroy, entry, one_row, whole_gpu_only
+from .base import ClassicCall, ClassicLab, c_int, c_void_p, check, entry, one_row, whole_gpu_only
 
 PLAN_NAME = f"classic {CLASSIC_CALL}"
 _V, _P = c_void_p, ctypes.POINTER
@@ -25,33 +25,24 @@ class PoolingCall(ClassicCall):
     propagation, window, padding and stride, and cuDNN's own output dims are checked against the spec's."""
 
     call = CLASSIC_CALL
-
-    def __init__(self, spec: PoolSpec) -> None:
-        super().__init__(spec)
-        self._pool: c_void_p | None = None
+    op_descriptor = "Pooling"
 
     def _build_extra(self) -> None:
         spec = self.spec
-        self._pool = create("Pooling")
         (kh, kw), (sh, sw), (ph, pw) = pair(spec.window), pair(spec.stride), pair(spec.padding)
         fn = entry("cudnnSetPooling2dDescriptor", (_V, c_int, c_int, *([c_int] * 6)))
-        check(fn(self._pool, CLASSIC_POOLING_MODES[spec.mode][1], CUDNN_PROPAGATE_NAN[1], kh, kw, ph, pw, sh, sw),
+        check(fn(self._op, CLASSIC_POOLING_MODES[spec.mode][1], CUDNN_PROPAGATE_NAN[1], kh, kw, ph, pw, sh, sw),
               "cudnnSetPooling2dDescriptor")
         dims = [c_int() for _ in range(4)]
         out_dim = entry("cudnnGetPooling2dForwardOutputDim", (_V, _V, *([_P(c_int)] * 4)))
-        check(out_dim(self._pool, self._x, *(ctypes.byref(d) for d in dims)), "cudnnGetPooling2dForwardOutputDim")
+        check(out_dim(self._op, self._x, *(ctypes.byref(d) for d in dims)), "cudnnGetPooling2dForwardOutputDim")
         got = tuple(d.value for d in dims)
         if got != spec.y_dims:
             raise PlanError(f"cuDNN computes pooling output dims {list(got)}, the spec {list(spec.y_dims)}")
 
     def _run(self, handle: int, x: int, y: int) -> int:
         fn = entry("cudnnPoolingForward", (_V,) * 8)
-        return fn(handle, self._pool, ctypes.byref(self._alpha), self._x, x, ctypes.byref(self._beta), self._y, y)
-
-    def release(self) -> None:
-        destroy("Pooling", getattr(self, "_pool", None))
-        self._pool = None
-        super().release()
+        return fn(handle, self._op, ctypes.byref(self._alpha), self._x, x, ctypes.byref(self._beta), self._y, y)
 
 
 def pool_lab(spec: PoolSpec) -> ClassicLab:
