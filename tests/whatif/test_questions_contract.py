@@ -7,10 +7,12 @@ recording holds (Drift, BlockWhatIf) round-trip here on answers made from the re
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import json
 import pkgutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,6 +57,10 @@ def test_step2_each_answer_type_is_a_frozen_record_with_the_four_methods(q: Ques
         for method in ("to_dict", "summary", "frame"):
             assert callable(getattr(cls, method, None)), f"{q.module}.{name} has no {method}()"
         assert isinstance(cls.__dict__.get("from_dict"), classmethod), f"{q.module}.{name}.from_dict is no classmethod"
+    tree = ast.parse(Path(module.__file__ or "").read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not imported & {"subprocess", "multiprocessing"}, f"{q.module} starts processes outside gpu/workers"
+    assert not any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in tree.body), q.module
 
 
 @pytest.mark.parametrize("q", REGISTERED, ids=lambda q: q.name)
@@ -84,6 +90,13 @@ def test_step5_its_views_are_in_the_plots_registry(q: Question) -> None:
     assert set(q.views) <= names, f"{q.name}: no plots/registry entry {sorted(set(q.views) - names)}"
     for name in q.views:  # each draws one of the question's answer types
         assert any(a in SOURCES[entry(name).source] for a in q.answers), f"{name} draws no answer of {q.name}"
+
+
+@pytest.mark.parametrize("q", REGISTERED, ids=lambda q: q.name)
+def test_step6_its_answer_types_are_public_names_of_the_package(q: Question) -> None:
+    for name in q.answers:
+        assert whatif._LAZY.get(name) == q.module, f"whatif._LAZY lacks {name} -> {q.module}"
+        assert getattr(whatif, name) is getattr(q.load(), name)
 
 
 def test_step6_no_submodule_shadows_a_public_name() -> None:
