@@ -27,13 +27,19 @@ class Tensor4dSpec(Spec):
     layout: str = "NHWC"
     dtype: str = "fp16"
 
-    def _check_tensor(self) -> None:
-        """Validate n, c, h, w, layout and dtype (each family calls this first in ``__post_init__``)."""
+    def _check_x(self) -> None:
+        """Validate n, c, h, w, layout and dtype (a graph API family calls this first in ``__post_init__``)."""
         name = type(self).__name__
         for f in ("n", "c", "h", "w"):
             self._set(f, check_int(name, f, getattr(self, f), 1, MAX_DIM))
         self._set("layout", check_choice(name, "layout", self.layout, LAYOUTS))
         self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+
+    def _check_tensor(self) -> None:
+        """:meth:`_check_x`, then x within the classic API's 32-bit addressing (a classic-call family calls this
+        first in ``__post_init__``)."""
+        name = type(self).__name__
+        self._check_x()
         if self.numel > INT32_MAX:
             field = blame_largest(self, ("n", "c", "h", "w"))
             raise SpecError(field, getattr(self, field), f"makes x {list(self.x_dims)} = {self.numel} elements, more "
