@@ -27,6 +27,7 @@ from ..results.loading import read_json
 from ..results.metrics import best, tied_with_best
 from ..runs import run
 from ..specs import Spec, spec_from_json
+from . import checks
 from .heuristics import WHATIF_DIR
 
 __all__ = ["ask", "run_under", "run_drift", "RunDrift", "recorded_run_drifts", "RUNS_DIR", "ROLE"]
@@ -106,6 +107,11 @@ class RunDrift:
         for name in ("old", "new"):
             if not isinstance(getattr(self, name), RunResult):
                 raise OptionError(name, getattr(self, name), "a RunResult (cl.run's or run_under's)", where="RunDrift")
+        if self.old.spec != self.new.spec:
+            raise OptionError("new", self.new.spec.label(), f"a run of the same spec as old ({self.old.spec.label()})",
+                              where="RunDrift")
+        for result in (self.old, self.new):
+            self.version(result)  # a version the summary cannot read is refused here, naming the field
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the two runs' own dicts (:meth:`RunResult.to_dict`)."""
@@ -131,20 +137,41 @@ class RunDrift:
 
     @staticmethod
     def version(result: Any) -> int:
-        """The cuDNN version a run used (the other library's, where it ran under one)."""
-        return int(result.settings.get("cudnn_lib_version") or result.device.get("cudnn_backend") or 0)
+        """The cuDNN version a run used (the other library's, where it ran under one): a number (91400), its digits
+        or its dotted text ("9.14.0") read as the number; DataError naming the field for anything else; 0 where
+        neither field is there."""
+        source = result.loaded_from or f"the run of {result.spec.label()}"
+        for where, field in ((result.settings, "settings.cudnn_lib_version"), (result.device, "device.cudnn_backend")):
+            value = where.get(field.split(".")[1]) if isinstance(where, dict) else None
+            if value is not None and value != "":
+                return checks.version_number(source, field, value)
+        return 0
+
+    def _keys(self, result: Any) -> dict[str, Any]:
+        """Plan name -> the plan's identity (engine and knobs), for one run's proposed plans."""
+        p = self.plans(result)
+        engines = p["engine_id"] if "engine_id" in p else [None] * len(p)
+        knobs = p["knobs"] if "knobs" in p else [None] * len(p)
+        return {str(n): checks.plan_identity(n, e, k) for n, e, k in zip(p["plan"], engines, knobs)}
 
     def frame(self) -> Any:
         """One row per plan proposed in either run: engine, time, error and pass in each version, and in which."""
         va, vb = cudnn_version_text(self.version(self.old)), cudnn_version_text(self.version(self.new))
-        cols = ["plan", "engine_id", "median_ms", "rel_l2", "pass_cudnn"]
+        if va == vb:  # two runs of one version: told apart as old and new
+            va, vb = f"{va}, old", f"{vb}, new"
+        cols = ["engine_id", "median_ms", "rel_l2", "pass_cudnn"]
         pa, pb = self.plans(self.old), self.plans(self.new)
-        a = pa[[c for c in cols if c in pa]].set_index("plan")
-        b = pb[[c for c in cols if c in pb]].set_index("plan")
-        joined = a.add_suffix(f" ({va})").join(b.add_suffix(f" ({vb})"), how="outer")
-        joined["in"] = ["both" if p in a.index and p in b.index else f"only {va}" if p in a.index else f"only {vb}"
-                        for p in joined.index]
-        return joined.reset_index()
+        ka, kb = self._keys(self.old), self._keys(self.new)
+        # one row per plan by its identity (engine and knobs), however each version spells its name
+        a = pa[[c for c in cols if c in pa]].set_index(pa["plan"].astype(str).map(ka).rename("key"))
+        b = pb[[c for c in cols if c in pb]].set_index(pb["plan"].astype(str).map(kb).rename("key"))
+        a, b = a[~a.index.duplicated()], b[~b.index.duplicated()]
+        joined = a.add_suffix(f" ({va})").join(b.add_suffix(f" ({vb})"), how="outer", sort=False)
+        names = {**{k: n for n, k in ka.items()}, **{k: n for n, k in kb.items()}}
+        joined.insert(0, "plan", [names[k] for k in joined.index])
+        joined["in"] = ["both" if k in a.index and k in b.index else f"only {va}" if k in a.index else f"only {vb}"
+                        for k in joined.index]
+        return joined.reset_index(drop=True)
 
     def best(self, result: Any) -> tuple[str | None, float | None, list[str]]:
         """A run's best plan, its median time and the plans tied with it (None, None, [] where none ran)."""
@@ -159,7 +186,12 @@ class RunDrift:
         """True when neither version's best plan is tied with the other's best."""
         a, _, tied_a = self.best(self.old)
         b, _, tied_b = self.best(self.new)
-        return not (a == b or a in tied_b or b in tied_a)
+        if a is None or b is None:
+            return (a is None) != (b is None)
+        ka, kb = self._keys(self.old), self._keys(self.new)
+        same_a, same_b = ka.get(a, ("plan", a)), kb.get(b, ("plan", b))  # identities: engine and knobs
+        return not (same_a == same_b or same_a in {kb.get(t, ("plan", t)) for t in tied_b}
+                    or same_b in {ka.get(t, ("plan", t)) for t in tied_a})
 
     def summary(self) -> str:
         """Plans and best plan in each version, how many in both, and whether the best changed (measured)."""
@@ -169,7 +201,7 @@ class RunDrift:
         f = self.frame()
         both = int((f["in"] == "both").sum())
         def fmt(plan: str | None, ms: float | None) -> str:
-            return "no plan ran" if plan is None else f"{plan} at {ms * 1e3:.1f} us"
+            return "no plan ran" if plan is None or ms is None else f"{plan} at {ms * 1e3:.1f} us"
         return (f"cuDNN {va}: {len(self.plans(self.old))} plans, best {fmt(a, ta)}; cuDNN {vb}: "
                 f"{len(self.plans(self.new))} "
                 f"plans, best {fmt(b, tb)}; {both} plans in both; the best plan "
