@@ -19,7 +19,7 @@ import dataclasses
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import CudnnLabError, DataError, OptionError
 from ..specs import Spec
@@ -32,6 +32,8 @@ from .schema import PLAN_COLUMNS
 from ..provenance import cudnn_version_text
 
 __all__ = ["PLAN_COLUMNS", "SCHEMA_VERSION", "RECORD_KEYS", "RunResult", "json_ready", "plans_frame"]
+
+_T = TypeVar("_T")
 
 #: What the GPU layer hands :meth:`RunResult.from_records`: key -> type (plans: a list of row dicts).
 RECORD_KEYS: dict[str, type] = {"plans": list, "device": dict, "torch": dict, "ceilings": dict, "settings": dict,
@@ -79,6 +81,13 @@ def _with_throughput(spec: Spec, rows: list[dict[str, Any]], ceilings: dict[str,
                                                         ceilings.get("gbps"))
         out.append(row)
     return out
+
+
+def _found(value: _T | None, missing: str) -> _T:
+    """``value`` (a metric of the plans), or a CudnnLabError saying why it is missing and where to look."""
+    if value is None:
+        raise CudnnLabError(f"{missing}; see .plans['error'].")
+    return value
 
 
 @dataclasses.dataclass
@@ -130,26 +139,17 @@ class RunResult:
     @property
     def heuristic_pick(self) -> Any:
         """The plan the heuristics would run: the first proposed plan that built and ran (a Series)."""
-        row = metrics.pick(self.plans)
-        if row is None:
-            raise CudnnLabError("No plan ran, so there is no heuristic pick; see .plans['error'].")
-        return row
+        return _found(metrics.pick(self.plans), "No plan ran, so there is no heuristic pick")
 
     @property
     def best(self) -> Any:
         """The fastest plan among those that pass cuDNN's tolerance band (the fastest plan if none passes)."""
-        row = metrics.best(self.plans)
-        if row is None:
-            raise CudnnLabError("No plan ran, so there is no best plan; see .plans['error'].")
-        return row
+        return _found(metrics.best(self.plans), "No plan ran, so there is no best plan")
 
     @property
     def regret(self) -> float:
         """Heuristic pick's median time over the best plan's (1.0 = the heuristic chose the fastest)."""
-        value = metrics.regret(self.plans)
-        if value is None:
-            raise CudnnLabError("No plan ran with a median time, so there is no regret; see .plans['error'].")
-        return value
+        return _found(metrics.regret(self.plans), "No plan ran with a median time, so there is no regret")
 
     @property
     def exploration(self) -> dict[str, Any]:
