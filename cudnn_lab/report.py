@@ -4,6 +4,11 @@ sweep's report holds its roofline, each operation's latency along its sizes, the
 point with the heuristic's pick, the best plan and the regret. Figures fill the page's width; a banner says where
 the numbers come from (RECORDED or MEASURED HERE, :mod:`cudnn_lab.provenance`).
 
+The report draws what it is given and reads no recording and builds no graph: a run's graph (drawn), repro script
+and what-if answers come in a :class:`ReportAnswers` its caller gathers (the Lab's Save report and ``cudnn-lab
+report``: :func:`cudnn_lab.cli.report_answers`); every figure and table is drawn by its entry of
+:mod:`cudnn_lab.plots.registry`, the views the Lab shows.
+
 A table of contents opens the page and every section folds (``<details open>``, no script). Numbers are formatted by
 :mod:`cudnn_lab.plots.tables`, one format per column. plotly.js is embedded once, gzipped and base64-encoded
 (:data:`PLOTLY_BUNDLE`, plotly's cartesian bundle, about 0.66 MB where the full bundle would be 4.8 MB), and the
@@ -19,30 +24,25 @@ import gzip
 import html
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import MissingDependencyError, OptionError
-from .provenance import Provenance, provenance
-from .results import RunResult, metrics
-from .results.paths import check_output_path, write_text
-from . import plots
 from ._version import __version__
-from .errors import CudnnLabError, NoGPUError, UnsupportedGraphError
-from .plots.axes import default_axes
-from .plots.registry import RUN_FIGURES
+from .errors import OptionError
+from .plots.registry import RUN_FIGURES, ViewEntry, entries
 from .plots.tables import _bytes, frame_table_html, plan_table_html, sig3, us_text
-from .whatif.block_formats import recorded_block_scale_answers
-from .plots.whatif_tables import answer_label_html, block_scale_answers_html, compare_table_html, refusals_html
-from .provenance import cudnn_version_text
-from .results import anatomy
-from .results.loading import check_result, check_sweep_frame
+from .provenance import Provenance, cudnn_version_text, provenance
+from .results import anatomy, metrics
 from .results.metrics import cell_text, point_key, row_gbps, row_tflops
+from .results.paths import check_output_path, write_text
+from .results.run import RunResult
+from .results.result_checks import check_result
 from .results.schema import point_column
-from .whatif.devices import targets
-from .whatif.heuristics import compare, drift, recorded_whatifs
+from .results.sweep_checks import check_sweep_frame
 
-__all__ = ["TABLE_COLUMNS", "report_html", "save_report", "save_sweep_report", "sweep_report_html"]
+__all__ = ["TABLE_COLUMNS", "ReportAnswers", "REPORT_SOURCES", "report_html", "save_report", "save_sweep_report",
+           "sweep_report_html", "whatif_html"]
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1200px;
@@ -176,84 +176,89 @@ def _anatomy_body(result: RunResult) -> str:
     return "".join(parts)
 
 
-_WHATIF_TITLE = "What-if: other GPUs and cuDNN versions"
+#: The answers a run's report draws beside the result (plots/registry.py's sources the report has a section for).
+REPORT_SOURCES: tuple[str, ...] = tuple(dict.fromkeys(e.source for e in entries() if e.in_report
+                                                      and e.source not in ("run", "sweep", "sweep pair")))
+#: The report's sections that hold what-if answers: (id, title).
+_ANSWER_SECTIONS = (("what-if", "What-if: other GPUs and cuDNN versions"),
+                    ("block-formats", "Blackwell block formats (MXFP8, NVFP4): cuDNN's answers"))
 
 
-def whatif_html(result: RunResult) -> str:
-    """The What-if section, where the kit has recorded answers of cuDNN's heuristics for the result's problem: the
-    recorded and synthetic targets side by side by engine (with this run's best time per engine), the targets that
-    got no plan with why, and the drift between the recorded cuDNN versions; '' where none is recorded. Tables
-    only (:mod:`cudnn_lab.plots.whatif_tables`), labelled "cuDNN's heuristics' answer, not a measurement"."""
-    body = _whatif_body(result)
-    return f"<h2>{html.escape(_WHATIF_TITLE)}</h2>" + body if body else ""
+@dataclasses.dataclass(frozen=True)
+class ReportAnswers:
+    """What a run's report draws beside the result, gathered by its caller (the Lab, ``cudnn-lab report``: see
+    :func:`cudnn_lab.cli.report_answers`): the graph drawn (HTML: inline SVG, or its DOT source with why), the repro
+    script (or why there is none), the answers by registry source (:data:`REPORT_SOURCES`: a what-if compare frame,
+    a Drift, a RunDrift, a ScalingResult, a list of BlockScaleAnswer) and, per source, why its answer could not be
+    gathered (``notes``, said in its section). The report reads no file and builds no graph: it draws these."""
+
+    graph_html: str = ""
+    script: str = ""
+    answers: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    notes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("graph_html", "script"):
+            if not isinstance(getattr(self, name), str):
+                raise OptionError(name, getattr(self, name), "must be text", where="report answers")
+        for name in ("answers", "notes"):
+            given = getattr(self, name)
+            if not isinstance(given, Mapping):
+                raise OptionError(name, given, "must be a mapping of source to answer", where="report answers")
+            unknown = [k for k in given if k not in REPORT_SOURCES]
+            if unknown:
+                raise OptionError(name, unknown, "sources the report draws: " + ", ".join(REPORT_SOURCES),
+                                  where="report answers")
+        bad = [k for k, v in self.notes.items() if not isinstance(v, str)]
+        if bad:
+            raise OptionError("notes", bad, "each note must be text", where="report answers")
 
 
-def _whatif_body(result: RunResult) -> str:
-    try:
-        if not any(w.spec == result.spec for w in recorded_whatifs()):
-            return ""
-        known = targets()
-        frame = compare(result.spec, list(dict.fromkeys(t.name for t in known)), measured=result, recorded=True)
-    except CudnnLabError as e:  # a recorded answer that cannot be read must not cost the rest of the report
-        return f"<p class='note'>The recorded what-if answers cannot be shown: {html.escape(str(e))}</p>"
-    recorded = [t for t in known if t.origin == "recorded"]
-    versions = sorted({t.cudnn_version for t in recorded})
-    # The drift on the GPU this run measured where it is a recorded target, else on the first recorded one.
-    name = next((t.name for t in recorded if t.description.get("deviceName") == result.device.get("gpu")),
-                recorded[0].name if recorded else "")
-    shifted = ""
-    if len(versions) > 1:
-        try:
-            d = drift(result.spec, versions[0], name)
-            shifted = (f"<p class='cl-drift-summary'>Between cuDNN versions, for {html.escape(name)}: "
-                       f"{html.escape(d.summary())}</p>")
-        except NoGPUError:  # no recording of the older version for this problem
-            shifted = ""
-    return (answer_label_html(frame.attrs["answers"]) + compare_table_html(frame) + refusals_html(frame)
-            + shifted)
+def _drawn(entry: ViewEntry, answers: ReportAnswers) -> Any:
+    """``entry`` drawn from its answer, or None where none is given (or the answer has no such view)."""
+    answer = answers.answers.get(entry.source)
+    if answer is None or not entry.applies(answer):
+        return None
+    return entry.draw(answer)
 
 
-_BLOCK_TITLE = "Blackwell block formats (MXFP8, NVFP4): cuDNN's answers"
+def _answers_body(section: str, answers: ReportAnswers) -> str:
+    """A section of what-if answers: each registry entry of the section drawn from the answer given, in the
+    registry's order; a source whose answer could not be gathered says why, once."""
+    parts: list[str] = []
+    said: set[str] = set()
+    for entry in entries(section=section):
+        if entry.source in answers.notes:
+            if entry.source not in said:
+                said.add(entry.source)
+                parts.append(f"<p class='note'>{html.escape(answers.notes[entry.source])}</p>")
+            continue
+        drawn = _drawn(entry, answers)
+        if drawn:
+            parts.append(str(drawn))
+    return "".join(parts)
 
 
-def _block_formats_body(result: RunResult) -> str:
-    """For a matmul or conv: cuDNN's recorded answers for block-scaled graphs of the same operation (on sm100/sm120
-    targets and the recording GPU), with the problem they were asked for; '' for other operations."""
-    try:
-        answers = [a for a in recorded_block_scale_answers() if a.spec.op == result.spec.op]
-    except CudnnLabError as e:
-        return f"<p class='note'>The recorded block-format answers cannot be shown: {html.escape(str(e))}</p>"
-    if not answers:
-        return ""
-    asked = sorted({a.spec.label() for a in answers})
-    return (f"<p class='note'>Asked for {html.escape('; '.join(asked))} (not necessarily this problem); the numerics "
-            "of these formats for this problem: <code>cl.block_format_whatif(spec, fmt)</code> (emulated).</p>"
-            + block_scale_answers_html(answers))
+def whatif_html(answers: ReportAnswers) -> str:
+    """The What-if section of the answers given (the recorded and synthetic targets side by side by engine, the
+    targets that got no plan, the drift between the recorded cuDNN versions, runs under another cuDNN): tables only
+    (:mod:`cudnn_lab.plots.whatif_tables`), labelled "cuDNN's heuristics' answer, not a measurement"; '' where
+    none is given."""
+    sid, title = _ANSWER_SECTIONS[0]
+    body = _answers_body(sid, answers)
+    return f"<h2>{html.escape(title)}</h2>" + body if body else ""
 
 
-def graph_svg(result: RunResult) -> str:
-    """The graph drawn as inline SVG (with ``dot``), or its DOT source with an install hint (without); a drawing
-    ``dot`` rejects says so in one sentence, its DOT source and dot's message folded under it (the report is still
-    written)."""
-    from .graph import drawing  # heavy: imports graphviz
-    from .graph.render import DOT_INSTALL_HINT, DrawingError, to_svg  # heavy: imports graphviz
-
-    dot = drawing(result.spec)
-    try:
-        return to_svg(dot, spec=result.spec)
-    except MissingDependencyError:
-        return f"<p class='note'>{html.escape(DOT_INSTALL_HINT)}</p><pre>{html.escape(dot.source)}</pre>"
-    except DrawingError as e:
-        said = f"<pre>{html.escape(e.stderr)}</pre>" if e.stderr else ""
-        return (f"<p class='note'>{html.escape(str(e))}</p><details><summary>DOT source</summary>{said}"
-                f"<pre>{html.escape(e.source)}</pre></details>")
-
-
-def _figures(result: RunResult) -> list[Any]:
-    """The run's figures the report shows (plots/registry.py: the Lab's too), or none when no plan was timed."""
-    if metrics.timed(result.plans).empty:
-        return []
-    return [figure.draw(result, None) for figure in RUN_FIGURES if figure.in_report and figure.applies(result)]
+def _figures(result: RunResult, answers: ReportAnswers | None = None) -> list[Any]:
+    """The report's figures (plots/registry.py: the Lab's too): the run's, or none when no plan was timed; then
+    those of the answers given (the SM-scaling figure)."""
+    figs = []
+    if not metrics.timed(result.plans).empty:
+        figs = [figure.draw(result, None) for figure in RUN_FIGURES if figure.in_report and figure.applies(result)]
+    if answers is not None:
+        figs += [f for e in entries(section="figures") if e.source in REPORT_SOURCES
+                 for f in [_drawn(e, answers)] if f is not None]
+    return figs
 
 
 @functools.lru_cache(maxsize=1)
@@ -365,12 +370,12 @@ def _page(title: str, body: str) -> str:
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
 
 
-def report_html(result: RunResult, *, title: str | None = None, origin: Provenance | None = None) -> str:
-    """The whole report as one HTML string; plotly's library is embedded once, so it opens with no network.
-    ``origin`` says where the numbers come from (default: :func:`cudnn_lab.provenance.provenance` of the result).
-    A sweep frame gets :func:`sweep_report_html`."""
-    from .graph import build_graph  # heavy: imports graphviz
-
+def report_html(result: RunResult, answers: ReportAnswers | None = None, *, title: str | None = None,
+                origin: Provenance | None = None) -> str:
+    """The whole report as one HTML string; plotly's library is embedded once, so it opens with no network. It
+    draws the result and the ``answers`` it is given (:class:`ReportAnswers`: the graph, the repro script, the
+    what-if answers; a section with nothing given is left out). ``origin`` says where the numbers come from
+    (default: :func:`cudnn_lab.provenance.provenance` of the result). A sweep frame gets :func:`sweep_report_html`."""
     if _is_sweep(result):
         return sweep_report_html(result, title=title)
     if not isinstance(result, RunResult):
@@ -378,10 +383,14 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
                           "or a sweep frame (cl.sweep, cl.load_results of a sweep or store)", where="report")
     if title is not None and not isinstance(title, str):
         raise OptionError("title", title, "must be text or None", where="report")
+    answers = ReportAnswers() if answers is None else answers
+    if not isinstance(answers, ReportAnswers):
+        raise OptionError("answers", type(answers).__name__, "must be ReportAnswers (cudnn_lab.cli.report_answers "
+                          "gathers them for a result) or None", where="report")
     _check_run(result)
     title = title or f"cudnn_lab report: {result.spec.label()}"
 
-    figs = _figures(result)
+    figs = _figures(result, answers)
     fig_html = _figures_html(figs) or "<p class='note'>No plan ran, so there is nothing to plot.</p>"
     origin = origin or provenance(result)
     columns = [c for c in TABLE_COLUMNS if c in result.plans and (c in ("plan", "status")
@@ -390,24 +399,19 @@ def report_html(result: RunResult, *, title: str | None = None, origin: Provenan
         columns.insert(TABLE_COLUMNS.index("knob_names"), "knob_names")  # filled from the plan names
     shown = dataclasses.replace(result, plans=_counts_as_integers(result.plans))  # counts as integers
     warnings = "".join(f"<li>{html.escape(w)}</li>" for w in result.warnings)
-    try:
-        script = build_graph(result.spec).to_script()
-    except UnsupportedGraphError as e:  # pooling: no frontend graph, so no script; say why
-        script = f"# No standalone script: {e}"
     sections = [
         ("summary", "Summary", f"<pre class='cl-summary'>{html.escape(result.summary())}</pre>"
                                + (f"<ul>{warnings}</ul>" if warnings else ""), []),
-        ("graph", "Graph", f'<div class="graph">{graph_svg(result)}</div>', []),
+        ("graph", "Graph", f'<div class="graph">{answers.graph_html}</div>' if answers.graph_html else "", []),
         ("figures", "Figures", fig_html, _figure_entries(figs)),
         ("plans", "Plans", plan_table_html(shown, columns=columns), []),
         ("plan-anatomy", "Plan anatomy", _anatomy_body(result), []),
-        ("what-if", _WHATIF_TITLE, _whatif_body(result), []),
-        ("block-formats", _BLOCK_TITLE, _block_formats_body(result), []),
+        *((sid, stitle, _answers_body(sid, answers), []) for sid, stitle in _ANSWER_SECTIONS),
         ("device", "Device", f"<table class='cl-device'>{_device_rows(result)}</table>", []),
         ("spec", "Spec", f"<pre>{html.escape(json.dumps(result.spec.to_dict(), indent=1))}</pre>", []),
         ("settings", "Settings", f"<pre>{html.escape(json.dumps(result.settings, indent=1))}</pre>", []),
         ("repro-script", "Repro script", '<p class="note">Rebuilds and runs this graph with cudnn and torch only.</p>'
-                                         f"<pre>{html.escape(script)}</pre>", []),
+                                         f"<pre>{html.escape(answers.script)}</pre>" if answers.script else "", []),
     ]
     return _page(title, f"""<h1>{html.escape(title)}</h1>
 {origin.to_html()}
@@ -437,16 +441,16 @@ def _device_rows(result: RunResult) -> str:
     return "".join(rows)
 
 
-def save_report(result: Any, path: str | Path, *, title: str | None = None,
+def save_report(result: Any, path: str | Path, answers: ReportAnswers | None = None, *, title: str | None = None,
                 origin: Provenance | None = None) -> Path:
-    """Write :func:`report_html` (a run) or :func:`sweep_report_html` (a sweep frame) to ``path`` and return it; the
-    path is checked before the report is made. ``origin`` says where the numbers come from (for a sweep, only its
-    kind counts: recorded unless it says measured)."""
+    """Write :func:`report_html` (a run, with the ``answers`` its caller gathered) or :func:`sweep_report_html` (a
+    sweep frame) to ``path`` and return it; the path is checked before the report is made. ``origin`` says where the
+    numbers come from (for a sweep, only its kind counts: recorded unless it says measured)."""
     path = check_output_path(path, what="report")
     if _is_sweep(result):
         recorded = origin is None or origin.kind == "recorded"
         return write_text(path, sweep_report_html(result, title=title, recorded=recorded), what="report")
-    return write_text(path, report_html(result, title=title, origin=origin), what="report")
+    return write_text(path, report_html(result, answers, title=title, origin=origin), what="report")
 
 
 def save_sweep_report(frame: Any, path: str | Path, *, title: str | None = None) -> Path:
@@ -457,13 +461,13 @@ def save_sweep_report(frame: Any, path: str | Path, *, title: str | None = None)
 # ------------------------------------------------------------------------------------------------ sweep reports
 
 def _check_run(result: RunResult) -> None:
-    """A result made or changed in memory is checked as a loaded one is (``loading.check_result``), so a bad value
+    """A result made or changed in memory is checked as a loaded one is (``result_checks.check_result``), so a bad value
     is a DataError naming the plan and the field, not a crash half way through the report."""
     check_result(result.to_dict(), result.loaded_from or f"the result of {result.spec.label()}")
 
 
 def _check_sweep(frame: Any) -> None:
-    """A sweep frame with point ids is checked as a loaded one is (``loading.check_sweep_frame``): a duplicated
+    """A sweep frame with point ids is checked as a loaded one is (``sweep_checks.check_sweep_frame``): a duplicated
     point or an impossible value is a DataError naming the row and the field, not a crash or a wrong table."""
     if "point_id" in frame.columns and not frame.empty:
         check_sweep_frame(frame, "the sweep frame")
@@ -481,19 +485,18 @@ def _require_sweep(frame: Any) -> Any:
 
 
 def _sweep_figures(frame: Any) -> list[Any]:
+    """The sweep's figures the report shows (plots/registry.py's sweep entries, the Lab's Sweep view's too), those
+    drawn per operation once for each operation that ran; none when no point ran."""
     ran = metrics.sweep_ran(frame)
     if ran.empty:
         return []
-    figs = [plots.sweep_roofline(frame)]
     ops = [o for o in dict.fromkeys(cell_text(v) for v in ran["op"]) if o] if "op" in ran.columns else [None]
-    for op in ops:
-        rows = frame if op is None else frame[frame["op"].map(cell_text) == op]
-        x, color = default_axes(rows)  # the Lab's Sweep view draws the same by default
-        if x is None:
-            continue
-        figs.append(plots.sweep_latency(rows, x, color=color, which="best"))
-    if "rel_l2" in ran.columns and ran["rel_l2"].notna().any():
-        figs.append(plots.error_by_dtype(frame))
+    figs = []
+    for entry in entries("sweep", section="figures"):
+        for rows in ([frame if op is None else frame[frame["op"].map(cell_text) == op] for op in ops]
+                     if entry.per_op else [frame]):
+            if entry.applies(rows):
+                figs.append(entry.draw(rows))
     return figs
 
 

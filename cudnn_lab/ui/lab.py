@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..capabilities import gpu_visible
+from ..cli import report_answers
 from ..errors import CudnnLabError, NoGPUError, OptionError, SpecError, shorten
 from ..gpu.defaults import warm_async
 from ..gpu.frontend import warm_engine_family_async
@@ -374,7 +375,8 @@ class Lab(RecordedResults):
         target = check_output_path(text, what="report", suffixes=(".html", ".htm"),
                                    make_parents=text == DEFAULT_REPORT)  # the default folder is made on first use
         with self.busy_flag.working():
-            written = save_report(self.result, target, origin=self.results.origin).resolve()
+            answers = report_answers(self.result)  # the graph drawn, its script, the recorded what-if answers
+            written = save_report(self.result, target, answers, origin=self.results.origin).resolve()
         self.report_written = written
         link = file_link(written)
         self.status_log.say_html(f"Report saved: {link} (one HTML file that opens offline)")

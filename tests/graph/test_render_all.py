@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -269,12 +268,12 @@ def test_report_says_a_rejected_drawing_in_one_sentence(monkeypatch: pytest.Monk
     import graphviz
 
     import cudnn_lab.graph
-    from cudnn_lab.report import graph_svg
+    from cudnn_lab.cli import graph_svg
 
     spec = RnnSpec(direction="bwd")
-    assert "<svg" in graph_svg(SimpleNamespace(spec=spec))
+    assert "<svg" in graph_svg(spec)
     monkeypatch.setattr(cudnn_lab.graph, "drawing", lambda spec: graphviz.Source(BAD_DOT))
-    _sentence_and_details(graph_svg(SimpleNamespace(spec=spec)))
+    _sentence_and_details(graph_svg(spec))
 
 
 def test_the_lab_loads_each_rnn_backward_recording_with_its_drawing() -> None:

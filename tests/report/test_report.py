@@ -8,6 +8,13 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.report import report_html, save_report
+from cudnn_lab.cli import report_answers
+
+
+def _report(result: cl.RunResult) -> str:
+    """The report as the Lab and `cudnn-lab report` write it: with the answers they gather (cli.report_answers)."""
+    return report_html(result, report_answers(result))
+
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -19,14 +26,14 @@ def result() -> cl.RunResult:
 
 
 def test_report_embeds_plotly_once_and_fetches_nothing(result: cl.RunResult) -> None:
-    text = report_html(result)
+    text = _report(result)
     assert text.count("window.PlotlyConfig") == 1  # the library, inline, once
     assert text.count("Plotly.newPlot") >= 4  # every figure uses it
     assert "<script src=" not in text and "<link" not in text
 
 
 def test_report_holds_graph_table_device_spec_and_script(result: cl.RunResult) -> None:
-    text = report_html(result)
+    text = _report(result)
     for needle in ("<h2>Graph</h2>", "<table", result.device["gpu"], result.spec.to_dict()["op"], "def build_graph",
                    result.best["plan"]):
         assert needle in text
@@ -34,7 +41,7 @@ def test_report_holds_graph_table_device_spec_and_script(result: cl.RunResult) -
 
 def test_report_without_dot_shows_the_dot_source(result: cl.RunResult, monkeypatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    text = report_html(result)
+    text = _report(result)
     assert "digraph" in text and "apt-get install graphviz" in text
 
 
@@ -43,7 +50,7 @@ def test_report_opens_offline_with_graph_plots_and_table(result: cl.RunResult, t
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
     from tests.conftest import chromium_path
 
-    path = save_report(result, tmp_path / "report.html")
+    path = save_report(result, tmp_path / "report.html", report_answers(result))
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
@@ -67,12 +74,12 @@ def test_pooling_report_draws_the_classic_call_and_says_why_no_script() -> None:
 
     result = RunResult(spec=cl.PoolSpec(n=2, c=8, h=8, w=8), plans=plans_frame([]), device={"gpu": "test GPU"},
                        torch={}, ceilings={}, settings={})
-    text = report_html(result)
+    text = _report(result)
     assert "cudnnPoolingForward" in text and "No standalone script" in text
 
 
 def test_report_plan_table_is_readable_with_every_column_one_click_away(result: cl.RunResult) -> None:
-    text = report_html(result)
+    text = _report(result)
     plans = text.split("<h2>Plans</h2>")[1]
     compact = plans.split("<details")[0]
     for head in ("median (µs)", "IQR (µs)", "error (rel. L2)", "workspace", "knobs"):
@@ -83,7 +90,7 @@ def test_report_plan_table_is_readable_with_every_column_one_click_away(result: 
 
 
 def test_report_figures_fill_the_page_width(result: cl.RunResult) -> None:
-    text = report_html(result)
+    text = _report(result)
     assert '"width":920' not in text.replace(" ", "") and "width:100%" in text.replace(" ", "")
 
 
@@ -119,9 +126,9 @@ def test_cli_report_of_a_sweep_name_file_and_store(tmp_path) -> None:
 
 
 def test_a_recording_without_exploration_reports_no_engine_space_figure() -> None:
-    from cudnn_lab.report import _figures, report_html
+    from cudnn_lab.report import _figures
 
     result = cl.load_results("h200_conv_nhwc_fp16_bias_relu")
     titles = [f.layout.title.text.split("<br>")[0] for f in _figures(result)]
     assert len(titles) == 5 and not any("Engine space" in t for t in titles)
-    assert "Engine space" not in report_html(result)
+    assert "Engine space" not in _report(result)

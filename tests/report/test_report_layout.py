@@ -11,6 +11,13 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.report import report_html, sweep_report_html
+from cudnn_lab.cli import report_answers
+
+
+def _report(result: cl.RunResult) -> str:
+    """The report as the Lab and `cudnn-lab report` write it: with the answers they gather (cli.report_answers)."""
+    return report_html(result, report_answers(result))
+
 
 BIGGEST = "h200_conv_nhwc_fp16"  # the largest recording: exploration, kernels, what-if answers, failed plans
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -19,7 +26,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture(scope="module")
 def biggest() -> str:
-    return report_html(cl.load_results(BIGGEST))
+    return _report(cl.load_results(BIGGEST))
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +113,7 @@ def test_the_toc_links_every_section_and_figure_and_nothing_else(which: str, big
 
 
 def test_a_section_without_content_is_neither_shown_nor_linked() -> None:
-    text = report_html(cl.load_results("h100_rnn_gru_fp32_bwd"))  # no what-if answers, no kernels
+    text = _report(cl.load_results("h100_rnn_gru_fp32_bwd"))  # no what-if answers, no kernels
     page = _Page(text)
     assert "#what-if" not in page.toc and "#plan-anatomy" not in page.toc
     assert "what-if" not in page.ids and "plan-anatomy" not in page.ids
@@ -169,7 +176,7 @@ def _formats_of(cells: list[str]) -> set[str]:
 
 @pytest.mark.parametrize("name", [BIGGEST, "h100_conv_nhwc_fp16_bias_relu", "h100_sdpa_bf16_causal", "sweep"])
 def test_every_numeric_column_has_one_format(name: str, biggest: str, sweep: str) -> None:
-    text = {BIGGEST: biggest, "sweep": sweep}.get(name) or report_html(cl.load_results(name))
+    text = {BIGGEST: biggest, "sweep": sweep}.get(name) or _report(cl.load_results(name))
     checked = 0
     for title, cells in _columns(text):
         numbers = [c for c in cells if _NUMBER.match(c)]
@@ -211,7 +218,8 @@ def test_the_biggest_report_navigates_folds_and_draws_offline(tmp_path) -> None:
     from cudnn_lab.report import save_report
     from tests.conftest import chromium_path
 
-    path = save_report(cl.load_results(BIGGEST), tmp_path / "report.html")
+    result = cl.load_results(BIGGEST)
+    path = save_report(result, tmp_path / "report.html", report_answers(result))
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:

@@ -13,6 +13,13 @@ import pytest
 import cudnn_lab as cl
 from cudnn_lab import report
 from cudnn_lab.report import report_html, sweep_report_html
+from cudnn_lab.cli import report_answers
+
+
+def _report(result: cl.RunResult) -> str:
+    """The report as the Lab and `cudnn-lab report` write it: with the answers they gather (cli.report_answers)."""
+    return report_html(result, report_answers(result))
+
 
 LIMIT = 2_000_000  # bytes of UTF-8: 2 MB
 
@@ -26,7 +33,7 @@ def _bundle(text: str) -> bytes:
 
 @pytest.mark.parametrize("name", list(cl.recorded_datasets("run")["name"]))
 def test_the_report_of_every_recording_is_under_2_mb(name: str) -> None:
-    text = report_html(cl.load_results(name))
+    text = _report(cl.load_results(name))
     assert len(text.encode("utf-8")) < LIMIT, f"{name}: {len(text.encode('utf-8')) / 1e6:.2f} MB"
     assert text.count("id='cl-plotlyjs'") == 1 and "<script src=" not in text
 
@@ -47,7 +54,7 @@ def test_the_shipped_bundle_is_the_version_plotly_writes_for() -> None:
 
 def test_the_biggest_report_embeds_the_cartesian_bundle_once_and_draws_every_trace_with_it() -> None:
     result = cl.load_results("h200_conv_nhwc_fp16")
-    text = report_html(result)
+    text = _report(result)
     js = _bundle(text).decode("utf-8")
     assert js.startswith("/**\n* plotly.js (cartesian - minified) v") and "window.Plotly = Plotly" in js
     registered = set(re.findall(r'moduleType:"trace",name:"([a-z0-9]+)"', js))

@@ -9,7 +9,13 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.report import report_html, whatif_html
+from cudnn_lab.cli import report_answers
 from cudnn_lab.whatif.devices import targets
+
+def _report(result: cl.RunResult) -> str:
+    """The report as the Lab and `cudnn-lab report` write it: with the answers they gather (cli.report_answers)."""
+    return report_html(result, report_answers(result))
+
 
 LABEL = "cuDNN&#x27;s heuristics&#x27; answer, not a measurement"
 
@@ -20,7 +26,7 @@ def conv() -> cl.RunResult:
 
 
 def test_a_recording_with_answers_has_the_what_if_section(conv: cl.RunResult) -> None:
-    text = report_html(conv)
+    text = _report(conv)
     assert text.count("<h2>What-if: other GPUs and cuDNN versions</h2>") == 1
     section = text.split("<h2>What-if")[1].split("<h2>")[0]
     assert LABEL in section and "(recorded on NVIDIA " in section and "with cuDNN 9.19.0" in section
@@ -37,15 +43,15 @@ def test_a_recording_with_answers_has_the_what_if_section(conv: cl.RunResult) ->
 
 
 def test_the_section_is_tables_only_and_small(conv: cl.RunResult) -> None:
-    section = whatif_html(conv)
+    section = whatif_html(report_answers(conv))
     assert "<script" not in section and "Plotly" not in section
     assert len(section) < 30_000
 
 
 def test_a_recording_without_answers_has_no_what_if_section() -> None:
     pool = cl.load_results("h100_pool_max_fp16")  # pooling: no answer of the heuristics is recorded
-    assert whatif_html(pool) == ""
-    assert "What-if" not in report_html(pool)
+    assert whatif_html(report_answers(pool)) == ""
+    assert "What-if" not in _report(pool)
 
 
 def test_a_matmul_report_shows_the_recorded_block_format_answers_and_a_norm_report_does_not() -> None:
@@ -55,8 +61,8 @@ def test_a_matmul_report_shows_the_recorded_block_format_answers_and_a_norm_repo
 
     answers = [a for a in recorded_block_scale_answers() if a.spec.op == "matmul"]
     assert answers  # shipped in cudnn_lab/data/whatif/block_scale
-    text = report_html(cl.load_results("h100_matmul_bf16_tn_4096"))
+    text = _report(cl.load_results("h100_matmul_bf16_tn_4096"))
     assert text.count("Blackwell block formats (MXFP8, NVFP4)") == 2  # the table of contents and the section
     section = text.split("Blackwell block formats (MXFP8, NVFP4)")[2].split("<h2>")[0]
     assert "not a measurement" in section and "nvfp4" in section.lower() and "block_format_whatif" in section
-    assert "Blackwell block formats" not in report_html(cl.load_results("h100_layernorm_bf16"))
+    assert "Blackwell block formats" not in _report(cl.load_results("h100_layernorm_bf16"))
