@@ -8,7 +8,11 @@
 #
 # Steps: record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
 # fp8bench, fusion, anatomy, plans, paged, moe, issue27 (benchmarks/*.py: plans.py --issue27 for the last), liverows
-# (scripts/live_rows.py --record: a Lab run's rows as they arrive, without and with 8 helpers), throughput (benchmarks/sweep_throughput.py: every GPU; run it
+# (scripts/live_rows.py --record: a Lab run's rows as they arrive, without and with 8 helpers), liverowsdef (the same
+# with default options), whatif (benchmarks/whatif.py), defaults (plans.py --defaults: the problems a user runs, no
+# options set), published (benchmarks/published_attention.py --quick: NVIDIA's H200 attention rows), probe
+# (scripts/probe_shapes.py: SDPA head sizes cuDNN takes), detstress (three 8-worker runs of the anatomy, plans and
+# pooling GPU tests), throughput (benchmarks/sweep_throughput.py: every GPU; run it
 # alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
 # throughput takes $POINTS points (12 unless set); record takes only the problems in $RECORD_ONLY when set.
 set -uo pipefail
@@ -24,7 +28,7 @@ DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
 declare -A BUDGET=([record]=300 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
-                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [tests]=100000 [tests1]=100000 [notebooks]=400)
+                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [detstress]=150 [liverowsdef]=90 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
@@ -59,6 +63,17 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         moe) timeout -k 10 "$secs" $PY benchmarks/moe.py --quick --json "$WORK/bench/${slug}_${DAY}_moe.json" ;;
         liverows) for h in 0 8; do timeout -k 10 $((secs / 2)) $PY scripts/live_rows.py --problem rmsnorm \
                     --parallel-builds $h --record "$WORK/bench/${slug}_${DAY}_live_rows_helpers$h.json"; done ;;
+        whatif) timeout -k 10 "$secs" $PY benchmarks/whatif.py --json "$WORK/bench/${slug}_${DAY}_whatif.json" ;;
+        defaults) timeout -k 10 "$secs" $PY benchmarks/plans.py --defaults --budget-s $((secs - 30)) \
+                    --json "$WORK/bench/${slug}_${DAY}_defaults.json" ;;
+        published) timeout -k 10 "$secs" $PY benchmarks/published_attention.py --quick --budget-s $((secs - 30)) \
+                    --json "$WORK/bench/${slug}_${DAY}_published_attention.json" ;;
+        probe) timeout -k 10 "$secs" $PY scripts/probe_shapes.py --json "$WORK/bench/${slug}_${DAY}_probe_shapes.json" ;;
+        detstress) for i in 1 2 3; do timeout -k 10 $((secs / 3)) $PY -m pytest -m gpu -q -p no:cacheprovider -n 8 \
+                    --dist load --timeout 120 tests/gpu/test_anatomy_gpu.py tests/gpu/test_plans.py tests/gpu/test_classic_pool.py; \
+                    echo "detstress run $i rc=$?"; done ;;
+        liverowsdef) timeout -k 10 "$secs" $PY scripts/live_rows.py --problem rmsnorm --defaults \
+                    --record "$WORK/bench/${slug}_${DAY}_live_rows_defaults.json" ;;
         throughput) unset CUDA_VISIBLE_DEVICES
             timeout -k 10 "$secs" $PY benchmarks/sweep_throughput.py --points "${POINTS:-12}" \
                 --json "$WORK/bench/${slug}_${DAY}_sweep_throughput.json" ;;
