@@ -95,7 +95,7 @@ def known_fields(source: Any, data: dict[str, Any], allowed: Any, what: str) -> 
     """Refuse a key ``data`` should not hold (a misspelt or foreign field), naming it."""
     unknown = [k for k in data if k not in allowed]
     if unknown:
-        raise fail(source, shorten(str(unknown[0]), 60), f"is no field of {what} (known: {', '.join(allowed)})")
+        raise fail(source, str(unknown[0])[:60], f"is no field of {what} (known: {', '.join(allowed)})")
 
 
 def _int_map(source: Any, field: str, value: Any, keys: Any, low: int, high: int) -> dict[str, int]:

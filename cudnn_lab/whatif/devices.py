@@ -51,6 +51,23 @@ DESCRIPTION_KEYS: dict[str, Any] = {
 NEWER_KEYS = ("smCountOrigin", "oversizedSharedMemoryPerBlock", "memoryBusWidth")
 
 
+#: What each numeric field of a description can hold on an NVIDIA GPU (CUDA's device properties), by meaning: a
+#: warp is 32 threads, a block at most 1024, flags are 0 or 1 ... (a lower bound of 0 where 0 is a real answer).
+DESCRIPTION_RANGES: dict[str, tuple[int, int]] = {
+    "maxGridSize": (1, 2**31 - 1), "maxBlockSize": (1, 1024), "regsPerBlock": (1, 2**20),
+    "multiProcessorCount": (1, 1024), "warpSize": (32, 32), "maxSharedMemoryPerBlock": (1, 2**24),
+    "maxSharedMemoryPerBlockOptin": (1, 2**24), "reservedSharedMemoryPerBlock": (0, 2**24),
+    "maxRegistersPerSM": (1, 2**20), "maxCtasPerSM": (1, 1024), "maxThreadsPerBlock": (32, 1024),
+    "maxThreadsPerSM": (32, 2**16), "pciDeviceId": (0, 2**16), "isTccDriver": (0, 1), "supportCoopLaunch": (0, 1),
+    "totalGlobalMem": (2**20, 2**50), "smClockRateKHz": (1, 10**7), "memClockRateKHz": (0, 10**8),
+    "l2CacheSize": (0, 2**34), "cudaDeviceId": (0, 1023), "deviceVer": (100, 9990), "driverVer": (1000, 99990),
+}
+
+
+def _range_text(low: int, high: int) -> str:
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
 def _cc_text(device_ver: int) -> str:
     major, minor = divmod(device_ver // 10, 10)
     return f"{major}.{minor}"
@@ -100,8 +117,17 @@ def check_description(data: Any, source: Any, *, cudnn_version: int | None = Non
             allowed = "a non-negative integer"
         if not ok:
             raise DataError(source, f"field {key}: must be {allowed}, not {shorten(value, 40)}")
-    if data["multiProcessorCount"] < 1 or data["multiProcessorCount"] > 1024:
-        raise DataError(source, f"field multiProcessorCount: must be 1-1024, not {data['multiProcessorCount']}")
+    for key, (low, high) in DESCRIPTION_RANGES.items():
+        value = data[key]
+        values = value if isinstance(value, list) else [value]
+        if any(not low <= v <= high for v in values):
+            raise DataError(source, f"field {key}: must be {_range_text(low, high)}"
+                                    f"{' each' if isinstance(value, list) else ''}, not {shorten(value, 40)}",
+                            hint="write it with `cudnn-lab profile -o FILE` on the GPU it describes")
+    for key, at_least in (("maxSharedMemoryPerBlockOptin", "maxSharedMemoryPerBlock"),
+                          ("maxThreadsPerSM", "maxThreadsPerBlock"), ("maxRegistersPerSM", "regsPerBlock")):
+        if data[key] < data[at_least]:
+            raise DataError(source, f"field {key}: must be at least {at_least} ({data[at_least]}), not {data[key]}")
     if _cc_text(data["deviceVer"]) not in _KNOWN_CC or data["deviceVer"] % 10:
         raise DataError(source, f"field deviceVer: {data['deviceVer']} is no compute capability cuDNN knows "
                                 f"(e.g. 800 for 8.0, 900 for 9.0, 1000 for 10.0)")
@@ -167,6 +193,19 @@ class Target:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise DataError(source, f"not a cudnn-lab target file (no \"format\": \"{FORMAT}\")",
                             hint="write it with `cudnn-lab profile -o FILE` on the GPU it describes")
+        version = data.get("version")
+        if type(version) is not int or version != 1:
+            raise DataError(source, f"field version: must be 1 (the target file format this kit writes), not "
+                                    f"{shorten(version, 40)}",
+                            hint="write it with `cudnn-lab profile -o FILE` on the GPU it describes")
+        for key, limit in (("base", 200), ("created", 40)):
+            if not isinstance(data.get(key, ""), str) or len(data.get(key, "")) > limit:
+                raise DataError(source, f"field {key}: must be text of at most {limit} characters, not "
+                                        f"{shorten(data.get(key), 40)}")
+        unknown = [k for k in data if k not in TARGET_FIELDS]
+        if unknown:
+            raise DataError(source, f"field {str(unknown[0])[:40]}: is no field of a target file (known: "
+                                    f"{', '.join(TARGET_FIELDS)})")
         cudnn = data.get("cudnn")
         if not isinstance(cudnn, int) or isinstance(cudnn, bool) or not 90000 <= cudnn < 100000:
             raise DataError(source, f"field cudnn: must be a cuDNN 9 version number such as 91900, not "
@@ -179,7 +218,7 @@ class Target:
             raise DataError(source, f"field name: must be a name of 1-64 characters, not {shorten(name, 40)}")
         description = check_description(data.get("description"), source, cudnn_version=None)
         return cls(name=name, description=description, origin=origin, cudnn_version=cudnn,
-                   base=str(data.get("base", ""))[:200], created=str(data.get("created", ""))[:40])
+                   base=data.get("base", ""), created=data.get("created", ""))
 
     def save(self, path: Any) -> Path:
         """Write the target as JSON (a colleague loads it with ``load_target`` or ``target=PATH``)."""
@@ -187,6 +226,10 @@ class Target:
 
         path = check_output_path(path, what="target JSON", suffixes=(".json",))
         return write_text(path, json.dumps(self.to_dict(), indent=1), what="target JSON")
+
+
+#: The fields of a target file (:meth:`Target.to_dict`).
+TARGET_FIELDS = ("format", "version", "name", "origin", "cudnn", "base", "created", "description")
 
 
 def load_target(path: Any) -> Target:

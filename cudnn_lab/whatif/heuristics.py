@@ -268,10 +268,16 @@ def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise OptionError("modes", modes, "one or more of " + ", ".join(MODES))
+    if not isinstance(recorded, (bool, type(None))):
+        raise OptionError("recorded", recorded, "None (ask cuDNN where it loads, else read the recordings), True "
+                          "(recordings only) or False (ask only)", where="plans_for")
     if sm_count is not None:
         sm_count = check_sm_count(sm_count)
     tgt = as_target(target)
     name = tgt.name if tgt else "this GPU"
+    if tgt is not None and sm_count is not None and sm_count > tgt.sm_count:
+        raise OptionError("sm_count", sm_count, f"1-{tgt.sm_count} ({tgt.name} has {tgt.sm_count} SMs)",
+                          where="plans_for")
     if recorded is not True:
         try:
             return _ask(cudnn_lib, spec, tgt, sm_count, modes)
