@@ -13,7 +13,7 @@ from typing import Any
 from ..provenance import cudnn_version_text
 from .tables import frame_table_html, us_text
 from ..gpu.reasons import summarize
-from ..results.labels import ANSWER_LABEL
+from ..results.labels import ANSWER_LABEL, LIVE_SUFFIX
 
 __all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
            "reasons_html", "refusals_html", "sources_text", "block_formats_html", "block_scale_answers_html",
@@ -68,7 +68,8 @@ def compare_table_html(frame: Any) -> str:
         synthetic = bool(answers.get(t) and answers[t].synthetic)
         cls = "cl-synthetic" if synthetic else "cl-recorded-target"
         classes[f"{t} plans"] = classes[f"{t} rank"] = cls
-        groups.append((f"{t} (synthetic)" if synthetic else t, 2, labels.get(t, t), cls))
+        name = t if t != "this GPU" or labels.get(t, "").endswith(LIVE_SUFFIX) else labels[t]  # a recorded card named
+        groups.append((f"{name} (synthetic)" if synthetic else name, 2, labels.get(t, t), cls))
     if measured:
         groups[0] = ("", 1, "", "")
         for i, c in enumerate(measured):  # a column per GPU measured: its name above

@@ -3,7 +3,7 @@ the what-if modules (which sit above the plots in the layers)."""
 
 from __future__ import annotations
 
-__all__ = ["ANSWER_LABEL", "EMULATED_LABEL", "SCALING_LABEL"]
+__all__ = ["ANSWER_LABEL", "EMULATED_LABEL", "SCALING_LABEL", "LIVE_SUFFIX", "recorded_label"]
 
 #: On every answer of cuDNN's heuristics (what-if on a target, a block format asked of cuDNN).
 ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
@@ -11,3 +11,12 @@ ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
 EMULATED_LABEL = "emulated in float64 on this machine, not measured: no Blackwell kernel ran"
 #: What an SM carve-out scales and what it does not; every SM-scaling result and its figure carry it.
 SCALING_LABEL = "only the compute share is scaled: memory bandwidth and L2 are the whole GPU's"
+#: What a live answer's target label ends with: asked here, of the card in this machine.
+LIVE_SUFFIX = " (this GPU)"
+
+
+def recorded_label(label: str) -> str:
+    """A recorded answer's target label as read back anywhere: "NVIDIA H200 (this GPU)" (the card in use when it
+    was recorded) becomes "NVIDIA H200 (recorded on it)", so "this GPU" is said only of a live answer; other labels
+    are kept."""
+    return label.removesuffix(LIVE_SUFFIX) + " (recorded on it)" if label.endswith(LIVE_SUFFIX) else label

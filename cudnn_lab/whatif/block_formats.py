@@ -41,7 +41,7 @@ from ..gpu.workers import call_once
 from ..graph.block_scale import block_scaled_graph as graph_block_scaled
 from ..provenance import cudnn_version_text
 from ..results import recordings
-from ..results.labels import ANSWER_LABEL, EMULATED_LABEL
+from ..results.labels import ANSWER_LABEL, EMULATED_LABEL, recorded_label
 from . import checks
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -505,7 +505,8 @@ def load_block_scale_answers(path: Path) -> tuple[BlockScaleAnswer, ...]:
     data = parse_json(text, path, "recorded block-scale what-if JSON")
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), list):
         raise DataError(path, f"not a recorded block-scale what-if file (format {FORMAT!r} with a list of answers)")
-    return tuple(BlockScaleAnswer.from_dict(a, path) for a in data["answers"])
+    answers = (BlockScaleAnswer.from_dict(a, path) for a in data["answers"])  # the card named, not 'this GPU'
+    return tuple(dataclasses.replace(a, target_label=recorded_label(a.target_label)) for a in answers)
 
 
 #: cuDNN's recorded answers for block-scaled graphs, one kind of the kit's recordings (results/recordings.py).

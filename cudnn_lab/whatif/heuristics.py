@@ -26,7 +26,7 @@ from ..results.loading import parse_json, read_text, spec_from_data
 from . import checks
 from .devices import check_description, today
 from ..results import recordings
-from ..results.labels import ANSWER_LABEL
+from ..results.labels import ANSWER_LABEL, recorded_label
 from ..results.run import RunResult
 from ..results.paths import check_output_path
 
@@ -153,12 +153,14 @@ ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(WhatIf))
 # ------------------------------------------------------------------------------------------------ recordings
 
 def load_whatifs(path: Path) -> tuple[WhatIf, ...]:
-    """The answers of one recorded what-if file, every field checked (DataError naming the file and field)."""
+    """The answers of one recorded what-if file, every field checked (DataError naming the file and field); the card
+    in use when they were recorded is named, not called "this GPU" (:func:`..results.labels.recorded_label`)."""
     _, text = read_text(path, "recorded what-if JSON", limit=MAX_WHATIF_BYTES)
     data = parse_json(text, path, "recorded what-if JSON")
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), list):
         raise DataError(path, f"not a recorded what-if file (format {FORMAT!r} with a list of answers)")
-    return tuple(WhatIf.from_dict(a, path) for a in data["answers"])
+    answers = (WhatIf.from_dict(a, path) for a in data["answers"])
+    return tuple(dataclasses.replace(w, target_label=recorded_label(w.target_label)) for w in answers)
 
 
 #: The recorded answers of cuDNN's heuristics, one kind of the kit's recordings (results/recordings.py).
@@ -312,13 +314,13 @@ def _ask(cudnn_lib: Any, spec: Spec, tgt: Target | None, sm_count: int | None, m
     sm = _within_gpu(sm_count, tgt, asker.card)
     reply = asker.ask(spec, description=None if tgt is None else tgt.description, sm_count=sm, modes=modes)
     card_name = (asker.card or {}).get("deviceName", "this GPU")
-    common = dict(spec=spec, target=tgt.name if tgt else "this GPU",
-                  target_label=tgt.label if tgt else f"{card_name} (this GPU)",
-                  synthetic=bool(tgt and tgt.origin == "synthetic"), cudnn_version=int(asker.cudnn_version),
-                  source=f"asked here, on a host with {card_name}" if asker.card else "asked here", sm_count=sm)
+    common = WhatIf(spec=spec, target=tgt.name if tgt else "this GPU",
+                    target_label=tgt.label if tgt else f"{card_name} (this GPU)",
+                    synthetic=bool(tgt and tgt.origin == "synthetic"), cudnn_version=int(asker.cudnn_version or 0),
+                    source=f"asked here, on a host with {card_name}" if asker.card else "asked here", sm_count=sm)
     if isinstance(reply, Refusal):
-        return WhatIf(**common, refused=reply.kind, message=reply.message, detail=reply.detail)
-    return WhatIf(**common, proposals=tuple(p.to_dict() for p in reply.proposals))
+        return dataclasses.replace(common, refused=reply.kind, message=reply.message, detail=reply.detail)
+    return dataclasses.replace(common, proposals=tuple(p.to_dict() for p in reply.proposals))
 
 
 def profile(path: Any = None) -> Target:
@@ -502,7 +504,7 @@ class Drift:
     @property
     def first_choice_changed(self) -> bool:
         """True when the two versions' first choices (mode A) are different plans (by engine and knobs)."""
-        return self.first_choice(self.old) != self.first_choice(self.new)
+        return bool(self.first_choice(self.old) != self.first_choice(self.new))
 
     def summary(self) -> str:
         """One sentence: plans in each version, how many in both, and whether the first choice changed."""
