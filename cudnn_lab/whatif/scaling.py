@@ -223,13 +223,15 @@ class ScalingResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and <NA> as None), read back by :meth:`from_dict`."""
         def records(frame: Any) -> list[dict[str, Any]]:
-            return frame.astype(object).where(frame.notna(), None).to_dict("records")
+            out: list[dict[str, Any]] = frame.astype(object).where(frame.notna(), None).to_dict("records")
+            return out
 
-        return json_ready({"format": FORMAT, "version": VERSION, "spec": self.spec.to_dict(),
-                           "sm_counts": list(self.sm_counts), "full_sm_count": self.full_sm_count,
-                           "device": dict(self.device), "settings": dict(self.settings), "label": self.label,
-                           "created": self.created, "frame": records(self.rows), "refused": records(self.refused),
-                           "errors": [{"sm_count": n, "error": e} for n, e in self.errors]})
+        data: dict[str, Any] = json_ready({
+            "format": FORMAT, "version": VERSION, "spec": self.spec.to_dict(), "sm_counts": list(self.sm_counts),
+            "full_sm_count": self.full_sm_count, "device": dict(self.device), "settings": dict(self.settings),
+            "label": self.label, "created": self.created, "frame": records(self.rows),
+            "refused": records(self.refused), "errors": [{"sm_count": n, "error": e} for n, e in self.errors]})
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, *, source: Any = "sm-scaling dict") -> ScalingResult:
@@ -267,8 +269,9 @@ class ScalingResult:
     def _repr_html_(self) -> str:
         import html
 
+        table: str = self.per_count.to_html(index=False)
         return (f"<p><b>{html.escape(self.spec.label())}</b> on {html.escape(str(self.device.get('gpu', '')))}: "
-                f"{html.escape(self.label)}</p>" + self.per_count.to_html(index=False))
+                f"{html.escape(self.label)}</p>" + table)
 
 
 def _frame(rows: Any, columns: tuple[str, ...], source: Any, field: str, counts: tuple[int | None, ...]) -> Any:
