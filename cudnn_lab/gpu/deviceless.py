@@ -10,7 +10,7 @@ import json
 import time
 from typing import Any
 
-from ..errors import OptionError, UnsupportedGraphError
+from ..errors import DataError, OptionError, UnsupportedGraphError
 from ..provenance import cudnn_version_text
 from ..graph import build_graph
 from ..specs import Spec
@@ -44,10 +44,20 @@ class Proposal:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Proposal:
-        return cls(plan=str(data["plan"]), engine_id=int(data["engine_id"]),
-                   knobs={str(k): int(v) for k, v in dict(data["knobs"]).items()},
+        return cls(plan=str(data["plan"]), engine_id=_whole(data["engine_id"], "engine_id"),
+                   knobs={str(k): _whole(v, f"knobs.{k}") for k, v in dict(data["knobs"]).items()},
                    behavior_notes=tuple(str(n) for n in data["behavior_notes"]),
-                   ranks={str(k): int(v) for k, v in dict(data["ranks"]).items()})
+                   ranks={str(k): _whole(v, f"ranks.{k}") for k, v in dict(data["ranks"]).items()})
+
+
+ANSWER_SOURCE = "the heuristics worker's answer"
+
+
+def _whole(value: Any, field: str) -> int:
+    """A whole number of a worker's answer (JSON reads 1e400 as infinity: int() of it would raise OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2**63:
+        raise DataError(ANSWER_SOURCE, f"field {field}: must be a whole number, not {str(value)[:40]}")
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +83,13 @@ class Answer:
     def from_dict(cls, data: dict[str, Any]) -> Answer:
         return cls(proposals=tuple(Proposal.from_dict(p) for p in data["proposals"]),
                    declined={str(k): str(v) for k, v in dict(data["declined"]).items()},
-                   cudnn_version=int(data["cudnn_version"]), seconds=float(data["seconds"]))
+                   cudnn_version=_whole(data["cudnn_version"], "cudnn_version"), seconds=_seconds(data["seconds"]))
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise DataError(ANSWER_SOURCE, f"field seconds: must be a finite number of seconds, not {str(value)[:40]}")
+    return float(value)
 
 
 def device_description(device: int = 0) -> dict[str, Any]:
