@@ -17,6 +17,7 @@ from .specs import ConvSpec, MatmulSpec, SdpaSpec, Spec, spec_from_dict, spec_fr
 from .specs import NormSpec
 from .specs import PoolSpec
 from .specs import MoeSpec
+from .specs import Conv3dSpec
 from .specs import ConvConcatSpec, ConvDgradReluSpec, ConvReductionSpec, ReductionSpec
 from .specs import ActivationSpec, ConvGenstatsSpec, ConvPrologueSpec, RnnSpec, SoftmaxSpec, TransformSpec
 
@@ -47,12 +48,15 @@ _LAZY = {
     "block_scale_plans": "cudnn_lab.whatif.block_formats",
     "sm_scaling": "cudnn_lab.whatif.scaling",
     "forecast": "cudnn_lab.whatif.speed",
+    "presets": "cudnn_lab.specs.presets",
+    "preset": "cudnn_lab.specs.presets",
 }
 
 __all__ = [
     "NormSpec",
     "PoolSpec",
     "MoeSpec",
+    "Conv3dSpec",
     "ConvReductionSpec", "ConvConcatSpec", "ConvDgradReluSpec", "ReductionSpec",
     "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",

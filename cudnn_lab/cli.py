@@ -155,7 +155,9 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run one problem (a spec JSON file) on the GPU: every plan, timed and "
                               "checked; prints the plan table and saves the result", allow_abbrev=False,
                               epilog=_EPILOG)
-    run.add_argument("spec", help="spec JSON, as written by Spec.to_json() (e.g. {\"op\": \"conv\", ...})")
+    run.add_argument("spec", nargs="?", help="spec JSON, as written by Spec.to_json() (e.g. {\"op\": \"conv\", "
+                     "...}); or --preset")
+    run.add_argument("--preset", help=_PRESET_HELP)
     _add_run_options(run)
     run.add_argument("-o", "--output", help="result JSON (default: SPEC.result.json beside the spec); a missing "
                      "folder is made")
@@ -179,7 +181,8 @@ def _parser() -> argparse.ArgumentParser:
     plans = commands.add_parser("plans", help="ask cuDNN's heuristics which plans it would run for a spec on a "
                                 "target GPU (this one, a recorded one, a compute capability or a file), on fewer "
                                 "SMs or under another cuDNN; nothing is run", allow_abbrev=False, epilog=_EPILOG)
-    plans.add_argument("spec", help="spec JSON, as written by Spec.to_json()")
+    plans.add_argument("spec", nargs="?", help="spec JSON, as written by Spec.to_json(); or --preset")
+    plans.add_argument("--preset", help=_PRESET_HELP)
     plans.add_argument("--target", action="append", default=None,
                        help="a target: h100, h200, sm80 ... sm120, a compute capability (10.0) or a target JSON "
                        "(`cudnn-lab profile -o`); repeat it to compare targets side by side (default: this GPU)")
@@ -200,16 +203,33 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_PRESET_HELP = ("a real-model preset instead of a spec file, e.g. 'DeepSeek-V3 MLA prefill' (cl.presets() lists "
+                "them)")
+
+
+def _spec_of(args: argparse.Namespace) -> tuple[Spec, Path | None]:
+    """The problem a command names: a spec JSON file (and its path), or ``--preset NAME`` (no path)."""
+    if getattr(args, "preset", None) is not None:
+        if args.spec:
+            raise errors.OptionError("preset", args.preset, "give a spec file or --preset, not both")
+        from .specs.presets import preset
+        return preset(args.preset), None
+    if not args.spec:
+        raise errors.OptionError("spec", None, "a spec JSON file, or --preset NAME (cl.presets() lists the names)")
+    path = as_path(args.spec, what="spec")
+    return read_spec_file(path), path
+
+
 def _default_beside(path: Path, suffix: str) -> Path:
     name = path.name[: -len(path.suffix)] if path.suffix else path.name
     return path.with_name(name + suffix)
 
 
 def _run(args: argparse.Namespace) -> int:
-    spec_path = as_path(args.spec, what="spec")
-    spec = read_spec_file(spec_path)
+    spec, spec_path = _spec_of(args)
     options = RunOptions.coerce(None, **_run_overrides(args))
-    out = check_output_path(args.output if args.output is not None else _default_beside(spec_path, ".result.json"),
+    beside = spec_path if spec_path is not None else Path("".join(c if c.isalnum() else "_" for c in args.preset))
+    out = check_output_path(args.output if args.output is not None else _default_beside(beside, ".result.json"),
                             what="result JSON")
     report = check_output_path(args.report, what="report") if args.report is not None else None
     # The first measured plan goes to stderr at once while the rest build; Ctrl-C after it keeps what was measured.
@@ -405,7 +425,7 @@ def report_answers(result: RunResult) -> ReportAnswers:
 
 
 def _plans(args: argparse.Namespace) -> int:
-    spec = read_spec_file(args.spec)
+    spec, _ = _spec_of(args)
     recorded = True if args.recorded else None
     targets = args.target or [None]
     if len(targets) == 1:

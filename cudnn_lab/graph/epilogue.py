@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..specs.conv import ConvSpec
+from ..specs.conv3d import Conv3dSpec
 from ..specs.matmul import MatmulSpec
 from .recipe import OpDecl, Recipe, TensorDecl, data_type
 
@@ -18,7 +19,7 @@ _STEP_CODE = {"bias": "y = y + inputs['bias'].double()", "scale": "y = y * input
               "tanh": "y = torch.tanh(y)"}
 
 
-def with_epilogue(spec: ConvSpec | MatmulSpec, tensors: list[TensorDecl], main: OpDecl) -> Recipe:
+def with_epilogue(spec: ConvSpec | Conv3dSpec | MatmulSpec, tensors: list[TensorDecl], main: OpDecl) -> Recipe:
     """The recipe of ``main`` followed by the spec's epilogue chain: every step but the last writes a virtual
     tensor; the operands (bias, scale, residual) take the spec's shapes and strides."""
     dtype, compute, steps = spec.dtype, spec.compute_dtype, list(spec.epilogue)

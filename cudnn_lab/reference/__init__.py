@@ -17,6 +17,7 @@ from ..specs import Spec
 # Each registers its family.
 from . import activation, conv, fusion, matmul, norm, pool, rnn, sdpa, softmax, transform  # noqa: F401
 from . import moe  # noqa: F401 - the MoE grouped GEMM family
+from . import conv3d  # noqa: F401 - 3-D convolutions
 from .common import CPU_FLOP_LIMIT, HOST_MEMORY_SHARE, check_host_memory, check_inputs, host_bytes
 from .families import REFERENCES, Reference
 

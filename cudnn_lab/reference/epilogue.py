@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs.conv import ConvSpec
+from ..specs.conv3d import Conv3dSpec
 from ..specs.matmul import MatmulSpec
 from .common import CPU_FLOP_LIMIT, check_cpu_work, check_inputs, poisoned, uniform
 
@@ -18,13 +19,13 @@ if TYPE_CHECKING:  # pragma: no cover
 OPERANDS = {"bias": "bias", "scale": "scale", "add": "residual"}
 
 
-def input_names(spec: ConvSpec | MatmulSpec) -> tuple[str, ...]:
+def input_names(spec: ConvSpec | Conv3dSpec | MatmulSpec) -> tuple[str, ...]:
     """The main op's inputs, then the epilogue's operands in chain order."""
     ins, _ = spec.io_names()
     return (*ins, *(OPERANDS[s] for s in spec.epilogue if s in OPERANDS))
 
 
-def make_inputs(spec: ConvSpec | MatmulSpec, fan_in: int, *, device: Any = "cpu", seed: int = 0
+def make_inputs(spec: ConvSpec | Conv3dSpec | MatmulSpec, fan_in: int, *, device: Any = "cpu", seed: int = 0
                 ) -> dict[str, torch.Tensor]:
     """Uniform [-1, 1] inputs (never zeros) in the graph's strides; the main op's second operand shrunk by
     1/sqrt(fan_in) so outputs stay O(1); a scale in [0.5, 1.5] like a folded batchnorm (no sign flips, no zeros)."""
@@ -43,13 +44,14 @@ def make_inputs(spec: ConvSpec | MatmulSpec, fan_in: int, *, device: Any = "cpu"
             for name, (lo, hi) in ranges.items()}
 
 
-def make_outputs(spec: ConvSpec | MatmulSpec, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
+def make_outputs(spec: ConvSpec | Conv3dSpec | MatmulSpec, *, device: Any = "cpu") -> dict[str, torch.Tensor]:
     """The one output with the graph's strides, NaN-filled."""
     _, name = spec.io_names()
     return poisoned(spec, (name,), device)
 
 
-def apply_epilogue(spec: ConvSpec | MatmulSpec, y: torch.Tensor, t: Mapping[str, torch.Tensor]) -> torch.Tensor:
+def apply_epilogue(spec: ConvSpec | Conv3dSpec | MatmulSpec, y: torch.Tensor, t: Mapping[str, torch.Tensor]
+                   ) -> torch.Tensor:
     """Apply the chain left to right, as the fused graph does."""
     import torch
     import torch.nn.functional as F

@@ -7,6 +7,7 @@ ipywidgets.
 
 from .base import DTYPE_BYTES, DTYPES, LAYOUTS, Spec, spec_classes, spec_from_dict, spec_from_json
 from .conv import DIRECTIONS, ConvSpec
+from .conv3d import Conv3dSpec
 from .matmul import MatmulSpec
 from .sdpa import SdpaSpec
 from .norm import NormSpec
@@ -30,5 +31,6 @@ __all__ = [
     "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "ConvReductionSpec", "ConvConcatSpec", "ConvDgradReluSpec", "ReductionSpec",
     "chain", "Spec", "spec_classes", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
+    "Conv3dSpec",
     "DTYPES", "DTYPE_BYTES", "LAYOUTS", "DIRECTIONS", "EPILOGUES", "describe_layout", "layout_strides",
 ]

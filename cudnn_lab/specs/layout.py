@@ -37,7 +37,7 @@ def describe_layout(dims: Sequence[int], strides: Sequence[int], axes: str | Non
     dims, strides = tuple(dims), tuple(strides)
     if not dims or len(dims) != len(strides):
         return "unknown"
-    if axes is not None and len(axes) == len(dims) <= 4:
+    if axes is not None and len(axes) == len(dims) <= 5:
         for order in itertools.permutations(range(len(dims))):
             if _same(dims, strides, packed_strides(dims, order)):
                 return "".join(axes[i] for i in order)

@@ -17,7 +17,8 @@ from ..specs import Spec
 __all__ = ["axis_kind", "sweep_fields", "parse_axis", "check_bases", "check_over", "plain"]
 
 #: Field types -> how an axis of that field is written as text.
-_KINDS = {"int|tuple[int,int]": "pair", "int": "int", "bool": "bool", "float": "float", "int|None": "optional_int",
+_KINDS = {"int|tuple[int,int]": "pair", "int|tuple[int,int,int]": "pair",  # (3-D conv: DxHxW)
+          "int": "int", "bool": "bool", "float": "float", "int|None": "optional_int",
           "float|None": "optional_float", "tuple[str,...]": "tags", "str": "choice"}
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
@@ -73,7 +74,12 @@ def _parse_one(cls: type[Spec], field: str, kind: str, item: str) -> Any:
             nums = [int(p) for p in item.replace("×", "x").split("x")]
         except ValueError:
             nums = []
-        if len(nums) not in (1, 2):
+        types = {f.name: str(f.type).replace(" ", "") for f in dataclasses.fields(cls)}
+        if types.get(field) == "int|tuple[int,int,int]":  # 3-D convolutions: depth x height x width
+            if len(nums) not in (1, 3):
+                raise SpecError(field, item, "must be a whole number or a triple such as 1x3x3 (depth x height x "
+                                "width)", spec=cls.__name__)
+        elif len(nums) not in (1, 2):
             raise SpecError(field, item, "must be a whole number or a pair such as 3x1 (height x width)",
                             spec=cls.__name__)
         return nums[0] if len(nums) == 1 else tuple(nums)

@@ -35,7 +35,7 @@ def test_field_kinds_follow_the_spec() -> None:
     assert field_kind("pool", "window") == "pair" and field_kind("sdpa", "causal") == "bool"
     assert field_kind("sdpa", "attn_scale") == "optional_float" and field_kind("norm", "epsilon") == "float"
     assert field_kind("sdpa", "kv_heads") == "optional_int" and field_kind("conv", "epilogue") == "tags"
-    assert field_kind("sdpa", "head_dim") == "choice" and field_kind("norm", "kind") == "choice"
+    assert field_kind("sdpa", "head_dim") == "int" and field_kind("norm", "kind") == "choice"
     with pytest.raises(cl.SpecError):
         field_kind("conv", "nonsense")
     with pytest.raises(cl.SpecError):

@@ -134,7 +134,7 @@ def test_attention_controls_edit_the_spec() -> None:
     w["direction"].value = "bwd"
     w["causal"].value = True
     w["sliding_window"].value = "128"
-    w["head_dim"].value = 64
+    w["head_dim"].value = "64"  # any multiple of 8 up to 256 (issue 38): a number, no longer a choice
     w["layout"].value = "BHSD"
     w["attn_scale"].value = "0.1"
     assert form.spec == cl.SdpaSpec(direction="bwd", causal=True, sliding_window=128, head_dim=64, layout="BHSD",
