@@ -201,20 +201,26 @@ class Determinism:
     runs: int
     differing: int = 0
     error: str = ""
+    #: most elements left NaN (the poison) by one run: a run that did not write its output is an execution problem
+    #: (a stream or workspace race, a launch that failed quietly), not cuDNN's nondeterminism
+    unwritten: int = 0
 
 
 def check_determinism(call: Any, outputs: dict[str, Any], stream: Any, runs: int = 2) -> Determinism:
     """Execute ``call`` ``runs`` times on the same inputs (outputs NaN-poisoned before each) and compare the output
-    bytes with the first run's. ``differing`` counts elements that differ in some run."""
+    bytes with the first run's. ``differing`` counts elements that differ in some run, ``unwritten`` the most
+    elements one run left NaN (so a failure says whether a run did not write its output or wrote other values)."""
     import torch
 
     first: dict[str, Any] = {}
-    differing = 0
+    differing = unwritten = 0
     try:
         for r in range(runs):
             run_poisoned(call, outputs, stream)
             for name, t in outputs.items():
                 raw = t.detach().contiguous().view(-1)
+                if raw.is_floating_point():
+                    unwritten = max(unwritten, int(torch.isnan(raw).sum().item()))
                 if r == 0:
                     first[name] = raw.clone()
                     continue
@@ -225,4 +231,4 @@ def check_determinism(call: Any, outputs: dict[str, Any], stream: Any, runs: int
                 differing = max(differing, int((a != b).sum().item()))
     except Exception as e:  # noqa: BLE001 - a plan that fails to run has no answer
         return Determinism(None, runs, error=" ".join(str(e).split())[:240])
-    return Determinism(differing == 0, runs, differing)
+    return Determinism(differing == 0, runs, differing, unwritten=unwritten)

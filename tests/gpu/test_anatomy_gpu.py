@@ -230,7 +230,8 @@ def test_numerical_notes_by_filtering_and_determinism():
 
     plain = next(i for i in built if "NONDETERMINISTIC" not in result.notes[names[i]])
     verdict = check_determinism(bench.call(lab, plain), bench.outputs, bench.stream, runs=3)
-    assert verdict.deterministic is True and verdict.differing == 0 and verdict.runs == 3
+    assert verdict.deterministic is True and verdict.differing == 0 and verdict.runs == 3, (names[plain], verdict)
+    assert verdict.unwritten == 0, (names[plain], verdict)
     assert torch.isfinite(next(iter(bench.outputs.values()))).all()
 
 
