@@ -30,21 +30,21 @@ class Preset:
         return {"name": self.name, "spec": self.spec.to_dict(), "config": self.config, "source": self.source}
 
 
-_ATTN = dict(dtype="bf16", layout="BSHD", causal=True)
 
 _ALL: tuple[Preset, ...] = (
     Preset("DeepSeek-V3 MLA prefill",
-           SdpaSpec(batch=1, heads=128, seq_q=4096, seq_kv=4096, head_dim=192, head_dim_v=128, **_ATTN),
+           SdpaSpec(batch=1, heads=128, seq_q=4096, seq_kv=4096, head_dim=192, head_dim_v=128, dtype="bf16",
+                    causal=True),
            "128 heads; Q/K head 192 (qk_nope_head_dim 128 + qk_rope_head_dim 64), V head 128 (v_head_dim); "
            "prefill runs MLA as multi-head attention; 4096-token chunk",
            "huggingface.co/deepseek-ai/DeepSeek-V3 config.json; DeepSeek-V3 report (arXiv:2412.19437), 2.1.1"),
     Preset("DeepSeek-V3 MLA training backward",
            SdpaSpec(batch=1, heads=128, seq_q=4096, seq_kv=4096, head_dim=192, head_dim_v=128, direction="bwd",
-                    **_ATTN),
+                    dtype="bf16", causal=True),
            "as the prefill, backward (dQ, dK, dV); 4096-token sequence",
            "huggingface.co/deepseek-ai/DeepSeek-V3 config.json; DeepSeek-V3 Technical Report (arXiv:2412.19437)"),
     Preset("Phi-3-mini attention (d 96)",
-           SdpaSpec(batch=1, heads=32, seq_q=4096, seq_kv=4096, head_dim=96, **_ATTN),
+           SdpaSpec(batch=1, heads=32, seq_q=4096, seq_kv=4096, head_dim=96, dtype="bf16", causal=True),
            "hidden 3072, 32 heads of 96, 32 K/V heads, 4k context",
            "huggingface.co/microsoft/Phi-3-mini-4k-instruct config.json"),
     Preset("Phi-2 attention (d 80)",
@@ -61,7 +61,7 @@ _ALL: tuple[Preset, ...] = (
            "vision encoder embed_dim 1280, 16 heads of 80, no mask; 1024 patches (a 448x448 image)",
            "huggingface.co/Qwen/Qwen2-VL-7B-Instruct config.json (vision_config)"),
     Preset("Llama-3.1-8B attention",
-           SdpaSpec(batch=1, heads=32, kv_heads=8, seq_q=8192, seq_kv=8192, head_dim=128, **_ATTN),
+           SdpaSpec(batch=1, heads=32, kv_heads=8, seq_q=8192, seq_kv=8192, head_dim=128, dtype="bf16", causal=True),
            "32 query heads, 8 K/V heads (GQA), head 128; 8192-token prefill",
            "huggingface.co/meta-llama/Llama-3.1-8B config.json"),
     Preset("Wan2.1 video VAE conv3d",
