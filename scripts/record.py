@@ -112,6 +112,16 @@ PROBLEMS = {
     "moe_bf16_8x2048": cl.MoeSpec(experts=8, tokens=8 * 2048, hidden_in=2048, hidden_out=2048, dtype="bf16"),
     "moe_bf16_8x2048_zipf": cl.MoeSpec(experts=8, tokens=8 * 2048, hidden_in=2048, hidden_out=2048, dtype="bf16",
                                        distribution="zipf", skew=1.2),
+    # Issue 38: the shapes real models run. A video VAE's 3-D conv forward and backward (Wan2.1, 384 channels on a
+    # 480x832 video's latent grid), a depthwise video conv (X3D-M), DeepSeek-V3's MLA (Q/K 192, V/O 128; the
+    # backward at the 16 heads of one GPU under 8-way tensor parallelism) and Phi-3-mini's head size 96.
+    "conv3d_wan_vae_bf16": cl.preset("Wan2.1 video VAE conv3d"),
+    "conv3d_wan_vae_dgrad_bf16": cl.preset("Wan2.1 video VAE conv3d dgrad"),
+    "conv3d_wan_vae_wgrad_bf16": cl.preset("Wan2.1 video VAE conv3d").replace(direction="wgrad"),
+    "conv3d_x3d_depthwise_fp16": cl.preset("X3D-M depthwise conv3d"),
+    "sdpa_mla_prefill_bf16": cl.preset("DeepSeek-V3 MLA prefill"),
+    "sdpa_mla_bwd_bf16": cl.preset("DeepSeek-V3 MLA training backward").replace(heads=16),
+    "sdpa_phi3_d96_bf16": cl.preset("Phi-3-mini attention (d 96)"),
 }
 #: Problems whose run also samples the engine space beyond the heuristics' proposals (plan anatomy).
 EXPLORE = {"conv_nhwc_fp16": 200}
