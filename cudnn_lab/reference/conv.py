@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..specs import ConvSpec
 from ..specs.base import pair
 from . import epilogue, fp8
-from .families import REFERENCES, Reference
+from .families import BLOCK_PRODUCTS, REFERENCES, BlockProduct, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -59,3 +59,21 @@ reference_outputs, torch_op = epilogue.functions(compute, "n")
 _PLAIN = Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, reference_outputs, torch_op)
 # FP8 (spec.fp8, forward only): quantized X and W with their descales, the reference from the same FP8 values.
 REFERENCES.add(ConvSpec, fp8.dispatch(_PLAIN, fp8.fp8_family(compute, fan_in, "n")))
+
+
+@BLOCK_PRODUCTS.register(ConvSpec)
+def block_product(spec: ConvSpec) -> BlockProduct:
+    """A forward convolution (one group), X and W blocked along C; an outlier pixel of X reaches the output pixels
+    whose window holds it."""
+    import torch
+
+    geom = dict(stride=pair(spec.stride), padding=pair(spec.padding), dilation=pair(spec.dilation))
+
+    def product(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.conv2d(x, w, **geom)
+
+    def touched(rows: torch.Tensor) -> torch.Tensor:
+        ones = torch.ones((1, 1, spec.r, spec.s), dtype=torch.float64)
+        return torch.nn.functional.conv2d(rows.to(torch.float64), ones, **geom) > 0  # [n, 1, p, q]
+
+    return BlockProduct("X", "W", {"X": 1, "W": 1}, spec.c * spec.r * spec.s, "n", product, touched)

@@ -36,3 +36,25 @@ class Reference:
 
 
 REFERENCES: FamilyRegistry[Reference] = FamilyRegistry("PyTorch reference")
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockProduct:
+    """One family's GEMM-like product as the block-format what-if emulates it on the CPU (whatif/block_formats.py):
+    the two operands (``first`` carries the outlier rows), each one's blocked axis (the reduction axis, in
+    ``axes``), the product's ``fan_in`` (sums per output element), the size field to shrink when the CPU refuses
+    (``size_field``), ``product(first, second)`` in the tensors' own dtype, and ``touched(rows)``: which output
+    elements an outlier row reaches (broadcastable to the output), from a mask of the first operand's rows."""
+
+    first: str
+    second: str
+    axes: dict[str, int]
+    fan_in: int
+    size_field: str
+    product: Callable[[Any, Any], Any]
+    touched: Callable[[Any], Any]
+
+
+#: Spec class -> ``spec -> BlockProduct`` for the families with a block-scale axis (registered by their reference
+#: modules; a spec's ``check_block_scale`` has passed before it is called).
+BLOCK_PRODUCTS: FamilyRegistry[Callable[[Any], BlockProduct]] = FamilyRegistry("block-scaled CPU product")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..specs import MatmulSpec
 from . import epilogue, fp8
-from .families import REFERENCES, Reference
+from .families import BLOCK_PRODUCTS, REFERENCES, BlockProduct, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -31,3 +31,11 @@ _PLAIN = Reference(epilogue.input_names, make_inputs, epilogue.make_outputs, ref
 # FP8 (spec.fp8): quantized operands and descales, the reference from the same FP8 values, torch._scaled_mm.
 REFERENCES.add(MatmulSpec, fp8.dispatch(_PLAIN, fp8.fp8_family(compute, lambda spec: spec.k, "batch",
                                                                        split_dim=1)))
+
+
+@BLOCK_PRODUCTS.register(MatmulSpec)
+def block_product(spec: MatmulSpec) -> BlockProduct:
+    """A batched GEMM, A [b, m, k] @ B [b, k, n], blocked along k; an outlier row of A reaches its row of C."""
+    import torch
+
+    return BlockProduct("A", "B", {"A": -1, "B": -2}, spec.k, "m", torch.matmul, lambda rows: rows)

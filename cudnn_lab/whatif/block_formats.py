@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DataError, NoGPUError, OptionError, WorkerError, shorten
 from ..reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
 from ..specs import ConvSpec, MatmulSpec, Spec, spec_from_dict
-from ..specs.base import pair
 from ..specs.fp8 import FP8_DTYPES
 from ..reference.block_formats import block_dequantize, block_quantization_error, block_quantize
 from ..reference.common import CPU_FLOP_LIMIT, check_cpu_work
+from ..reference.families import BLOCK_PRODUCTS, BlockProduct
 from ..reference.fp8 import float_inputs
 from ..reference.quantize import dequantize, quantization_error, quantize
 from ..results.loading import parse_json, read_text, spec_from_data
@@ -206,33 +206,10 @@ def _errors(source: Any, field: str, value: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _problem(spec: Spec) -> tuple[str, str, dict[str, int], Any, int]:
-    """(first operand, second operand, blocked axis per operand, the product, fan-in) for a matmul or an fprop conv."""
-    import torch
-
-    if spec.block_scale_axis is None:
-        raise OptionError("spec", spec, "a cl.MatmulSpec or a cl.ConvSpec (fprop): block formats scale the "
-                          "reduction axis of a GEMM-like product", where="block_format_whatif")
-    spec.check_block_scale()
-    if spec.block_scale_axis == "K":  # a batched GEMM: A [b, m, k] @ B [b, k, n]
-        return "A", "B", {"A": -1, "B": -2}, torch.matmul, spec.k  # type: ignore[attr-defined]
-    geom = dict(stride=pair(spec.stride), padding=pair(spec.padding),  # type: ignore[attr-defined]
-                dilation=pair(spec.dilation))  # type: ignore[attr-defined]
-    return "X", "W", {"X": 1, "W": 1}, lambda x, w: torch.nn.functional.conv2d(x, w, **geom), \
-        spec.c * spec.r * spec.s  # type: ignore[attr-defined]
-
-
-def _touched(spec: Spec, rows: torch.Tensor) -> torch.Tensor:
-    """Which output elements an outlier row reaches (broadcastable to the output): a matmul's rows of C; a conv's
-    output pixels whose window holds an outlier pixel."""
-    import torch
-
-    if spec.block_scale_axis == "K":
-        return rows  # [batch, m, 1]
-    ones = torch.ones((1, 1, spec.r, spec.s), dtype=torch.float64)
-    hit = torch.nn.functional.conv2d(rows.to(torch.float64), ones, stride=pair(spec.stride),
-                                     padding=pair(spec.padding), dilation=pair(spec.dilation))
-    return hit > 0  # [n, 1, p, q]
+def _block_product(spec: Spec) -> BlockProduct:
+    """The family's block-scaled product on the CPU (reference/families.BLOCK_PRODUCTS, registered by the family's
+    reference module), once the spec passed :func:`_check_spec`."""
+    return BLOCK_PRODUCTS[_check_spec(spec, "block_format_whatif")](spec)
 
 
 def _rel_l2(x: torch.Tensor, ref: torch.Tensor) -> float:
@@ -320,15 +297,16 @@ def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int 
     pt = per_tensor or (f"fp8_{f.element}" if f.element != "e2m1" else "fp8_e4m3")
     if pt not in FP8_DTYPES:
         raise OptionError("per_tensor", per_tensor, "one of " + ", ".join(FP8_DTYPES), where="block_format_whatif")
-    first, second, axes, product, fan_in = _problem(spec)
+    family = _block_product(spec)
+    first, second, axes, product = family.first, family.second, family.axes, family.product
     limit = CPU_FLOP_LIMIT / PRODUCTS if cpu_flop_limit is None else _check_flop_limit(cpu_flop_limit)
-    check_cpu_work(spec, torch.device("cpu"), "m" if spec.block_scale_axis == "K" else "n", flop_limit=limit)
+    check_cpu_work(spec, torch.device("cpu"), family.size_field, flop_limit=limit)
 
-    floats = float_inputs(spec, fan_in, seed=seed)
+    floats = float_inputs(spec, family.fan_in, seed=seed)
     marked, rows = _with_outliers(floats[first].to(torch.float64), axes[first], share, factor, seed)
     data = {first: marked, second: floats[second].to(torch.float64).contiguous()}
     exact = product(data[first], data[second])
-    touched = _touched(spec, rows)
+    touched = family.touched(rows)
     blocked, block_errors, per, per_errors = {}, {}, {}, {}
     for name, x in data.items():
         q = block_quantize(x, f, axis=axes[name])
@@ -353,7 +331,6 @@ def block_format_whatif(spec: Spec, fmt: Any = "mxfp8_e4m3", *, block_size: int 
 
 BLOCK_SCALE_DIR = Path(__file__).resolve().parents[1] / "data" / "whatif" / "block_scale"
 FORMAT = "cudnn-lab block-scale what-if"
-KINDS = ("matmul", "conv")
 #: Largest recorded file the kit reads (a few answers: well under 1 MB).
 MAX_BYTES = 4 * 2**20
 #: Seconds one question may take before its process is ended (a refusal "timeout").

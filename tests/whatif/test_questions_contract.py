@@ -132,3 +132,25 @@ def test_every_answer_type_refuses_what_is_not_its_dict() -> None:
         for name in q.answers:
             with pytest.raises(cudnn_lab.errors.DataError):
                 getattr(module, name).from_dict(["not", "an", "answer"])
+
+
+def test_every_block_scale_family_registers_its_cpu_product_and_whatif_names_no_family() -> None:
+    from cudnn_lab.reference.families import BLOCK_PRODUCTS, BlockProduct
+    from cudnn_lab.specs import spec_classes
+
+    with_axis = {cls for cls in spec_classes().values() if cls.block_scale_axis is not None}
+    assert with_axis and with_axis == set(BLOCK_PRODUCTS), "register a BlockProduct in the family's reference module"
+    for cls in with_axis:
+        product = BLOCK_PRODUCTS[cls](cls())
+        assert isinstance(product, BlockProduct) and {product.first, product.second} == set(product.axes)
+        assert product.size_field in {f.name for f in dataclasses.fields(cls)} and product.fan_in > 0
+    folder = Path(whatif.__file__).parent
+    families = {cls.__name__ for cls in spec_classes().values()}
+    for path in sorted(folder.glob("*.py")):  # no family branch: no isinstance(x, <Family>Spec), no axis compare
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance" and len(node.args) == 2:
+                named = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                assert not named & families, f"{path.name}:{node.lineno} branches on a family"
+            if isinstance(node, ast.Compare) and "block_scale_axis" in ast.unparse(node.left):
+                assert all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators), \
+                    f"{path.name}:{node.lineno} branches on a family's block-scale axis"
