@@ -29,17 +29,16 @@ from .fp8 import (SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_F
                   SDPA_FP8_HALF_OUT, GpuRequirement, check_scale, is_fp8)
 from .layout import packed_strides
 from .sdpa_rules import (FP8_BWD_AMAX, FP8_BWD_SCALARS, FP8_FIELDS, FP8_FWD_AMAX, FP8_FWD_SCALARS, FP8_STEPS,
-                         HALF_BANDS, HEAD_DIM_SOURCE, MEMORY_ORDERS, SDPA_DIRECTIONS, SDPA_DTYPES, SDPA_FP8_OUT_DTYPES,
+                         HALF_BANDS, MEMORY_ORDERS, SDPA_DIRECTIONS, SDPA_DTYPES, SDPA_FP8_OUT_DTYPES,
                          SDPA_HEAD_DIM_MAX, SDPA_HEAD_DIM_STEP, SDPA_LAYOUTS, SDPA_PAGED, SDPA_SINK, TOKEN_SIDE,
-                         fp8_bands, head_dim_ok, head_dim_rule)
+                         check_head_dims, fp8_bands)
 from .tolerance import ToleranceBand
 
 @dataclasses.dataclass(frozen=True)
 class SdpaSpec(Spec):
     """Attention O = softmax(attn_scale * Q K^T + mask) V with Q [b, heads, seq_q, d], K [b, kv_heads, seq_kv, d],
     V [b, kv_heads, seq_kv, d_v] and O [b, heads, seq_q, d_v] (``head_dim`` d, ``head_dim_v`` d_v; None: d_v = d,
-    and a value equal to ``head_dim`` is stored as None). Head sizes: multiples of 8 up to 256 (FP8: of 16), cuDNN
-    9.19's rule on Hopper (cudnn-frontend 1.32 sdpa_support_surface.h; cuDNN's SDPA support matrix).
+    and a value equal to ``head_dim`` is stored as None); head sizes by cuDNN's rule (module docstring).
 
     ``kv_heads`` below ``heads`` is grouped-query attention (1 is multi-query): each K/V head serves
     ``heads // kv_heads`` consecutive query heads. ``None`` (the default) means as many as ``heads``; a value equal
@@ -133,7 +132,9 @@ class SdpaSpec(Spec):
         self._set("sliding_window", check_int(name, "sliding_window", self.sliding_window, 0, MAX_DIM))
         self._set("layout", check_choice(name, "layout", self.layout, SDPA_LAYOUTS))
         self._check_dtype(name)
-        self._check_head_dims(name)
+        d, dv = check_head_dims(name, self.dtype, self.head_dim, self.head_dim_v)  # cuDNN's Hopper rule
+        self._set("head_dim", d)
+        self._set("head_dim_v", None if dv == d else dv)
         self._set("direction", check_choice(name, "direction", self.direction, SDPA_DIRECTIONS))
         self._set("attn_scale", self._check_scale(name))
         self._check_variants(name)
@@ -148,31 +149,6 @@ class SdpaSpec(Spec):
         elif self.dtype in ("fp32", "fp64"):
             allowed += " (cuDNN's fused attention takes half-precision Q, K, V; it accumulates in fp32 itself)"
         raise SpecError("dtype", self.dtype, allowed, spec=name)
-
-    def _check_head_dims(self, name: str) -> None:
-        """``head_dim`` and ``head_dim_v`` by cuDNN's Hopper rule for the dtype; ``head_dim_v`` equal to ``head_dim``
-        is stored as None; FP8 takes one head size (the kit's FP8 attention)."""
-        for f in ("head_dim", "head_dim_v"):
-            v = getattr(self, f)
-            if v is None and f == "head_dim_v":
-                continue
-            d = check_int(name, f, v, 1, MAX_DIM)
-            if not head_dim_ok(self.dtype, d):
-                step = SDPA_HEAD_DIM_STEP[self.dtype]
-                below = d - d % step
-                near = sorted({c for c in (below, below + step) if step <= c <= SDPA_HEAD_DIM_MAX}
-                              or {SDPA_HEAD_DIM_MAX})
-                side = "Q and K" if f == "head_dim" else "V and O"
-                raise SpecError(f, v, f"must be {head_dim_rule(self.dtype)} for {self.dtype} attention ({side}): "
-                                f"cuDNN 9.19 on Hopper refuses other head sizes ('hidden_dim should be multiple of "
-                                f"{step}', head sizes up to {SDPA_HEAD_DIM_MAX}; {HEAD_DIM_SOURCE}); nearest: "
-                                f"{' or '.join(map(str, near))}", spec=name)
-            self._set(f, d)
-        if self.head_dim_v == self.head_dim:
-            self._set("head_dim_v", None)
-        if self.head_dim_v is not None and self.fp8:
-            raise SpecError("head_dim_v", self.head_dim_v, "must be None (= head_dim) for FP8 attention: the kit "
-                            "offers different Q/K and V head sizes (MLA) in fp16/bf16 only", spec=name)
 
     def _check_scale(self, name: str) -> float | None:
         v = self.attn_scale

@@ -4,7 +4,9 @@ tolerance bands. Data for :class:`~.sdpa.SdpaSpec`, kept apart from the spec's v
 
 from __future__ import annotations
 
-from .fp8 import FP8_DTYPES, GpuRequirement
+from ..errors import SpecError
+from .base import MAX_DIM, check_int
+from .fp8 import FP8_DTYPES, GpuRequirement, is_fp8
 from .tolerance import CUDNN_SOURCE, ToleranceBand
 
 SDPA_DTYPES: tuple[str, ...] = ("fp16", "bf16", *FP8_DTYPES)
@@ -47,6 +49,32 @@ def head_dim_ok(dtype: str, d: int) -> bool:
     """True when cuDNN 9.19 on Hopper takes head size ``d`` (Q/K or V) for ``dtype``."""
     step = SDPA_HEAD_DIM_STEP.get(dtype, 8)
     return step <= d <= SDPA_HEAD_DIM_MAX and d % step == 0
+
+
+def check_head_dims(spec: str, dtype: str, head_dim: object, head_dim_v: object) -> tuple[int, int | None]:
+    """(head_dim, head_dim_v) checked against cuDNN's Hopper rule for ``dtype`` (a validated SDPA dtype); a
+    SpecError names the field, the rule, its source and the nearest sizes. FP8 takes one head size (the kit's)."""
+    out: list[int | None] = []
+    for field, v in (("head_dim", head_dim), ("head_dim_v", head_dim_v)):
+        if v is None and field == "head_dim_v":
+            out.append(None)
+            continue
+        d = check_int(spec, field, v, 1, MAX_DIM)
+        if not head_dim_ok(dtype, d):
+            step, below = SDPA_HEAD_DIM_STEP[dtype], d - d % SDPA_HEAD_DIM_STEP[dtype]
+            near = sorted({c for c in (below, below + step) if step <= c <= SDPA_HEAD_DIM_MAX} or {SDPA_HEAD_DIM_MAX})
+            side = "Q and K" if field == "head_dim" else "V and O"
+            raise SpecError(field, v, f"must be {head_dim_rule(dtype)} for {dtype} attention ({side}): cuDNN 9.19 on "
+                            f"Hopper refuses other head sizes ('hidden_dim should be multiple of {step}', head sizes "
+                            f"up to {SDPA_HEAD_DIM_MAX}; {HEAD_DIM_SOURCE}); nearest: {' or '.join(map(str, near))}",
+                            spec=spec)
+        out.append(d)
+    d_qk, d_v = out
+    assert d_qk is not None
+    if d_v is not None and d_v != d_qk and is_fp8(dtype):
+        raise SpecError("head_dim_v", d_v, "must be None (= head_dim) for FP8 attention: the kit offers different "
+                        "Q/K and V head sizes (MLA) in fp16/bf16 only", spec=spec)
+    return d_qk, d_v
 
 #: What a paged cache and sink tokens need (cuDNN SDPA itself needs Ampere or newer).
 SDPA_PAGED = GpuRequirement("a paged K/V cache in attention", min_cc=(8, 0), min_cudnn=90500,
