@@ -9,7 +9,7 @@ import importlib
 from typing import Any
 
 from .errors import (CudnnLabError, DataError, MissingDependencyError, NoGPUError, OptionError, PathError, PlanError,
-                     ResourceError, SpecError, UnsupportedGraphError)
+                     ResourceError, SpecError, UnsupportedGraphError, WorkerError)
 from .options import RunOptions
 # Imported here, not lazily: the name is also the submodule's, which would otherwise shadow the function once imported.
 from .provenance import provenance
@@ -61,7 +61,7 @@ __all__ = [
     "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
-    "MissingDependencyError", "OptionError", "DataError", "PathError", "RunOptions", "provenance", *_LAZY,
+    "MissingDependencyError", "OptionError", "WorkerError", "DataError", "PathError", "RunOptions", "provenance", *_LAZY,
 ]
 
 

@@ -7,11 +7,12 @@ import pytest
 from cudnn_lab import errors
 from cudnn_lab.errors import (CudnnLabError, DataError, DrawingError, MissingDependencyError, NoGPUError,
                               OptionError, PathError, PlanError, ResourceError, SpecError, UnsupportedGraphError,
-                              shorten)
+                              WorkerError, shorten)
 
 BUILTINS = [(SpecError, ValueError), (OptionError, ValueError), (DataError, ValueError), (PathError, OSError),
             (NoGPUError, RuntimeError), (UnsupportedGraphError, RuntimeError), (ResourceError, MemoryError),
-            (MissingDependencyError, ImportError), (PlanError, RuntimeError), (DrawingError, RuntimeError)]
+            (MissingDependencyError, ImportError), (PlanError, RuntimeError), (DrawingError, RuntimeError),
+            (WorkerError, RuntimeError)]
 
 
 @pytest.mark.parametrize("cls,builtin", BUILTINS, ids=[c.__name__ for c, _ in BUILTINS])
