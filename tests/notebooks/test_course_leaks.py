@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("nbformat", reason="notebook tests need nbformat (the test extra)")
 pytest.importorskip("nbclient", reason="notebook tests need nbclient")
 
-from notebook_runs import (COURSE, LESSONS, PROBE, execute, exercises, expected_values, leaks,
+from notebook_runs import (COURSE, LESSONS, PROBE, REVIEWED, execute, exercises, expected_values, leaks,
                            number_forms, shown_blocks, tags)
 
 #: For each yes/no answer, (lesson, exercise, part index or None): statements that would decide it if shown above
@@ -34,17 +34,6 @@ BINARY: dict[tuple[str, int, int | None], list[str]] = {
     # whether wgrad's fastest plan passes PyTorch's band: wgrad's plans with times beside pass/fail, or a sentence.
     ("04_numerics", 3, None): [r"(?i)fastest[^\n]{0,80}(inside|outside|passes|fails|within)[^\n]{0,40}PyTorch",
                                r"(?s)wgrad.{0,300}median \(us\).{0,300}passes PyTorch band"],
-}
-
-
-#: Matches reviewed by hand and found to be no answer: (lesson, exercise, what the detector said) -> why.
-REVIEWED: dict[tuple[str, int, str], str] = {
-    ("05_fp8", 1, "speed-up: printed as 1.72"):
-        "a coincidence: 1.72x there is MXFP8's output error over per-tensor FP8 under the OCP floor rule (an "
-        "emulation on this CPU), not the recorded FP8 GEMM's speed-up",
-    ("07_fusion", 2, "printed as 1.01"):
-        "a coincidence: 1.01 there is torch.compile's time over cuDNN's for matmul+bias+gelu, not the share of "
-        "eager's gap the extra bytes explain",
 }
 
 
