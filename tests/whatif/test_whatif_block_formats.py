@@ -9,6 +9,7 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.whatif import block_formats as bw
+from cudnn_lab.whatif import block_answers
 from cudnn_lab.errors import DataError, NoGPUError, OptionError, SpecError
 
 MATMUL = cl.MatmulSpec(batch=1, m=128, n=64, k=512, dtype="bf16")
@@ -130,7 +131,7 @@ def test_unrecorded_question_without_a_gpu_says_so():
 
 def test_a_malformed_recording_is_refused(tmp_path, monkeypatch):
     (tmp_path / "bad.json").write_text(json.dumps({"format": bw.FORMAT, "answers": [{"fmt": "nvfp4"}]}))
-    monkeypatch.setattr(bw, "BLOCK_SCALE_DIR", tmp_path)
+    monkeypatch.setattr(block_answers, "BLOCK_SCALE_DIR", tmp_path)
     with pytest.raises(DataError):
         bw.recorded_block_scale_answers()
     (tmp_path / "bad.json").write_text(json.dumps({"format": "something else"}))
