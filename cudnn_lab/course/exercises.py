@@ -9,6 +9,8 @@ import dataclasses
 import math
 from typing import Any, TypeGuard
 
+from ..errors import OptionError
+
 __all__ = ["RIGHT", "WRONG", "OPEN", "UNMEASURED", "Verdict", "verdict", "check", "check_parts", "say"]
 
 RIGHT, WRONG, OPEN = "✔ right", "✘ not quite", "… not answered yet"
@@ -125,11 +127,13 @@ def _direction(answer: Any, expected: Any, rel: float | None = None, tol: float 
 def _checked_margin(rel: float | None, tol: float | None) -> None:
     """A tolerance must leave room for a wrong answer: finite, not negative, a relative one below 1 (100%)."""
     if tol is not None and not (_is_number(tol) and float(tol) >= 0):
-        raise ValueError(f"check(tol=...) must be a finite number >= 0, got {tol!r}")
+        raise OptionError("tol", tol, "a finite number >= 0 (an absolute margin around the expected value)",
+                          where="check()")
     if rel is not None and not (_is_number(rel) and 0 <= float(rel) < 1):
-        raise ValueError(f"check(rel=...) must be a share in [0, 1) (1 would accept 0 for any number), got {rel!r}")
+        raise OptionError("rel", rel, "a share in [0, 1): 1 would accept 0 for any expected number", where="check()")
     if rel is not None and tol is not None:
-        raise ValueError("check() takes rel= or tol=, not both: say which margin the answer is judged with")
+        raise OptionError("rel", rel, "None when tol is given: a check takes rel= or tol=, not both",
+                          where="check()")
 
 
 def verdict(answer: Any, expected: Any, why: str = "", *, rel: float | None = None, tol: float | None = None,
