@@ -13,7 +13,8 @@ from typing import Any
 from ..provenance import cudnn_version_text
 from .tables import frame_table_html, us_text
 from ..gpu.reasons import summarize
-from ..results.labels import ANSWER_LABEL, LIVE_SUFFIX
+from ..results.labels import ANSWER_LABEL, DEVICELESS_LIMIT, LIVE_SUFFIX
+from ..whatif.gpu_facts import target_class
 
 __all__ = ["REASON_COLUMNS", "answer_label_html", "compare_table_html", "drift_html", "drift_table",
            "reasons_html", "refusals_html", "sources_text", "block_formats_html", "block_scale_answers_html",
@@ -43,8 +44,11 @@ def answer_label_html(answers: Any) -> str:
     synthetic = any(w.synthetic for w in answers)
     return (f"<p class='cl-whatif-label'><b>{html.escape(ANSWER_LABEL)}</b>"
             + (f" ({html.escape(where)})" if where else "") + "."
-            + (" A synthetic target is a recorded GPU's description with only its compute capability changed."
-               if synthetic else "") + "</p>")
+            + (" A synthetic target is a recorded GPU's description with only its compute capability changed;"
+               " its GPU class names a card of that compute capability."
+               if synthetic else "")
+            + (f" {html.escape(DEVICELESS_LIMIT)}" if any(w.target != "this GPU" and w.ok for w in answers) else "")
+            + "</p>")
 
 
 def compare_table_html(frame: Any) -> str:
@@ -69,7 +73,9 @@ def compare_table_html(frame: Any) -> str:
         cls = "cl-synthetic" if synthetic else "cl-recorded-target"
         classes[f"{t} plans"] = classes[f"{t} rank"] = cls
         name = t if t != "this GPU" or labels.get(t, "").endswith(LIVE_SUFFIX) else labels[t]  # a recorded card named
-        groups.append((f"{name} (synthetic)" if synthetic else name, 2, labels.get(t, t), cls))
+        gpu = target_class(t) if synthetic else None
+        title = f"{name} ({gpu}-class, synthetic)" if gpu else f"{name} (synthetic)" if synthetic else name
+        groups.append((title, 2, labels.get(t, t), cls))
     if measured:
         groups[0] = ("", 1, "", "")
         for i, c in enumerate(measured):  # a column per GPU measured: its name above

@@ -3,10 +3,14 @@ the what-if modules (which sit above the plots in the layers)."""
 
 from __future__ import annotations
 
-__all__ = ["ANSWER_LABEL", "EMULATED_LABEL", "SCALING_LABEL", "LIVE_SUFFIX", "recorded_label"]
+__all__ = ["ANSWER_LABEL", "EMULATED_LABEL", "SCALING_LABEL", "LIVE_SUFFIX", "DEVICELESS_LIMIT", "recorded_label"]
 
 #: On every answer of cuDNN's heuristics (what-if on a target, a block format asked of cuDNN).
 ANSWER_LABEL = "cuDNN's heuristics' answer, not a measurement"
+#: What an answer for a described target (not the card in use) may lack, as seen (docs/FINDINGS.md, What-if; cuDNN
+#: 9.19.0, 2026-11-26): said by the CLI and the What-if view alike.
+DEVICELESS_LIMIT = ("cuDNN's limit: asked without the card, cuDNN 9.19.0 left out plans of runtime-compiled engines "
+                    "(matmul, layernorm/rmsnorm, FP8 conv) that the card itself proposed.")
 #: On every block-format answer emulated on the CPU.
 EMULATED_LABEL = "emulated in float64 on this machine, not measured: no Blackwell kernel ran"
 #: What an SM carve-out scales and what it does not; every SM-scaling result and its figure carry it.

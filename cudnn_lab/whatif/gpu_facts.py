@@ -6,7 +6,9 @@ the file and field of the first problem (the kit's DataError).
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -138,3 +140,18 @@ def gpu(key: str, path: Any = None) -> GpuFacts:
     if text.lower() in arch:
         return facts[arch[text.lower()]]
     raise OptionError("target", key, "one of " + ", ".join(sorted(facts)) + " (or " + ", ".join(sorted(arch)) + ")")
+
+
+#: Words of a datasheet name that follow the GPU's model (memory, form factor, edition), not part of its class.
+_NOT_MODEL = re.compile(r"^(\d+GB|PCIe|SXM\d*|HBM\d*e?|NVL|Blackwell|Server|Edition|Max-Q)$", re.IGNORECASE)
+
+
+def target_class(name: str, path: Any = None) -> str | None:
+    """The GPU class a synthetic target stands for, by the facts file's ``synthetic_arch`` map ('sm80' -> 'A100',
+    'sm120' -> 'RTX PRO 6000'), so views can say "sm80 (A100-class)"; None for a name the map does not hold."""
+    key = synthetic_arch(path).get(str(name).strip().lower())
+    if key is None:
+        return None
+    words = load_gpu_facts(path)[key].name.removeprefix("NVIDIA ").split()
+    model = [w for w in itertools.takewhile(lambda w: not _NOT_MODEL.match(w), words)]
+    return " ".join(model) or None

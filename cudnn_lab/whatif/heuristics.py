@@ -26,7 +26,7 @@ from ..results.loading import parse_json, read_text, spec_from_data
 from . import checks
 from .devices import check_description, today
 from ..results import recordings
-from ..results.labels import ANSWER_LABEL, recorded_label
+from ..results.labels import ANSWER_LABEL, DEVICELESS_LIMIT, recorded_label
 from ..results.run import RunResult
 from ..results.paths import check_output_path
 
@@ -36,9 +36,6 @@ __all__ = ["ask", "WhatIf", "plans_for", "profile", "compare", "drift", "Drift",
 WHATIF_DIR = Path(__file__).resolve().parents[1] / "data" / "whatif"
 FORMAT = "cudnn-lab what-if"
 MODES = ("A", "B", "FALLBACK")
-#: What an answer for a described target may lack, as seen (docs/FINDINGS.md, What-if; cuDNN 9.19.0, 2026-11-26).
-DEVICELESS_LIMIT = ("cuDNN's limit: asked without the card, cuDNN 9.19.0 left out plans of runtime-compiled engines "
-                    "(matmul, layernorm/rmsnorm, FP8 conv) that the card itself proposed.")
 #: Largest recorded what-if file the kit reads.
 MAX_WHATIF_BYTES = 64 * 2**20
 

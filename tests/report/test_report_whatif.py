@@ -11,6 +11,7 @@ import cudnn_lab as cl
 from cudnn_lab.report import report_html, whatif_html
 from cudnn_lab.cli import report_answers
 from cudnn_lab.whatif.devices import targets
+from cudnn_lab.whatif.gpu_facts import target_class
 
 def _report(result: cl.RunResult) -> str:
     """The report as the Lab and `cudnn-lab report` write it: with the answers they gather (cli.report_answers)."""
@@ -32,7 +33,8 @@ def test_a_recording_with_answers_has_the_what_if_section(conv: cl.RunResult) ->
     assert LABEL in section and "(recorded on NVIDIA " in section and "with cuDNN 9.19.0" in section
     for t in targets():
         if t.origin == "synthetic" and t.name != "sm100":
-            assert f">{t.name} (synthetic)</th>" in section
+            gpu = target_class(t.name)  # named by the GPU class it stands for where the facts file maps it
+            assert (f">{t.name} ({gpu}-class, synthetic)</th>" if gpu else f">{t.name} (synthetic)</th>") in section
     assert ">h200</th>" in section and "measured on NVIDIA H100 80GB HBM3" in section
     assert "<b>sm100</b> (crashed)" in section  # cuDNN 9.19 crashed answering for compute capability 10.0
     # The drift is the measured GPU's where it is a recorded target (this run's: an H100), else the first one's.

@@ -61,7 +61,7 @@ def test_the_conv_recordings_problem_shows_targets_side_by_side_labelled(lab: La
     table = view.table_html.value
     assert "cl-plan-table" in table  # the kit's table, styled as the Plans view's
     for name in ("sm80", "sm89", "sm120"):
-        assert f">{name} (synthetic)</th>" in table
+        assert f">{name} (" in table and "-class, synthetic)</th>" in table
     assert ">h200</th>" in table and html.escape(tg.target("sm80").label) in table  # the target's tooltip
     assert "sm100 (synthetic)" not in table  # no plan: its line is below instead
     # The recording shown is of this problem: its best time per engine sits next to the engines (in µs).
@@ -214,3 +214,18 @@ def test_the_recorded_sm_scaling_is_drawn_for_its_problem_even_without_answers(l
     lab.spec = cl.ConvSpec()
     assert view.sm_figure.outputs == ()  # another problem: no chart of the former one
     assert "No run of this problem under another cuDNN" not in view.run_drift_html.value
+
+
+def test_synthetic_targets_are_named_by_gpu_class_and_carry_cudnns_deviceless_limit(lab: Lab) -> None:
+    from cudnn_lab.whatif.gpu_facts import target_class
+    from cudnn_lab.whatif.heuristics import DEVICELESS_LIMIT
+
+    view = _shown(lab).whatif_view
+    label = html.unescape(view.label_html.value)
+    assert DEVICELESS_LIMIT in label  # the CLI's sentence: runtime-compiled engines left out without the card
+    assert "runtime-compiled" in label and "matmul" in label
+    table = view.table_html.value
+    for name, gpu in (("sm80", "A100"), ("sm89", "L40S"), ("sm120", "RTX PRO 6000")):
+        assert target_class(name) == gpu
+        assert f">{name} ({gpu}-class, synthetic)</th>" in table
+    assert target_class("sm86") is None and target_class("h200") is None
