@@ -399,6 +399,9 @@ class SweepView:
             raise OptionError("compare", (a, b), "choose two recorded sweeps", where="Sweep view")
         (fa, note_a), (fb, note_b) = (drawable(self._frame(s), self._name(s)) for s in (a, b))
         self._compared = (fa, fb)
+        op = self.op_filter.value
+        if op and any(frame_of_op(f, op) is None or frame_of_op(f, op).empty for f in (fa, fb)):
+            self._set(self.op_filter, NONE)  # a filter one of the pair has no point of would leave nothing to plot
         self.dropped_text = " ".join(n for n in (note_a, note_b) if n)
         if self.dropped_text:
             self._log.say(self.dropped_text)

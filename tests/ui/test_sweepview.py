@@ -222,3 +222,19 @@ def test_a_damaged_frame_is_compared_without_its_bad_rows(view: SweepView) -> No
 def test_a_frame_with_no_point_ids_is_refused_with_a_data_error(view: SweepView) -> None:
     view._log.guard(lambda: view.show(pd.DataFrame({"op": ["conv"], "median_ms": [1.0]}), source="my frame"))
     assert any("DataError" in m and "point_id" in m for m in view._log.messages) and view.frame is None
+
+
+def test_compare_does_not_keep_an_operation_filter_the_pair_lacks(view: SweepView) -> None:
+    """Issue 39: after a recorded sweep shown with its conv points, comparing the two FP8 GEMM sweeps (matmul only)
+    drew 'nothing to plot' under placeholder titles; the filter now follows the pair compared."""
+    view.load("h100_standard")
+    assert view.op_filter.value == "conv"  # the Lab's problem's operation, as loading chooses
+    view.compare("h100_fp8_gemm", "h200_fp8_gemm")
+    title = view.fig.layout.title.text
+    assert "8 shared points" in title and "a: a" not in title and len(traces(view.fig)) >= 1
+    assert not any("nothing to plot" in (a.text or "") for a in view.fig.layout.annotations)
+    assert view.op_filter.value in ("", "matmul") and view._log.messages == []  # "": all operations
+    view.compare(*SWEEPS)  # a pair that has conv points keeps a conv filter chosen by hand
+    view.op_filter.value = "conv"
+    view.compare(*SWEEPS)
+    assert view.op_filter.value == "conv" and "shared points" in view.fig.layout.title.text
