@@ -7,7 +7,7 @@ than restating them, so "pick", "best" and "regret" mean the same thing everywhe
 
 - pick: the first plan in the heuristic's order that ran (what cuDNN itself would run).
 - best: the fastest plan that passes cuDNN's tolerance band (unchecked counts as passing); the fastest plan if none
-  passes.
+  passes, which is then never called best (:func:`none_passed`: say none passed).
 - regret: pick's median over best's median (1.0 = the heuristic chose the fastest).
 - throughput: FLOPs / median -> TFLOP/s, minimal bytes / median -> GB/s.
 - roofline: ridge = peak TFLOP/s / bandwidth (FLOP/byte where the roofs meet); roof(I) = min(peak, bandwidth * I).
@@ -22,7 +22,7 @@ from .anatomy import is_proposed
 
 __all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_missing", "is_set", "cell_text", "tflops", "gbps",
            "throughput", "intensity", "ridge", "roof",
-           "pct_of_roof", "ran", "timed", "pick", "best", "tied_with_best", "TIE_REL", "regret", "point_key",
+           "pct_of_roof", "ran", "timed", "pick", "best", "none_passed", "tied_with_best", "TIE_REL", "regret", "point_key",
            "sweep_ran", "sweep_chosen",
            "sweep_regret", "row_tflops", "row_gbps", "row_intensity", "WHICH"]
 
@@ -180,6 +180,13 @@ def best(plans: Any) -> Any | None:
     order = ok.assign(_fails=ok["pass_cudnn"].map(_fails_band) if "pass_cudnn" in ok.columns else False)
     order = order.sort_values(["_fails", "median_ms"], kind="stable", na_position="last")
     return order.drop(columns="_fails").iloc[0]
+
+
+def none_passed(plans: Any) -> bool:
+    """True when plans ran and every one failed cuDNN's band: then :func:`best` is only the fastest, and nothing may
+    be called the best plan (say none passed)."""
+    ok = ran(plans)
+    return bool(not ok.empty and "pass_cudnn" in ok.columns and ok["pass_cudnn"].map(_fails_band).all())
 
 
 def tied_with_best(plans: Any, rel: float | None = None) -> list[str]:

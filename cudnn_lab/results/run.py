@@ -183,8 +183,10 @@ class RunResult:
         regret = metrics.regret(self.plans)
         if regret is not None:
             h, b = self.heuristic_pick, self.best
-            lines.append(f"heuristic pick {h['plan']}: {h['median_ms'] * 1e3:.1f} us; best {b['plan']}: "
-                         f"{b['median_ms'] * 1e3:.1f} us; regret {regret:.2f}x")
+            failed = metrics.none_passed(self.plans)  # a failing plan is never called best
+            lines.append(f"heuristic pick {h['plan']}: {h['median_ms'] * 1e3:.1f} us; "
+                         f"{'fastest' if failed else 'best'} {b['plan']}: {b['median_ms'] * 1e3:.1f} us"
+                         + ("; no plan passed cuDNN's band, so none is best" if failed else f"; regret {regret:.2f}x"))
             kc = self.settings.get("kernel_cache_run") or {}
             if kc.get("used"):  # cuDNN's kernel cache can change the heuristics' pick: say what it would have been
                 without = kc.get("pick_without")
