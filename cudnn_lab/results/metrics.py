@@ -22,7 +22,8 @@ from .anatomy import is_proposed
 
 __all__ = ["BASELINE_TITLES", "baseline_lines", "is_finite", "is_missing", "is_set", "cell_text", "tflops", "gbps",
            "throughput", "intensity", "ridge", "roof",
-           "pct_of_roof", "ran", "timed", "pick", "best", "none_passed", "tied_with_best", "TIE_REL", "regret", "point_key",
+           "pct_of_roof", "ran", "timed", "pick", "best", "none_passed", "tied_with_best", "TIE_REL", "regret",
+           "point_key",
            "sweep_ran", "sweep_chosen",
            "sweep_regret", "row_tflops", "row_gbps", "row_intensity", "WHICH"]
 
