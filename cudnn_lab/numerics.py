@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .specs import Spec
 
 __all__ = ["ToleranceBand", "TOLERANCES", "TOLERANCES_BY_OP", "FP8_GEMM_BANDS", "tolerance_bands", "band_args",
-           "REL_FLOOR", "ErrorMetrics", "compare", "tf32_note"]
+           "REL_FLOOR", "ErrorMetrics", "compare", "tf32_note", "VERDICT_METRIC_TITLE", "outside_share",
+           "band_rule"]
 
 
 _TORCH, _CUDNN = TORCH_SOURCE, CUDNN_SOURCE
@@ -74,6 +75,25 @@ def tolerance_bands(dtype: str, op: str | None = None, out_dtype: str | None = N
         return dict(FP8_GEMM_BANDS[out_dtype])
     by_op = TOLERANCES_BY_OP.get(op or "", {}).get(dtype, {})
     return {**TOLERANCES[dtype], **by_op}
+
+
+#: What a band's verdict reads (ErrorMetrics.passed_*): the share of output elements outside it; a plan passes when
+#: none is. Plots of the verdict plot this, not rel L2 (a rel L2 under rtol can still fail element by element).
+VERDICT_METRIC_TITLE = "share of output elements outside cuDNN's band"
+
+
+def outside_share(within: Any) -> float:
+    """The verdict's metric from a stored ``within_*`` share: 1 - within (NaN where not checked)."""
+    try:
+        value = float(within)
+    except (TypeError, ValueError):
+        return math.nan
+    return 1.0 - value if math.isfinite(value) else math.nan
+
+
+def band_rule(band: ToleranceBand) -> str:
+    """The per-element rule of ``band`` in words, for a figure's pass line: '|out - ref| <= 0.001 + 0.001·|ref|'."""
+    return f"|out − ref| ≤ {band.atol:g} + {band.rtol:g}·|ref|"
 
 
 def band_args(spec: Spec) -> dict[str, Any]:

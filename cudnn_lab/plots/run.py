@@ -21,7 +21,7 @@ from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLO
                     engine_colors, fitted, fmt, legend_line, log_ticks, outline, require_plan, require_run, sizes,
                     positive, title_block, us, verdict_of)
 from ..results.loading import CLASSIC_ENGINE_ID
-from ..numerics import TOLERANCES, tolerance_bands
+from ..numerics import TOLERANCES, VERDICT_METRIC_TITLE, band_rule, outside_share, tolerance_bands
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -232,11 +232,13 @@ def heuristic_vs_measured(result: RunResult, selected: str | None = None) -> go.
 
 @fitted
 def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure:
-    """Relative L2 error of each plan that ran (log y), green where it passes cuDNN's band and red where not.
+    """The error of each plan that ran (log y), green where it passes cuDNN's band and red where not, on the metric
+    the verdict reads: the share of output elements outside cuDNN's band (``numerics.outside_share``), with the pass
+    line drawn for it (a rel L2 under rtol can still fail element by element: issue 39).
 
-    Dashed lines mark the rtol of both tolerance bands for the dtype (``numerics.TOLERANCES``). A rel L2 of 0
-    (exact) is drawn at the bottom as a downward triangle and an infinite one (NaN/Inf outputs) at the top as an
-    upward triangle; hover text gives the true value. Plans are in the latency chart's order.
+    A result without that share plots rel L2, with dashed lines at the rtol of both bands (``numerics.TOLERANCES``).
+    A 0 (exact, or no element outside) is drawn at the bottom as a downward triangle and an infinite one (NaN/Inf
+    outputs) at the top as an upward triangle; hover text gives the true value. Plans are in the latency chart's order.
     """
     result = require_run(result, "errors_per_plan")
     selected = require_plan(selected, "errors_per_plan")
@@ -251,8 +253,13 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
         return empty(fig, _no_plan_text(result) if ran.empty else "numerics were not checked for any plan")
 
     bands = tolerance_bands(result.spec.dtype, result.spec.op) if result.spec.dtype in TOLERANCES else {}
-    rtols = [b.rtol for b in bands.values()]
-    values = checked["rel_l2"].astype("float64")
+    # The verdict is per element: where the share within cuDNN's band was recorded, plot that metric (numerics')
+    # with the pass line drawn for it; older results without it keep rel L2 against the bands' rtol lines.
+    per_element = "within_cudnn" in checked.columns and bool(checked["within_cudnn"].notna().all())
+    metric = (checked["within_cudnn"].map(outside_share) if per_element else checked["rel_l2"]).astype("float64")
+    checked = checked.assign(_y=metric)
+    rtols = [] if per_element else [b.rtol for b in bands.values()]
+    values = checked["_y"]
     finite_pos = values[values.map(lambda v: math.isfinite(v) and v > 0)]
     low = min([*finite_pos, *rtols], default=1e-6) / 100
     high = max([*finite_pos, *rtols, 1.0]) * 10
@@ -268,17 +275,26 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
         group = checked[verdicts == verdict]
         if group.empty:
             continue
-        rel = list(group["rel_l2"].astype("float64"))
+        rel = list(group["_y"])
         fig.add_trace(go.Scatter(
             x=list(group["plan"]), y=[shown(v) for v in rel], mode="markers", name=verdict,
             marker={"color": color, "symbol": [symbol(v) for v in rel], "size": sizes(group["plan"], selected),
                     "line": outline(group["plan"], selected)},
-            hovertext=[_hover(row, f"rel L2 {row['rel_l2']:.3g}", f"max abs {fmt(row['max_abs'], '.3g')}",
+            hovertext=[_hover(row, *([f"{100 * row['_y']:.3g}% of elements outside cuDNN's band"]
+                                     if per_element else []),
+                              f"rel L2 {row['rel_l2']:.3g}", f"max abs {fmt(row['max_abs'], '.3g')}",
                               f"NaN {fmt(row['nan_count'], '.0f')}, Inf {fmt(row['inf_count'], '.0f')}",
                               f"cuDNN band: {verdict}, PyTorch band: {verdict_of(row['pass_torch'])}")
                        for _, row in group.iterrows()],
             hoverinfo="text", customdata=list(group["plan"])))
 
+    if per_element and "cudnn" in bands:  # 0 outside is drawn at the bottom; every share > 0 lies above this line
+        label = f"cuDNN band: pass = no element outside ({band_rule(bands['cudnn'])})"
+        line = {"dash": "dot", "color": "#1f77b4", "width": 1.5}
+        fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=low * 3, y1=low * 3, line=line,
+                      name=label)
+        legend_line(fig, label, line)
+        bands = {}
     names = {"torch": "PyTorch band", "cudnn": "cuDNN band"}
     for key, band in bands.items():
         label = f"{names.get(key, key)} rtol {band.rtol:.3g}"
@@ -292,7 +308,8 @@ def errors_per_plan(result: RunResult, selected: str | None = None) -> go.Figure
     fig.update_xaxes(title_text="plan, sorted by median latency" + (" (hover for names)" if many else ""),
                      type="category", categoryorder="array", categoryarray=list(ran["plan"]),
                      showticklabels=not many)
-    fig.update_yaxes(title_text="relative L2 error ||out − ref|| / ||ref|| (no unit)", type="log",
+    fig.update_yaxes(title_text=(f"{VERDICT_METRIC_TITLE} (0: passes)" if per_element else
+                                 "relative L2 error ||out − ref|| / ||ref|| (no unit)"), type="log",
                      range=[math.log10(low) - 0.3, math.log10(high) + 0.3], **log_ticks(low, high))
     return fig
 
