@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import OptionError
 from ..results import anatomy, metrics
 from ..results.metrics import is_finite
-from .run import _device, _knob_text, _pick_and_best
+from .run import _device, _knob_text, _pick_and_best, classic_call
 from .style import fitted, fmt, legend_line, log_ticks, require_plan, require_run, title_block, us
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +45,10 @@ def origin_group(proposed: Any, origin: Any) -> str:
 
 def no_sample_text(result: RunResult) -> str:
     """Why ``result`` has no engine-space sample, and how to get one (one sentence)."""
+    call = classic_call(result)
+    if call is not None:  # nothing to explore: the classic API has its algorithms, not an engine space
+        return (f"{result.spec.label()} has no engine-space sample: it runs the classic call {call}, which has no "
+                "engines or knobs to explore; its plans are the algorithms that call offers")
     error = (result.engine_space or {}).get("error")
     why = (f"the exploration failed ({error})" if error else
            "it was recorded without exploring beyond the heuristics' proposals")

@@ -96,6 +96,11 @@ def classic_call(result: RunResult) -> str | None:
     return "a classic cuDNN call"
 
 
+def _engine_name(eid: Any) -> str:
+    """A legend's name for an engine id: 'classic call' for the classic API's marker id, never 'engine -1'."""
+    return "classic call" if int(eid) == CLASSIC_ENGINE_ID else f"engine {int(eid)}"
+
+
 def no_heuristics_text(result: RunResult) -> str:
     """One sentence for a classic call's Heuristics view: there are no heuristics, and which call runs instead."""
     call = classic_call(result) or "a classic cuDNN call"
@@ -133,7 +138,7 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
     order = list(ran["plan"])
     for eid, group in _engine_groups(ran):
         fig.add_trace(go.Bar(
-            x=list(group["plan"]), y=list(group["median_ms"] * 1e3), name=f"engine {int(eid)}",
+            x=list(group["plan"]), y=list(group["median_ms"] * 1e3), name=_engine_name(eid),
             error_y={"type": "data", "symmetric": True, "visible": True,
                      "array": [v * 1e3 / 2 if is_finite(v) else 0.0 for v in group["iqr_ms"]]},
             marker={"color": colors[int(eid)], "line": outline(group["plan"], selected)},
@@ -156,7 +161,10 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
     by_plan = ran.set_index("plan")
     kc = (getattr(result, "settings", None) or {}).get("kernel_cache_run") or {}
     without = kc.get("pick_without") if kc.get("used") else None  # the kernel cache can change the pick
-    marks = [(pick, "heuristic pick" + (" (kernel cache)" if kc.get("used") else ""), -30), (best, "best", -55)]
+    top_text = "fastest (no plan passed)" if metrics.none_passed(result.plans) else "best"  # a failing plan: not best
+    marks = [(pick, "heuristic pick" + (" (kernel cache)" if kc.get("used") else ""), -30), (best, top_text, -55)]
+    if classic_call(result) is not None:  # a classic call: no heuristics picked anything, only the fastest is marked
+        marks = [(best, top_text, -55)]
     if without is not None and without != pick:
         marks.append((without, "pick without kernel cache", -80))
     for name, text, ay in marks:
@@ -216,7 +224,7 @@ def heuristic_vs_measured(result: RunResult, selected: str | None = None) -> go.
     colors = engine_colors(result.plans)
     for eid, group in _engine_groups(ran):
         fig.add_trace(go.Scatter(
-            x=list(group["heuristic"]), y=list(group["measured"]), mode="markers", name=f"engine {int(eid)}",
+            x=list(group["heuristic"]), y=list(group["measured"]), mode="markers", name=_engine_name(eid),
             marker={"color": colors[int(eid)], "size": sizes(group["plan"], selected),
                     "line": outline(group["plan"], selected)},
             hovertext=[_hover(row, f"heuristic rank {row['heuristic']} "
@@ -409,7 +417,7 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
         tflops = [float(t) if is_finite(t) else metrics.tflops(spec.flops(), m)
                   for t, m in zip(group["tflops"], group["median_ms"])]
         fig.add_trace(go.Scatter(
-            x=[intensity] * len(group), y=tflops, mode="markers", name=f"engine {int(eid)}",
+            x=[intensity] * len(group), y=tflops, mode="markers", name=_engine_name(eid),
             marker={"color": colors[int(eid)], "size": sizes(group["plan"], selected),
                     "line": outline(group["plan"], selected)},
             hovertext=[_hover(row, f"{t:.3g} TFLOP/s, {fmt(row['gbps'], '.3g', ' GB/s')}",
