@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import UnsupportedGraphError
+from ..errors import CudnnLabError, UnsupportedGraphError
 from ..specs import Spec
-from .families import DRAWINGS, RECIPES
+from .families import DRAWINGS, RECIPES, recipe_for
 from .recipe import CUDNN_DTYPES
 from .render import SafeDigraph
 from .render import to_dot as render
@@ -35,6 +35,19 @@ class ClassicOnlyError(UnsupportedGraphError):
         self.cudnn_version = ""
         # Not UnsupportedGraphError's message: "try another layout or heuristic mode" would send users astray.
         RuntimeError.__init__(self, f"{spec.label()}: {summary}")
+
+
+def is_classic_call(spec: Spec) -> bool:
+    """True when ``spec`` runs through a classic cuDNN call (its recipe is :class:`ClassicOnlyError`: pooling,
+    softmax, activation, a transform's convert, RNN): no heuristics choose its plans, so forms and figures leave
+    their words out. Pure: the recipe is a description, nothing is built."""
+    try:
+        recipe_for(spec)
+    except ClassicOnlyError:
+        return True
+    except CudnnLabError:
+        return False
+    return False
 
 
 def describe_call(spec: Spec, call: str, inputs: Mapping[str, str], outputs: Mapping[str, str],

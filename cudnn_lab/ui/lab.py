@@ -275,6 +275,7 @@ class Lab(RecordedResults):
         self.results.label(spec)
         self._banner_partial()
         self.graph_view.redraw(spec)
+        self.run_form.show_for(spec)  # a classic call's form has no heuristics options
         self.whatif_view.changed()
         if self._gpu and spec.op not in self._warmed:  # the first Run of this family need not import them
             self._warmed.add(spec.op)

@@ -16,6 +16,8 @@ from typing import Any
 
 from ..options import (HEURISTIC_HELP, HEURISTIC_MODES, PLAN_POLICIES, PLAN_POLICY_HELP, TIMING_HELP, TIMING_MODES,
                        RunOptions)
+from ..graph.classic_call import is_classic_call
+from ..specs import Spec
 from .style import row, share_layout, shared_style
 
 __all__ = ["COLD_L2", "SPEEDUPS_HELP", "RunForm", "call_with_options", "plan_policy_buttons", "used_text"]
@@ -84,7 +86,9 @@ class RunForm:
         self.speedups = share_layout(W, W.Checkbox, {"width": "auto", "margin": "0"}, value=True,
                                      description=_SPEEDUPS_TEXT, indent=False, tooltip=SPEEDUPS_HELP,
                                      style=shared_style(W, "checkbox-style", CheckboxStyle))
-        self.box = W.VBox([row(W, "heuristics", W.HBox(list(self.heuristics.values()))),
+        #: hidden for a classic call (:meth:`show_for`): no heuristics choose its plans
+        self.heuristics_row = row(W, "heuristics", W.HBox(list(self.heuristics.values())))
+        self.box = W.VBox([self.heuristics_row,
                            row(W, "plans", self.policy), row(W, "timing", self.timing),
                            row(W, "speed-ups", self.speedups)],
                           _dom_classes=("cl-run-options",))
@@ -124,6 +128,11 @@ class RunForm:
                 kernel_cache=None if base.kernel_cache is False else base.kernel_cache)
         else:
             self._base = base.replace(parallel_builds=0, kernel_cache=False)
+
+    def show_for(self, spec: Spec) -> None:
+        """Show the options that apply to ``spec``: the heuristics row hidden for a classic call (asked of the graph
+        layer), shown for a graph."""
+        self.heuristics_row.layout.display = "none" if is_classic_call(spec) else None
 
     def show_used(self, used: object) -> None:
         """Say on the speed-ups line what a run used (its ``settings["decisions"]``) or a warm-up made ready."""
