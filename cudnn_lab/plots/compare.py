@@ -63,7 +63,7 @@ def compare_gpus(frame_a: Any, frame_b: Any, *, x: str | None = None, kind: str 
     frame_a = require_sweep(frame_a, "compare_gpus", "frame_a")
     frame_b = require_sweep(frame_b, "compare_gpus", "frame_b")
     require_choice(kind, COMPARE_KINDS, "kind", "compare_gpus")
-    base_a, base_b = _frame_name(frame_a, "a"), _frame_name(frame_b, "b")
+    base_a, base_b = _frame_name(frame_a, "no point shown"), _frame_name(frame_b, "no point shown")
     name_a, name_b = (f"{base_a} (a)", f"{base_b} (b)") if base_a == base_b else (base_a, base_b)
     best = [_best_by_spec(frame_a), _best_by_spec(frame_b)]
     common = [k for k in best[0] if k in best[1]]

@@ -41,3 +41,10 @@ def test_the_latency_chart_calls_no_failing_plan_best():
     r = cl.load_results("h100_rnn_gru_fp32_bwd")  # every plan failed cuDNN's band
     words = _words(plots.latency_bar(r))
     assert "fastest (no plan passed)" in words and "best" not in words.replace("fastest", "")
+
+
+def test_an_empty_comparison_has_no_placeholder_titles():
+    frame = cl.load_results("h100_fp8_gemm")
+    empty_rows = frame[frame["op"] == "conv"]  # the filter of issue 39: no point of it in an FP8 GEMM sweep
+    title = plots.compare_gpus(empty_rows, empty_rows).layout.title.text
+    assert "a: a" not in title and "b: b" not in title and "no point shown" in title
