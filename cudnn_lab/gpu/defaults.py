@@ -33,7 +33,7 @@ from typing import Any
 
 from ..options import AUTO, RunOptions
 from .build_pool import _POOLS, pool_for
-from .device import start_device
+from .device import kit_thread, start_device
 from .frontend import warm_engine_family
 from .session import _SESSIONS
 
@@ -258,6 +258,4 @@ def warm_async(spec: Any = None, device: int = 0, options: RunOptions | None = N
             except Exception:  # noqa: BLE001 - e.g. a closed widget
                 pass
 
-    thread = threading.Thread(target=body, name="cudnn_lab-warm", daemon=True)
-    thread.start()
-    return thread
+    return kit_thread(body, "cudnn_lab-warm")

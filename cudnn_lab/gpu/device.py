@@ -2,11 +2,40 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import shutil
 import subprocess
 import threading
+from collections.abc import Callable
 from typing import Any
+import weakref
+
+#: The kit's background threads that may be inside CUDA, cuDNN or CUPTI calls (joined at exit, see kit_thread).
+_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+#: Seconds the exit waits for them, in all.
+EXIT_JOIN_S = 30.0
+
+
+def kit_thread(target: Callable[..., Any], name: str, *args: Any) -> threading.Thread:
+    """Start ``target(*args)`` on a daemon thread that the process waits for at exit (at most EXIT_JOIN_S in all):
+    a daemon thread still inside CUDA or cuDNN while the interpreter finalizes can abort the process at exit
+    (docs/FINDINGS.md, 2026-11-29: 'free(): invalid pointer' after benchmarks/whatif.py's table)."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    _THREADS.add(thread)
+    thread.start()
+    return thread
+
+
+@atexit.register
+def _join_kit_threads() -> None:
+    import time
+
+    end = time.monotonic() + EXIT_JOIN_S
+    for thread in list(_THREADS):
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, end - time.monotonic()))
+
 
 
 def _torch_cudnn(torch: Any) -> Any:
@@ -96,5 +125,5 @@ def start_device(index: int) -> threading.Event | None:
         finally:
             ready.set()
 
-    threading.Thread(target=start, name="cudnn_lab-start-device", daemon=True).start()
+    kit_thread(start, "cudnn_lab-start-device")
     return ready

@@ -16,6 +16,7 @@ from ..graph import build_graph
 from ..specs import Spec
 from .reasons import CATEGORIES, category_of, summarize
 from .explain import explain
+from .device import kit_thread
 from .plans import PLAN_SOURCES, PlanEntry
 
 #: Engine families whose frontend modules this process has imported (or is importing) ahead of a run.
@@ -44,9 +45,7 @@ def warm_engine_family(spec: Spec) -> None:
 def warm_engine_family_async(spec: Spec) -> threading.Thread:
     """:func:`warm_engine_family` on a thread of its own, started now (a session whose plans must be asked makes its
     inputs meanwhile; a Lab on a GPU starts it when an operation is first drawn)."""
-    thread = threading.Thread(target=warm_engine_family, args=(spec,), name="cudnn_lab-warm-engines", daemon=True)
-    thread.start()
-    return thread
+    return kit_thread(warm_engine_family, "cudnn_lab-warm-engines", spec)
 
 
 def _enum_name(value: Any) -> str:

@@ -38,6 +38,7 @@ from .. import cache_dir
 from .build_pool import HELPER_NICE, START_DEADLINE_S, Helper, HelperPool, pool_for, pump, wait_lines
 from .build_role import identity_fields, split_shares
 from .defaults import MAX_AUTO_HELPERS, auto_helpers, spare_cores
+from .device import kit_thread
 from .frontend import from_frontend_graph
 from .session import require_gpu
 
@@ -347,9 +348,8 @@ class AsyncPrebuild:
         self._key = key
         self._abandoned = ""
         self._listed: set[int] = set()  # slots whose helper has listed the plans
-        self._thread = threading.Thread(target=self._drive, name="cudnn_lab-prebuild", daemon=True,
-                                        args=(spec, options, info, pool or pool_for(options.device), cores))
-        self._thread.start()
+        self._thread = kit_thread(self._drive, "cudnn_lab-prebuild", spec, options, info,
+                                  pool or pool_for(options.device), cores)
 
     # ---------------------------------------------------------------- the run's side
 
