@@ -399,7 +399,7 @@ import cudnn_lab as cl
 from cudnn_lab.gpu.ceilings import measure_ceilings
 from cudnn_lab.gpu.defaults import warm
 from cudnn_lab.gpu.fp8 import ceiling_dtype
-problems = {name: cl.spec_from_json(text) for name, text in json.loads(sys.argv[1]).items()}
+problems = {name: cl.spec_from_dict(data) for name, data in json.loads(sys.argv[1]).items()}
 budget = float(sys.argv[2]) if sys.argv[2] != "none" else None
 t = time.perf_counter()
 state = warm(next(iter(problems.values())))  # what a Lab on a GPU starts when it opens

@@ -90,10 +90,10 @@ def test_bf16_runs_or_says_why() -> None:
 def test_weight_views_are_disjoint_and_inside_cudnns_weight_space() -> None:
     import torch
 
-    from cudnn_lab.gpu.session import _handle
+    from cudnn_lab.gpu.session import cudnn_handle
 
     spec = RnnSpec(cell="lstm", layers=2, bidirectional=True, dtype="fp16", **SMALL)
-    plan = RnnPlan(spec, "standard", _handle(0)).build_plan_at_index(0)
+    plan = RnnPlan(spec, "standard", cudnn_handle(0)).build_plan_at_index(0)
     base, size = plan._buffers["weights"].data_ptr(), plan.sizes["weights"]
     spans = sorted((v.data_ptr() - base, v.data_ptr() - base + v.numel() * v.element_size()) for _, v, _ in plan._views)
     assert len(spans) == len(spec.weight_slots())
