@@ -41,6 +41,7 @@ from .specs import Spec
 from .whatif.block_formats import recorded_block_scale_answers
 from .whatif.devices import targets as known_targets
 from .whatif.heuristics import compare, drift, recorded_whatifs
+from .whatif.forecasts import forecasts_for
 from .whatif.scaling import recorded_scalings
 from .whatif.versions import recorded_run_drifts
 
@@ -391,6 +392,14 @@ def _heuristics_answers(result: RunResult) -> dict[str, Any]:
     return answers
 
 
+def _forecast_answers(result: RunResult) -> dict[str, Any]:
+    """The forecast of the result's problem on every known target (whatif.forecasts), where a recording of it
+    ships to forecast from; none otherwise."""
+    if not any(w.spec == result.spec for w in recorded_whatifs()):
+        return {}
+    return {"forecast": forecasts_for(result.spec, list(dict.fromkeys(t.name for t in known_targets())))}
+
+
 def report_answers(result: RunResult) -> ReportAnswers:
     """What a run's report draws beside the result (the Lab's Save report and `cudnn-lab report` gather them): the
     graph drawn and its repro script (the graph layer), and the recorded what-if answers for its problem (the
@@ -413,6 +422,10 @@ def report_answers(result: RunResult) -> ReportAnswers:
     else:
         if blocks:
             answers["block answers"] = blocks
+    try:
+        answers.update(_forecast_answers(result))
+    except CudnnLabError as e:
+        notes["forecast"] = f"The forecasts cannot be shown: {e}"
     for source, read in (("run drift", recorded_run_drifts), ("sm scaling", recorded_scalings)):
         try:
             found = read(result.spec)

@@ -26,6 +26,7 @@ from ..results import metrics
 from .anatomy import engine_knobs, engine_space
 from .axes import default_axes
 from .compare import compare_gpus
+from .forecast import forecast_table_html
 from .run import classic_call, error_histogram, errors_per_plan, heuristic_vs_measured, latency_bar, roofline
 from .sm_scaling import plot_sm_scaling
 from .sweep import error_by_dtype, sweep_latency, sweep_roofline
@@ -51,6 +52,7 @@ SOURCES: dict[str, str] = {
     "sm scaling": "ScalingResult (whatif.sm_scaling, whatif.recorded_scalings)",
     "block whatif": "BlockWhatIf (whatif.block_format_whatif: a block format emulated)",
     "block answers": "list of BlockScaleAnswer (whatif.recorded_block_scale_answers, whatif.ask_block_scaled)",
+    "forecast": "list of Forecast (whatif.forecasts.forecasts_for: cl.forecast per target)",
 }
 #: What an entry's draw returns: a plotly figure, or a table (an HTML string).
 KINDS: tuple[str, ...] = ("figure", "table")
@@ -180,6 +182,8 @@ WHATIF_VIEWS: tuple[ViewEntry, ...] = (
               kind="table", section="what-if"),
     ViewEntry("whatif_refusals", "Targets that got no plan", "What-if", refusals_html, source="compare",
               kind="table", section="what-if"),
+    ViewEntry("forecast", "Forecast of cuDNN's pick per target (not a measurement)", "What-if", forecast_table_html,
+              source="forecast", kind="table", section="what-if"),
     ViewEntry("whatif_reasons", "Why not: cuDNN's reasons for a target without a plan", "What-if", reasons_html,
               source="whatif", kind="table", section=""),
     ViewEntry("whatif_drift", "cuDNN version drift", "What-if", drift_html, source="drift", kind="table",

@@ -31,6 +31,7 @@ from ..provenance import cudnn_version_text
 from .. import whatif
 from ..plots.registry import entries
 from ..whatif.scaling import recorded_scalings
+from ..whatif.forecasts import forecasts_for
 from .figures import figure_bundle, fit_to_pane
 from ..whatif.block_formats import BlockWhatIf, block_format_whatif, recorded_block_scale_answers
 from ..reference.block_formats import BLOCK_FORMATS, SCALE_RULES
@@ -96,6 +97,8 @@ class WhatIfView:
         self.built = False
         self.stale = True
         self.frame: Any = None
+        #: the forecasts shown (whatif.forecasts.forecasts_for), None before, without targets or after an error
+        self.forecasts: Any = None
         self.drift: Any = None
         self.message = ""
         self._silent = False
@@ -128,6 +131,7 @@ class WhatIfView:
         self.message_html = W.HTML("").add_class("cl-whatif-message")
         self.table_html = W.HTML("").add_class("cl-whatif-compare")
         self.refused_html = W.HTML("").add_class("cl-whatif-refusals")
+        self.forecast_html = W.HTML("").add_class("cl-whatif-forecast")
         self.why_html = W.HTML("").add_class("cl-whatif-why")
         self.drift_html = W.HTML("").add_class("cl-whatif-drift")
         self.sm_note = W.HTML(self._sm_scaling_note()).add_class("cl-whatif-sm-note")
@@ -138,6 +142,7 @@ class WhatIfView:
                              ).add_class("cl-whatif-targets")
         self.answer_box = W.VBox([
             self.label_html, row(W, "targets", targets_row), self.table_html, self.refused_html,
+            section(W, "forecast: how fast cuDNN's pick would run on each target"), self.forecast_html,
             section(W, "why not: cuDNN's reasons for a target without a plan"), row(W, "target", self.why_target),
             self.why_html,
             section(W, "cuDNN version drift"), row(W, "cuDNN", self.version, self.version_note),
@@ -150,7 +155,8 @@ class WhatIfView:
         self.block_box = self._build_block()
         self.box.children = [self.message_html, self.answer_box, self.measured_box, self.block_box]
         self.parts.update({"whatif_label": self.label_html, "whatif_compare": self.table_html,
-                           "whatif_refusals": self.refused_html, "whatif_reasons": self.why_html,
+                           "whatif_refusals": self.refused_html, "forecast": self.forecast_html,
+                           "whatif_reasons": self.why_html,
                            "whatif_drift": self.drift_html, "run_drift": self.run_drift_html,
                            "sm_scaling": self.sm_figure, "block_emulated": self.block_html,
                            "block_answers": self.block_answers_html})
@@ -286,6 +292,7 @@ class WhatIfView:
             self.table_html.value = self.refused_html.value = ""
         else:
             self.draw_answer("compare", frame)
+        self.draw_forecast(spec, names)
         self._offer(self.why_target, list(frame.attrs["refused"] if frame is not None else {}))
         self._offer(self.drift_target, names, keep="h200")
         self._set_enabled(self._busy.busy)
@@ -315,6 +322,22 @@ class WhatIfView:
             if answer is not None:
                 fig = fit_to_pane(entry.draw(answer), SM_FIGURE_HEIGHT)
                 part.outputs = ({"output_type": "display_data", "data": figure_bundle(fig), "metadata": {}},)
+
+    def draw_forecast(self, spec: Spec, names: list[str]) -> None:
+        """The forecast part: :func:`cudnn_lab.whatif.forecasts.forecasts_for` for the problem shown and the chosen
+        targets (``forecasts``), or the kit's error as one sentence (``forecasts`` None)."""
+        self.forecasts = None
+        if not names:
+            self.forecast_html.value = ""
+            return
+        try:
+            self.forecasts = forecasts_for(spec, names)
+        except CudnnLabError as e:
+            said = (str(e).splitlines() or [""])[0].strip().rstrip(".")
+            self.forecast_html.value = (f"<p class='cl-whatif-note cl-forecast-none'>No forecast for this problem: "
+                                        f"{html.escape(said)}.</p>")
+            return
+        self.draw_answer("forecast", self.forecasts)
 
     def draw_why(self) -> None:
         """The why-not part: cuDNN's reasons for the chosen refused target, or one sentence."""

@@ -164,6 +164,10 @@ def _answers(source: str) -> list[tuple[str, object]]:
                                      for op in dict.fromkeys(a.spec.op for a in answers)]
     if source == "block whatif":
         return [(fmt, block_format_whatif(SMALL_MATMUL, fmt)) for fmt in BLOCK_FORMATS]
+    if source == "forecast":
+        from cudnn_lab.whatif.forecasts import forecasts_for
+
+        return [(spec.label(), forecasts_for(spec, names)) for spec in specs]
     raise AssertionError(f"no shipped answers listed for source {source!r}: add them here")
 
 
