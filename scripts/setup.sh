@@ -96,6 +96,14 @@ if [ ! -x "$VENV/bin/python" ] || [ "$fresh" = 1 ]; then
     fi
 fi
 [ "$DRY" = 1 ] || fresh=0
+
+# (b2) in a git clone: a clean filter (.gitattributes names notebooks/*.ipynb) that stores notebooks as
+# `make clean-notebooks` does, so JupyterLab's autosaved outputs and kernel metadata never show in `git status`.
+# Not `required`: where it is not set up, or fails, git stores the file as it is.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    say "git: notebooks/*.ipynb are stored without outputs (filter strip-notebooks, scripts/strip_notebooks.py)"
+    step git config filter.strip-notebooks.clean "$VENV/bin/python scripts/strip_notebooks.py --stdin"
+fi
 # pip with its own progress (download bars) on stdout, and its stderr less the warning that a find-links setup
 # prints for every package
 pip_install() {

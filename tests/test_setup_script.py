@@ -24,7 +24,7 @@ def setup(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def steps(run: subprocess.CompletedProcess[str]) -> list[str]:
     assert run.returncode == 0, run.stderr
     return [line for line in run.stdout.splitlines()  # the venv and pip steps (not apt-get's, which vary by machine)
-            if line.startswith("setup: would run: ") and "apt-get" not in line]
+            if line.startswith("setup: would run: ") and "apt-get" not in line and "git config" not in line]
 
 
 @pytest.fixture
@@ -108,3 +108,30 @@ def test_strip_notebooks_clears_outputs_and_leaves_clean_notebooks_alone(tmp_pat
     assert stripped.cells[1].outputs == [] and stripped.cells[1].execution_count is None
     assert "widgets" not in stripped.metadata and clean.stat().st_mtime_ns == before
     assert subprocess.run([*script, "--check", str(dirty), str(clean)], timeout=60).returncode == 0
+
+
+def test_setup_installs_the_notebook_filter_that_gitattributes_names(tmp_path: Path) -> None:
+    run = setup(tmp_path / "new", "--dry-run")
+    clean = f"{tmp_path / 'new'}/bin/python scripts/strip_notebooks.py --stdin"
+    assert f"would run: git config filter.strip-notebooks.clean {clean}" in run.stdout
+    assert "notebooks/*.ipynb filter=strip-notebooks" in (ROOT / ".gitattributes").read_text().splitlines()
+
+
+def test_the_filter_stores_a_run_notebook_byte_equal_to_the_stored_one() -> None:
+    """A notebook as JupyterLab autosaves it (outputs, counts, timing, widget state, its kernel metadata) comes out
+    of the git filter byte-equal to the stored notebook, so `git status` stays clean after the course is run."""
+    nbformat = pytest.importorskip("nbformat")
+    script = [sys.executable, str(ROOT / "scripts" / "strip_notebooks.py"), "--stdin"]
+    for stored in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(stored, as_version=4)
+        for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+            cell.outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+            cell.execution_count = n + 1
+            cell.metadata["execution"] = {"iopub.status.idle": "2026-11-29T04:00:00.000Z"}
+        nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+        nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"
+        nb.metadata["language_info"] = {"codemirror_mode": {"name": "ipython", "version": 3}, "name": "python",
+                                        "version": "3.12.3", "mimetype": "text/x-python"}
+        run = subprocess.run(script, input=nbformat.writes(nb).encode(), capture_output=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == stored.read_bytes(), f"{stored.name}: the filter's output differs from the stored file"
