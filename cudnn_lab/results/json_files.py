@@ -6,6 +6,8 @@ the parse guards of :mod:`cudnn_lab.files`), a spec JSON (``Spec.to_json``), a s
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +87,39 @@ def spec_from_data(data: Any, source: Any, field: str = "spec") -> Any:
 def read_spec_file(path: Any) -> Any:
     """A spec JSON file (``Spec.to_json``) -> Spec."""
     path = Path(path) if isinstance(path, (str, Path)) else path
-    data = read_json(path, "spec JSON")
+    path, text = read_text(path, "spec JSON")
+    try:
+        data = parse_json(text, path, "spec JSON")
+    except DataError as e:
+        _refused_number_range(text, path, str(e))
+        raise
     if not isinstance(data, dict):
         raise DataError(path, f"the spec JSON must hold an object, not {_kind(data)}",
                         hint='e.g. {"op": "conv", "n": 16, ...} as Spec.to_json() writes it')
     return spec_from_data(data, path, "spec")
+
+
+def _refused_number_range(text: str, path: Any, message: str) -> None:
+    """Where parse_json refused a number at a top-level spec field, raise a DataError naming the file, the field and
+    what the spec allows there (the spec's own check run again with that field infinite)."""
+    found = re.search(r"field ([A-Za-z_][A-Za-z0-9_]*): ", message)
+    if found is None:
+        return
+    field = found.group(1)
+    try:  # the refused numbers read as infinity (sizes the kit refused are read leniently here, never kept)
+        data = json.loads(text, parse_int=lambda t: float("inf") if len(t.lstrip("-")) > 20 else int(t),
+                          parse_float=float, parse_constant=lambda name: float("inf"))
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(data, dict) or field not in data:
+        return
+    try:
+        spec_from_dict({**data, field: float("inf")})
+    except SpecError as e:
+        if field in str(e):
+            raise DataError(path, f"field {field}: {message[found.end():][:160]}; {e}") from None
+    except (CudnnLabError, TypeError, ValueError, OverflowError, KeyError, AttributeError, RecursionError):
+        return
 
 
 # ------------------------------------------------------------------------------------------------ sweep JSON

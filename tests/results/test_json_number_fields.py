@@ -48,3 +48,18 @@ def test_a_401_digit_number_in_a_spec_file_names_the_field(tmp_path) -> None:
     path.write_text(json.dumps({**SPEC, "m": 7}).replace(": 7", ": 1" + "0" * 400), encoding="utf-8")
     with pytest.raises(DataError, match=r"field m: .*401 digits"):
         loading.read_spec_file(path)
+
+
+@pytest.mark.parametrize(("spec", "field", "literal", "allowed"), [
+    ({"op": "norm", "n": 4, "c": 64, "epsilon": 0.5}, "epsilon", "1" + "0" * 400, r"greater than 0 and at most 1"),
+    ({**SPEC, "m": 7}, "m", "NaN", r"integer from 1 to \d+"),
+    ({**SPEC, "m": 7}, "m", "1e400", r"integer from 1 to \d+"),
+])
+def test_a_refused_number_in_a_spec_file_names_the_field_and_its_range(tmp_path, spec, field, literal,
+                                                                       allowed) -> None:
+    path = tmp_path / "s.json"
+    marker = 0.5 if field == "epsilon" else 7
+    path.write_text(json.dumps(spec).replace(f": {marker}", f": {literal}"), encoding="utf-8")
+    with pytest.raises(DataError, match=rf"field {field}: .*{allowed}") as err:
+        loading.read_spec_file(path)
+    assert "s.json" in str(err.value)
