@@ -47,6 +47,7 @@ _LAZY = {
     "block_format_whatif": "cudnn_lab.whatif.block_formats",
     "block_scale_plans": "cudnn_lab.whatif.block_formats",
     "sm_scaling": "cudnn_lab.whatif.scaling",
+    "triage": "cudnn_lab.whatif.version_triage",
     "forecast": "cudnn_lab.whatif.speed",
     "presets": "cudnn_lab.specs.presets",
     "preset": "cudnn_lab.specs.presets",

@@ -191,6 +191,8 @@ def _parser() -> argparse.ArgumentParser:
     plans.add_argument("--cudnn-lib", default=None, help="a folder holding another cuDNN 9 (libcudnn*.so.9) to ask")
     plans.add_argument("--recorded", action="store_true", help="read the answers recorded on the kit's GPU rounds "
                        "only (what a machine without a GPU does anyway)")
+    from .whatif.version_triage import add_cli_parser  # the subcommand's options live beside its question
+    add_cli_parser(commands, _PRESET_HELP)
     profile = commands.add_parser("profile", help="write this GPU's description as cuDNN serializes it, for "
                                   "what-if questions on machines without it", allow_abbrev=False, epilog=_EPILOG)
     profile.add_argument("-o", "--output", required=True, help="the target JSON to write (e.g. mygpu.json)")
@@ -512,7 +514,7 @@ def _command(argv: Sequence[str] | None) -> int:
     if args.command == "doctor":
         _say(probe().summary())
         return 0
-    if args.command in ("run", "sweep", "report", "plans", "profile", "forecast"):
+    if args.command in ("run", "sweep", "report", "plans", "profile", "forecast", "triage"):
         return _kit_command(args)
     if args.command == "cache":
         return _cache(args)
@@ -541,7 +543,14 @@ def _forecast(args: argparse.Namespace) -> int:
 def _kit_command(args: argparse.Namespace) -> int:
     """Run a kit command; the kit's errors become one readable message and an exit code from EXIT_CODES."""
     handlers = {"run": _run, "sweep": _sweep, "report": _report, "plans": _plans, "profile": _profile,
-                "forecast": _forecast}
+                "forecast": _forecast, "triage": _triage}
+def _triage(args: argparse.Namespace) -> int:
+    """``cudnn-lab triage``: the problem under each cuDNN here (whatif/version_triage.py, issue 38)."""
+    from cudnn_lab.whatif.version_triage import triage_command
+    _say(triage_command(_spec_of(args)[0], args.cudnn_lib, args.json))
+    return 0
+
+
     try:
         return handlers[args.command](args)
     except errors.CudnnLabError as e:

@@ -6,7 +6,8 @@
 #
 #   OUT=/tmp/out ROUND_S=560 scripts/gpu_round.sh 0:record,fp8sweep,fp8bench 1:tests
 #
-# Steps: record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
+# Steps: triage (cudnn-lab triage --preset of the Wan2.1 VAE conv3d, under each cuDNN the host has),
+# record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
 # fp8bench, fusion, anatomy, plans, paged, moe, issue27 (benchmarks/*.py: plans.py --issue27 for the last), liverows
 # (scripts/live_rows.py --record: a Lab run's rows as they arrive, without and with 8 helpers), liverowsdef (the same
 # with default options), whatif (benchmarks/whatif.py), defaults (plans.py --defaults: the problems a user runs, no
@@ -28,7 +29,7 @@ DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
 declare -A BUDGET=([record]=300 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
-                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [detstress]=150 [liverowsdef]=90 [tests]=100000 [tests1]=100000 [notebooks]=400)
+                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [detstress]=150 [liverowsdef]=90 [triage]=150 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
@@ -60,6 +61,8 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
                     --json "$WORK/bench/${slug}_${DAY}_issue27.json" ;;
         paged) timeout -k 10 "$secs" $PY benchmarks/paged_decode.py --quick \
                     --json "$WORK/bench/${slug}_${DAY}_paged_decode.json" ;;
+        triage) timeout -k 10 "$secs" $PY -m cudnn_lab.cli triage --preset "Wan2.1 video VAE conv3d" \
+                    --json "$WORK/bench/${slug}_${DAY}_triage.json" ;;
         moe) timeout -k 10 "$secs" $PY benchmarks/moe.py --quick --json "$WORK/bench/${slug}_${DAY}_moe.json" ;;
         liverows) for h in 0 8; do timeout -k 10 $((secs / 2)) $PY scripts/live_rows.py --problem rmsnorm \
                     --parallel-builds $h --record "$WORK/bench/${slug}_${DAY}_live_rows_helpers$h.json"; done ;;

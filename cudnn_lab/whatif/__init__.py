@@ -6,6 +6,7 @@
 - :mod:`~cudnn_lab.whatif.versions`: the same spec run under another cuDNN (``run_under``, ``run_drift``);
 - :mod:`~cudnn_lab.whatif.block_formats`: block-scaled (MXFP8/NVFP4) formats, emulated and asked of cuDNN;
 - :mod:`~cudnn_lab.whatif.scaling`: one spec timed on fewer SMs (``sm_scaling``).
+- :mod:`~cudnn_lab.whatif.version_triage`: one spec under each cuDNN the machine has (``triage``).
 
 Importing the package is light: each question's module loads on first use of one of its names. No submodule is
 named like a public function here or on ``cudnn_lab`` (an imported submodule would replace the function).
@@ -51,6 +52,7 @@ QUESTIONS: dict[str, Question] = {q.name: q for q in (
     Question("block formats", "block_formats", ("BlockScaleAnswer", "BlockWhatIf"), "block_scale",
              "recorded_block_scale_answers", ("block_emulated", "block_asked", "block_answers")),
     Question("sm scaling", "scaling", ("ScalingResult",), "sm_scaling", "recorded_scalings", ("sm_scaling",)),
+    Question("version triage", "version_triage", ("Triage",), "triage", "recorded_triages"),
 )}
 
 #: Public name -> the question module defining it (the old ``cudnn_lab.whatif`` names keep working from here).
@@ -65,6 +67,7 @@ _LAZY: dict[str, str] = {
                      "record_block_scale"), "block_formats"),
     **dict.fromkeys(("ScalingResult", "sm_scaling", "recorded_scalings", "load_scaling", "DEFAULT_SM_COUNTS"),
                     "scaling"),
+    **dict.fromkeys(("Triage", "VersionRun", "recorded_triages", "triage"), "version_triage"),
 }
 
 __all__ = sorted([*_LAZY, "Question", "QUESTIONS"])
