@@ -73,3 +73,50 @@ def test_the_old_whatif_names_resolve_from_the_package(name: str) -> None:
 def test_the_loose_what_if_modules_are_gone(old: str) -> None:
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module(f"cudnn_lab.{old}")
+
+
+#: Zero-argument public functions that measure on the GPU (checked callable, not called: a call would measure).
+MEASURES = ("measure_ceilings",)
+
+
+def test_after_importing_every_module_every_public_name_of_cl_is_still_usable() -> None:
+    """Issue 37 (Deliver 2): after every submodule is imported and a Lab made, every name of ``cl.__all__`` is no
+    module; a public function with no required argument is called (it answers or raises the kit's own error, never
+    TypeError "'module' object is not callable"); every other function or class is still callable."""
+    code = ("import importlib, inspect, json, pkgutil, cudnn_lab as cl\n"
+            "from cudnn_lab.errors import CudnnLabError\n"
+            "for info in pkgutil.walk_packages(cl.__path__, 'cudnn_lab.'):\n"
+            f"    if not info.name.endswith({SKIP!r}):\n"
+            "        importlib.import_module(info.name)\n"
+            "cl.Lab()\n"
+            "bad, called = {}, []\n"
+            "for n in cl.__all__:\n"
+            "    v = getattr(cl, n)\n"
+            "    if inspect.ismodule(v):\n"
+            "        bad[n] = 'a module'\n"
+            "        continue\n"
+            "    if n.isupper() or n.startswith('__'):\n"
+            "        continue\n"
+            "    if not callable(v):\n"
+            "        bad[n] = type(v).__name__\n"
+            "        continue\n"
+            "    if not inspect.isfunction(v):\n"
+            "        continue\n"
+            "    ps = inspect.signature(v).parameters.values()\n"
+            "    if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in ps):\n"
+            "        continue\n"
+            f"    if n in {MEASURES!r}:\n"
+            "        continue\n"
+            "    try:\n"
+            "        v()\n"
+            "    except CudnnLabError:\n"
+            "        pass\n"
+            "    except Exception as e:\n"
+            "        bad[n] = f'{type(e).__name__}: {e}'[:200]\n"
+            "    called.append(n)\n"
+            "print(json.dumps({'bad': bad, 'called': called}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    assert answer["bad"] == {}
+    assert {"targets", "presets", "recorded_datasets"} <= set(answer["called"])  # the walk reached the functions
