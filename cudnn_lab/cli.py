@@ -487,6 +487,10 @@ def _lab_command(extra: Sequence[str]) -> tuple[Path, list[str]]:
     if geteuid is not None and geteuid() == 0 and "--allow-root" not in extra:
         argv.append("--allow-root")
     if (repo / QUICKSTART).is_file():
+        # the printed URL (copied from a remote machine) opens the quickstart too, not the Launcher: Jupyter serves
+        # the notebook's folder (root_dir defaults to it), so the tree path is the file's name
+        if not any(arg.startswith("--ServerApp.default_url") for arg in extra):
+            argv.append(f"--ServerApp.default_url=/lab/tree/{QUICKSTART.name}")
         return repo, [*argv, str(QUICKSTART), *extra]
     return Path.cwd(), [*argv, *extra]
 

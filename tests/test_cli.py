@@ -66,7 +66,8 @@ def test_lab_opens_the_quickstart_notebook_in_the_repo(
     monkeypatch.setattr(cli, "QUICKSTART", Path("pyproject.toml"))  # a file that the repo has
     with pytest.raises(Execd):
         cli.main(["lab", "--no-browser", "--port", "8899"])
-    assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "pyproject.toml", "--no-browser", "--port", "8899"]
+    assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "--ServerApp.default_url=/lab/tree/pyproject.toml",
+                             "pyproject.toml", "--no-browser", "--port", "8899"]
     assert execv["cwd"] == Path(cli.__file__).resolve().parent.parent
 
 
@@ -139,12 +140,22 @@ def test_lab_allows_root_only_as_root(monkeypatch: pytest.MonkeyPatch, euid: int
     assert argv.count("--allow-root") == 1
 
 
+def test_lab_s_printed_url_opens_the_quickstart() -> None:
+    """The URL Jupyter prints (and a remote user copies) opens the quickstart notebook, not the Launcher."""
+    repo, argv = cli._lab_command([])
+    assert (repo / cli.QUICKSTART).is_file() and argv[-1] == str(cli.QUICKSTART)
+    assert f"--ServerApp.default_url=/lab/tree/{cli.QUICKSTART.name}" in argv
+    _, argv = cli._lab_command(["--ServerApp.default_url=/lab"])  # the user's own: kept, not doubled
+    assert sum(a.startswith("--ServerApp.default_url") for a in argv) == 1
+
+
 def test_lab_as_root_starts_jupyter_with_allow_root(execv: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli.os, "geteuid", lambda: 0, raising=False)
     monkeypatch.setattr(cli, "QUICKSTART", Path("pyproject.toml"))
     with pytest.raises(Execd):
         cli.main(["lab", "--no-browser"])
-    assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "--allow-root", "pyproject.toml", "--no-browser"]
+    assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "--allow-root",
+                             "--ServerApp.default_url=/lab/tree/pyproject.toml", "pyproject.toml", "--no-browser"]
 
 
 def _other_value(name: str) -> tuple[list[str], object]:
