@@ -33,3 +33,35 @@ def test_the_hopper_card_proposes_no_block_scaled_plan():
     answer = bw.block_scale_plans(MATMUL, "mxfp8_e4m3", None, recorded=False)
     assert answer.target == "this GPU"
     assert not answer.ok and answer.refused == "declined"
+
+
+def _recorded_gemm_answers() -> list:
+    """The recorded block-scaled GEMM answers for the synthetic Blackwell targets (askable on any GPU host)."""
+    from cudnn_lab.whatif.block_answers import recorded_block_scale_answers
+
+    return [a for a in recorded_block_scale_answers() if a.spec.op == "matmul" and a.target in ("sm100", "sm120")]
+
+
+def test_the_recorded_answers_include_the_sm100_gemm() -> None:
+    # the live check below would pass vacuously without them
+    assert any(a.target == "sm100" and a.ok for a in _recorded_gemm_answers())
+
+
+@pytest.mark.parametrize("recorded", _recorded_gemm_answers(),
+                         ids=lambda a: f"{a.fmt}-{a.target}-{a.cudnn_version}")
+def test_the_live_answer_is_the_recorded_one(recorded) -> None:
+    """Issue 37: the recorded sm100/sm120 GEMM answer asserted live, on the cuDNN it was recorded with: the same
+    refusal (none, for an answer with plans), plan count and engines, and the recorded plans' notes among the live
+    plans' notes. A live refusal fails unless the recorded answer is itself a refusal."""
+    import cudnn
+
+    live_version = int(cudnn.backend_version())
+    if live_version != recorded.cudnn_version:
+        pytest.skip(f"recorded under cuDNN {recorded.cudnn_version}, this host has {live_version}")
+    live = bw.block_scale_plans(recorded.spec, recorded.fmt, recorded.target, recorded=False)
+    assert live.cudnn_version == recorded.cudnn_version
+    assert live.refused == recorded.refused, live.summary()
+    if recorded.ok:
+        assert live.plan_count == recorded.plan_count, live.summary()
+        assert sorted(live.engine_ids) == sorted(recorded.engine_ids), live.summary()
+        assert set(recorded.notes) <= set(live.notes), (live.notes, recorded.notes)
