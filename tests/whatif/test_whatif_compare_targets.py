@@ -171,3 +171,23 @@ def test_recorded_drift_verdict_matches_the_answers() -> None:
 def test_drift_takes_only_answers() -> None:
     with pytest.raises(OptionError):
         wi.Drift("old", pd.DataFrame())
+
+
+@pytest.mark.parametrize("order", ["best first", "best last", "best between"])
+def test_the_rank_column_takes_the_best_rank_whatever_the_order(monkeypatch, order) -> None:
+    """Constructed answers where the truth is known: engine 41's plans ranked 7, 0 (in another mode) and 3, listed
+    in every order; its column must say 0 (the worst, 7, or the first listed would fail one of the orders)."""
+    from cudnn_lab.whatif import heuristics
+
+    def plan(knob: int, ranks: dict[str, int]) -> dict[str, Any]:
+        return {**_plan(41, {"k2": knob}, 0), "ranks": ranks}
+
+    best, mid, worst = plan(1, {"A": 9, "B": 0}), plan(2, {"A": 3}), plan(3, {"A": 7})
+    plans = {"best first": (best, worst, mid), "best last": (worst, mid, best),
+             "best between": (worst, best, mid)}[order]
+    answer = _answer(91900, *plans, _plan(42, {"k2": 1}, 5))
+    monkeypatch.setattr(heuristics, "plans_for", lambda spec, target, **kw: answer)
+    frame = heuristics.compare(CONV, ["h200"]).set_index("engine_id")
+    assert frame.loc[41, "h200 rank"] == 0
+    assert frame.loc[41, "h200 plans"] == 3
+    assert frame.loc[42, "h200 rank"] == 5
