@@ -75,7 +75,24 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "ui"))
 
-from jupyterlab_session import (CHROMIUM_ARGS, NOTEBOOK, TIMEOUT_MS, chromium, jupyterlab, show_view,
+
+def missing_tools() -> str | None:
+    """One sentence on how to get the test tools this benchmark drives Chromium with, or None when they are here
+    (`make lab` installs only the Lab's packages: without this the first line would be "No module named 'pytest'")."""
+    import importlib.util
+
+    missing = [name for name in ("pytest", "playwright") if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (f"lab_load.py needs {' and '.join(missing)}, which `make lab` does not install: run `make test` once "
+            f"(it installs the test tools), or `{sys.executable} -m pip install -e '.[test]'`, then run it again.")
+
+
+if __name__ == "__main__" and (_missing := missing_tools()):
+    print(_missing, file=sys.stderr)
+    sys.exit(2)
+
+from jupyterlab_session import (CHROMIUM_ARGS, NOTEBOOK, TIMEOUT_MS, chromium, jupyterlab, show_view,  # noqa: E402
                                 wait_shown)
 
 #: Issue 24's bounds (seconds; "widget models" and "report MB" are counts).

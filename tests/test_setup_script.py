@@ -135,3 +135,14 @@ def test_the_filter_stores_a_run_notebook_byte_equal_to_the_stored_one() -> None
         run = subprocess.run(script, input=nbformat.writes(nb).encode(), capture_output=True, timeout=60)
         assert run.returncode == 0, run.stderr
         assert run.stdout == stored.read_bytes(), f"{stored.name}: the filter's output differs from the stored file"
+
+
+def test_lab_load_without_the_test_tools_says_how_to_get_them() -> None:
+    """After `make lab` alone (no pytest, no playwright) the lab benchmark says in one sentence how to get them,
+    instead of failing on "No module named 'pytest'"."""
+    hide = "import sys; sys.modules['pytest'] = sys.modules['playwright'] = None; sys.argv = ['lab_load.py']; "
+    main = "import runpy; runpy.run_path(sys.argv[0], run_name='__main__')"
+    run = subprocess.run([sys.executable, "-c", hide + main], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT / "benchmarks")
+    assert run.returncode == 2 and "No module named" not in run.stderr, run.stderr
+    assert "needs pytest and playwright" in run.stderr and "make test" in run.stderr and ".[test]" in run.stderr
