@@ -44,6 +44,7 @@ from .whatif.heuristics import compare, drift, recorded_whatifs
 from .whatif.forecasts import forecasts_for
 from .whatif.scaling import recorded_scalings
 from .whatif.versions import recorded_run_drifts
+from .whatif.version_triage import add_cli_parser, cli_triage
 
 __all__ = ["main", "graph_svg", "report_answers", "EXIT_CODES", "EXIT_UNSAVED", "EXIT_INTERRUPTED", "exit_code",
            "say_error"]
@@ -191,8 +192,6 @@ def _parser() -> argparse.ArgumentParser:
     plans.add_argument("--cudnn-lib", default=None, help="a folder holding another cuDNN 9 (libcudnn*.so.9) to ask")
     plans.add_argument("--recorded", action="store_true", help="read the answers recorded on the kit's GPU rounds "
                        "only (what a machine without a GPU does anyway)")
-    from .whatif.version_triage import add_cli_parser  # the subcommand's options live beside its question
-    add_cli_parser(commands, _PRESET_HELP)
     profile = commands.add_parser("profile", help="write this GPU's description as cuDNN serializes it, for "
                                   "what-if questions on machines without it", allow_abbrev=False, epilog=_EPILOG)
     profile.add_argument("-o", "--output", required=True, help="the target JSON to write (e.g. mygpu.json)")
@@ -203,7 +202,7 @@ def _parser() -> argparse.ArgumentParser:
                     "SM count; repeat for several")
     fc.add_argument("--source", help="a run recording to transfer from (default: the shipped one of this spec)")
     fc.add_argument("--validate", action="store_true", help="print the validation table and the issue's targets")
-    return parser
+    return add_cli_parser(commands, _PRESET_HELP, parser)  # cudnn-lab triage (whatif/version_triage.py)
 
 
 _PRESET_HELP = ("a real-model preset instead of a spec file, e.g. 'DeepSeek-V3 MLA prefill' (cl.presets() lists "
@@ -547,14 +546,7 @@ def _forecast(args: argparse.Namespace) -> int:
 def _kit_command(args: argparse.Namespace) -> int:
     """Run a kit command; the kit's errors become one readable message and an exit code from EXIT_CODES."""
     handlers = {"run": _run, "sweep": _sweep, "report": _report, "plans": _plans, "profile": _profile,
-                "forecast": _forecast, "triage": _triage}
-def _triage(args: argparse.Namespace) -> int:
-    """``cudnn-lab triage``: the problem under each cuDNN here (whatif/version_triage.py, issue 38)."""
-    from cudnn_lab.whatif.version_triage import triage_command
-    _say(triage_command(_spec_of(args)[0], args.cudnn_lib, args.json))
-    return 0
-
-
+                "forecast": _forecast, "triage": lambda a: cli_triage(a, _spec_of, _say)}
     try:
         return handlers[args.command](args)
     except errors.CudnnLabError as e:

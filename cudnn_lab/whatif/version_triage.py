@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 from ..errors import CudnnLabError, DataError, NoGPUError, OptionError, PathError, shorten
 from ..gpu.asker import check_cudnn_folder
@@ -20,10 +21,15 @@ from ..results import RunResult, recordings
 from ..results.loading import MAX_JSON_BYTES, read_json
 from ..results.metrics import baseline_lines, best, is_finite
 from ..specs import Spec, spec_from_dict
-from .heuristics import WHATIF_DIR
+from ..gpu.session import require_gpu
+from ..runs import run
+from .heuristics import WHATIF_DIR, plans_for
+from .versions import RunDrift, run_under
 
 __all__ = ["ask", "triage", "Triage", "VersionRun", "recorded_triages", "triage_command", "SYSTEM_CUDNN",
-           "LEAN_OPTIONS", "TRIAGE_DIR", "add_cli_parser"]
+           "LEAN_OPTIONS", "TRIAGE_DIR", "add_cli_parser", "cli_triage"]
+
+_P = TypeVar("_P")
 
 #: Where the GPU hosts keep a second cuDNN (9.14 beside torch's 9.19: /work/shared/GPU_FACTS.md).
 SYSTEM_CUDNN = Path("/usr/lib/x86_64-linux-gnu")
@@ -103,8 +109,6 @@ def _run_time(result: RunResult) -> tuple[str, float, float, float] | None:
 
 def _passes(result: RunResult) -> tuple[int, int]:
     """(proposed plans inside cuDNN's band, proposed plans checked) of a run: its check against float64."""
-    from .versions import RunDrift
-
     p = RunDrift.plans(result)
     if "pass_cudnn" not in p:
         return 0, 0
@@ -290,8 +294,6 @@ def _other_layout(spec: Spec) -> tuple[str, Spec] | None:
 
 def _asked(spec: Spec, folder: Any) -> tuple[int | None, str]:
     """The deviceless answer's plan count under ``folder``'s cuDNN (None: this process's), or why none came."""
-    from .heuristics import plans_for
-
     try:
         w = plans_for(spec, cudnn_lib=folder, recorded=False, modes=("A", "FALLBACK"))
     except CudnnLabError as e:
@@ -306,10 +308,6 @@ def triage(spec: Spec, cudnn_libs: Any = None, *, options: Any = None, timeout_s
     """Run ``spec`` under this process's cuDNN and each other folder (``cudnn_libs``: a folder, a list, or None for
     the system cuDNN where there is one), ask each devicelessly, and run the other layout; the :class:`Triage`.
     NoGPUError without a GPU (the recorded triage of ``spec`` where one ships)."""
-    from ..gpu.session import require_gpu
-    from ..runs import run
-    from .versions import run_under
-
     if not isinstance(spec, Spec):
         raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.preset('Wan2.1 video VAE conv3d'))",
                           where="triage")
@@ -354,8 +352,6 @@ def triage(spec: Spec, cudnn_libs: Any = None, *, options: Any = None, timeout_s
 
 
 def _version(result: RunResult) -> int:
-    from .versions import RunDrift
-
     return RunDrift.version(result)
 
 
@@ -380,8 +376,9 @@ def recorded_triages(spec: Spec | None = None) -> list[Triage]:
     return [t for t in found if spec is None or t.spec == spec]
 
 
-def add_cli_parser(commands: Any, preset_help: str) -> None:
-    """The ``cudnn-lab triage`` subcommand's parser, added to the CLI's ``commands`` (cli.py keeps one call)."""
+def add_cli_parser(commands: Any, preset_help: str, parser: _P) -> _P:
+    """The ``cudnn-lab triage`` subcommand's parser, added to the CLI's ``commands``; ``parser`` back (cli.py keeps
+    one call)."""
     tri = commands.add_parser("triage", help="run one problem under each cuDNN this machine has: which versions plan "
                               "it, whether they agree, the fastest plan and the alternatives' cost", allow_abbrev=False)
     tri.add_argument("spec", nargs="?", help="spec JSON, as written by Spec.to_json(); or --preset")
@@ -389,6 +386,13 @@ def add_cli_parser(commands: Any, preset_help: str) -> None:
     tri.add_argument("--cudnn-lib", action="append", default=None, help="another cuDNN 9 folder (repeatable; "
                      f"default: {SYSTEM_CUDNN} where it holds one)")
     tri.add_argument("--json", default=None, help="also save the triage as JSON here")
+    return parser
+
+
+def cli_triage(args: Any, spec_of: Callable[[Any], tuple[Spec, Any]], say: Callable[..., None]) -> int:
+    """``cudnn-lab triage``'s handler: the problem ``spec_of(args)`` names, triaged and said with ``say``."""
+    say(triage_command(spec_of(args)[0], args.cudnn_lib, args.json))
+    return 0
 
 
 def triage_command(spec: Spec, cudnn_libs: Any = None, json_out: Any = None) -> str:
