@@ -269,13 +269,14 @@ def _extras(b: tuple[str, float, float, float]) -> str:
 
 
 def _folders(cudnn_libs: Any) -> list[Any]:
-    """The other cuDNN folders to try: the given ones (a path or a list), or the system folder where it exists."""
+    """The other cuDNN folders to try: the given ones (a path or a list; each checked here, PathError naming it),
+    or the system folder (kept unchecked: a missing system cuDNN is said in the paragraph)."""
     if cudnn_libs is None:
-        return [SYSTEM_CUDNN] if any(SYSTEM_CUDNN.glob("libcudnn*.so.9*")) else []
+        return [SYSTEM_CUDNN]
     if isinstance(cudnn_libs, (str, Path)):
-        return [cudnn_libs]
+        cudnn_libs = [cudnn_libs]
     if isinstance(cudnn_libs, (list, tuple)):
-        return list(cudnn_libs)
+        return [check_cudnn_folder(f) for f in cudnn_libs]
     raise OptionError("cudnn_libs", cudnn_libs, "None (find the system cuDNN), a folder or a list of folders",
                       where="triage")
 
@@ -315,12 +316,13 @@ def triage(spec: Spec, cudnn_libs: Any = None, *, options: Any = None, timeout_s
     opts = RunOptions.coerce(options if options is not None else LEAN_OPTIONS)
     try:
         require_gpu(opts.device)
-    except NoGPUError as e:
+    except NoGPUError:
         found = recorded_triages(spec)
         if found:
             return found[0]
-        raise NoGPUError(f"a triage runs the problem on a GPU ({e}); no recorded triage of {spec.label()} ships "
-                         f"(recorded: {shorten([t.spec.label() for t in recorded_triages()], 200)})") from None
+        shipped = shorten([t.spec.label() for t in recorded_triages()], 200)
+        raise NoGPUError(f"a triage runs the problem on this machine's GPU, and no recorded triage of "
+                         f"{spec.label()} ships (recorded: {shipped})") from None
     here = run(spec, opts)
     gpu = str(here.device.get("gpu", ""))
     asked, note = _asked(spec, None)

@@ -88,6 +88,8 @@ def test_a_folder_that_is_not_a_cudnn_is_refused_naming_it(tmp_path: Path) -> No
 
     with pytest.raises(PathError, match=str(tmp_path)):
         check_cudnn_folder(tmp_path)
+    with pytest.raises(PathError, match="holds no cuDNN library"):  # refused before any run, GPU or not
+        triage(_runs()[0].spec, cudnn_libs=[tmp_path])
 
 
 def test_without_a_gpu_the_recorded_triage_or_a_clear_no_gpu_error() -> None:
