@@ -477,6 +477,25 @@ class _pandas_wide:
         self._ctx.__exit__(*exc)
 
 
+def refresh_saved_notebook(os_path: str, **_: Any) -> None:
+    """JupyterLab's post-save hook (`cudnn-lab lab` sets it): a tracked notebook whose save changed only what git's
+    strip-notebooks filter removes (outputs, kernel metadata) gets its index entry refreshed, so `git status` stays
+    clean; git would otherwise call it modified from its size alone. A real edit, or no filter set up: left alone."""
+    import subprocess
+
+    path = Path(os_path)
+    if path.suffix != ".ipynb":
+        return
+    git = ["git", "-C", str(path.parent)]
+    try:
+        for check in (["ls-files", "--error-unmatch", "--", path.name], ["diff", "--quiet", "--", path.name]):
+            if subprocess.run([*git, *check], capture_output=True, timeout=30).returncode != 0:
+                return  # untracked, not a git checkout, or its content (as git stores it) changed
+        subprocess.run([*git, "add", "--", path.name], capture_output=True, timeout=30)  # the same blob: stat only
+    except (OSError, subprocess.TimeoutExpired):
+        return
+
+
 def _lab_command(extra: Sequence[str]) -> tuple[Path, list[str]]:
     """The folder to start in and the argv that starts JupyterLab there (with ``--allow-root`` when run as root, as
     in Docker or on a rented GPU machine: Jupyter refuses to start as root without it)."""
@@ -490,6 +509,8 @@ def _lab_command(extra: Sequence[str]) -> tuple[Path, list[str]]:
         # the notebook's folder (root_dir defaults to it), so the tree path is the file's name
         if not any(arg.startswith("--ServerApp.default_url") for arg in extra):
             argv.append(f"--ServerApp.default_url=/lab/tree/{QUICKSTART.name}")
+        if not any(arg.startswith("--FileContentsManager.post_save_hook") for arg in extra):
+            argv.append(f"--FileContentsManager.post_save_hook={__name__}.{refresh_saved_notebook.__name__}")
         return repo, [*argv, str(QUICKSTART), *extra]
     return Path.cwd(), [*argv, *extra]
 

@@ -60,6 +60,9 @@ def test_doctor_rejects_unknown_options(capsys: pytest.CaptureFixture[str]) -> N
     assert "unrecognized arguments: --no-browser" in capsys.readouterr().err
 
 
+HOOK = "--FileContentsManager.post_save_hook=cudnn_lab.cli.refresh_saved_notebook"
+
+
 def test_lab_opens_the_quickstart_notebook_in_the_repo(
     execv: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -67,7 +70,7 @@ def test_lab_opens_the_quickstart_notebook_in_the_repo(
     with pytest.raises(Execd):
         cli.main(["lab", "--no-browser", "--port", "8899"])
     assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "--ServerApp.default_url=/lab/tree/pyproject.toml",
-                             "pyproject.toml", "--no-browser", "--port", "8899"]
+                             HOOK, "pyproject.toml", "--no-browser", "--port", "8899"]
     assert execv["cwd"] == Path(cli.__file__).resolve().parent.parent
 
 
@@ -155,7 +158,7 @@ def test_lab_as_root_starts_jupyter_with_allow_root(execv: dict[str, object], mo
     with pytest.raises(Execd):
         cli.main(["lab", "--no-browser"])
     assert execv["argv"] == [sys.executable, "-m", "jupyter", "lab", "--allow-root",
-                             "--ServerApp.default_url=/lab/tree/pyproject.toml", "pyproject.toml", "--no-browser"]
+                             "--ServerApp.default_url=/lab/tree/pyproject.toml", HOOK, "pyproject.toml", "--no-browser"]
 
 
 def _other_value(name: str) -> tuple[list[str], object]:
@@ -193,3 +196,35 @@ def test_run_option_flags_are_distinct_and_named_after_their_option() -> None:
     assert len(set(flags)) == len(flags)
     for name, flag in zip(RunOptions.names(), flags):
         assert flag.removeprefix("--").removeprefix("no-") == name.replace("_", "-")
+
+
+def test_a_notebook_saved_with_outputs_leaves_git_status_clean(tmp_path: Path) -> None:
+    """JupyterLab's autosave (outputs, kernel metadata) leaves `git status` clean with the set-up's filter and the
+    Lab's post-save hook; a real edit still shows, and is not staged."""
+    nbformat = pytest.importorskip("nbformat")
+    strip = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'scripts' / 'strip_notebooks.py'} --stdin"
+    git = ["git", "-C", str(tmp_path), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "config", "filter.strip-notebooks.clean", strip], check=True)
+    (tmp_path / ".gitattributes").write_text("*.ipynb filter=strip-notebooks\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    path = tmp_path / "course.ipynb"
+    nbformat.write(nb, path)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "stored"], check=True)
+
+    def status() -> str:
+        return subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout
+
+    nb.cells[0].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)]
+    nb.cells[0].execution_count = 1
+    nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"
+    nbformat.write(nb, path)
+    assert status() == " M course.ipynb\n"  # git's size check, before the hook
+    cli.refresh_saved_notebook(os_path=str(path), model={}, contents_manager=None)
+    assert status() == ""
+    nb.cells[0].source = "2 + 2"
+    nbformat.write(nb, path)
+    cli.refresh_saved_notebook(os_path=str(path), model={}, contents_manager=None)
+    assert status() == " M course.ipynb\n"  # a real edit shows, unstaged
