@@ -1,7 +1,9 @@
 """Datasheet facts of the GPUs the forecast speaks of (SMs, clocks, tensor peaks, bandwidth, L2), each with its source.
 
-Read from ``cudnn_lab/data/forecast/gpus.json`` through :func:`load_gpu_facts`, which checks every field and names
-the file and field of the first problem (the kit's DataError).
+Read from ``cudnn_lab/data/forecast/gpus/gpus.json`` through :func:`load_gpu_facts`, which checks every field and
+names the file and field of the first problem (the kit's DataError). The file is one kind of the kit's recordings
+(``gpu_facts`` in ``results/recordings.py``): read through the registry's guards (a regular file, at most
+:data:`MAX_FACTS_BYTES`) and its one cache.
 """
 
 from __future__ import annotations
@@ -10,13 +12,16 @@ import itertools
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from cudnn_lab.errors import DataError, OptionError, PathError
+from cudnn_lab.results import recordings
 
-FACTS_PATH = Path(__file__).resolve().parent.parent / "data" / "forecast" / "gpus.json"
+FACTS_DIR = Path(__file__).resolve().parent.parent / "data" / "forecast" / "gpus"
+FACTS_PATH = FACTS_DIR / "gpus.json"
+#: A facts file larger than this is refused before it is read (the shipped one is a few KiB).
+MAX_FACTS_BYTES = 1 << 20
 FORMAT = "cudnn-lab gpu facts"
 _NUMBERS = ("sm_count", "boost_mhz", "bf16_tflops", "fp16_tflops", "fp8_tflops", "hbm_gbps", "l2_mib")
 _DTYPES = {"bf16": "bf16_tflops", "bfloat16": "bf16_tflops", "fp16": "fp16_tflops", "half": "fp16_tflops",
@@ -94,14 +99,17 @@ def _check(key: str, entry: Any, path: Path) -> GpuFacts:
                     published_peak_mma_tflops={k: float(v) for k, v in peaks.items()})
 
 
-def load_gpu_facts(path: Any = None) -> dict[str, GpuFacts]:
-    """Every GPU of the facts file (the shipped one by default), checked; DataError names the file and field."""
-    return _load(str(Path(path) if path is not None else FACTS_PATH))
+@dataclass(frozen=True)
+class GpuFactsFile:
+    """A checked facts file: every GPU by key and the ``synthetic_arch`` map (compute capability -> GPU key)."""
+
+    facts: dict[str, GpuFacts]
+    synthetic_arch: dict[str, str]
 
 
-@lru_cache(maxsize=8)
-def _load(path_text: str) -> dict[str, GpuFacts]:
-    path = Path(path_text)
+def read_facts_file(path: Path) -> GpuFactsFile:
+    """One facts file read and checked (the registry's reader); DataError names the file and field."""
+    path = Path(path)
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -112,19 +120,33 @@ def _load(path_text: str) -> dict[str, GpuFacts]:
         raise DataError(path, f"format is not {FORMAT!r}", hint="is this a GPU facts file?")
     gpus = data.get("gpus")
     if not isinstance(gpus, dict) or not gpus:
-        raise DataError(path, "gpus is missing or empty")
+        raise DataError(path, "gpus is missing or empty (must map a GPU key to its facts)")
     facts = {key: _check(key, entry, path) for key, entry in gpus.items()}
     arch = data.get("synthetic_arch", {})
-    if not isinstance(arch, dict) or any(v not in facts for v in arch.values()):
+    if not isinstance(arch, dict) or any(not isinstance(v, str) or v not in facts for v in arch.values()):
         raise DataError(path, f"synthetic_arch={arch!r}: every value must name a GPU of this file")
-    return facts
+    return GpuFactsFile(facts=facts, synthetic_arch={str(k).lower(): v for k, v in arch.items()})
+
+
+#: The GPU facts, one kind of the kit's recordings (results/recordings.py).
+RECORDING = recordings.register(recordings.RecordingKind(
+    name="gpu_facts", folder=FACTS_DIR, suffix=".json", max_bytes=MAX_FACTS_BYTES, load=read_facts_file,
+    title="GPU facts JSON"))
+
+
+def _file(path: Any = None) -> GpuFactsFile:
+    found: GpuFactsFile = recordings.read_one(RECORDING.name, Path(path) if path is not None else FACTS_PATH)
+    return found
+
+
+def load_gpu_facts(path: Any = None) -> dict[str, GpuFacts]:
+    """Every GPU of the facts file (the shipped one by default), checked; DataError names the file and field."""
+    return _file(path).facts
 
 
 def synthetic_arch(path: Any = None) -> dict[str, str]:
     """Compute capability name (``sm100``) -> the GPU whose facts stand for it, for the kit's synthetic targets."""
-    load_gpu_facts(path)
-    data = json.loads(Path(path if path is not None else FACTS_PATH).read_text())
-    return dict(data.get("synthetic_arch", {}))
+    return dict(_file(path).synthetic_arch)
 
 
 def gpu(key: str, path: Any = None) -> GpuFacts:

@@ -4,6 +4,12 @@ Each shipped CSV under ``cudnn_lab/data/forecast/published/`` has a provenance r
 date, GPU, cuDNN and frontend versions, licence). On reading, every row is checked: its GPU name must be the one its
 provenance names, and its ``peak_mma_tflops`` must agree (within 5%) with that GPU's published peak in the kit's GPU
 facts. A row that does not is refused with the kit's DataError naming file, row and field: never averaged in.
+
+A published folder is one kind of the kit's recordings (``published`` in ``results/recordings.py``), keyed by its
+``provenance.json``: the registry's guards (a regular file, at most :data:`MAX_PROVENANCE_BYTES`) and its one cache
+cover the provenance, and each CSV it names is guarded the same way (at most :data:`MAX_CSV_BYTES`) before it is
+read. The cache is keyed by the provenance file's size and time: a CSV edited alone is read again after
+``recordings.clear()``.
 """
 
 from __future__ import annotations
@@ -16,10 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_lab.errors import DataError, PathError
+from cudnn_lab.files import regular_size
+from cudnn_lab.results import recordings
 from cudnn_lab.whatif.gpu_facts import load_gpu_facts
 
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent / "data" / "forecast" / "published"
 PROVENANCE = "provenance.json"
+PROVENANCE_FORMAT = "cudnn-lab published provenance"
+#: Size limits: a provenance record or a published CSV larger than these is refused before it is read.
+MAX_PROVENANCE_BYTES = 1 << 20
+MAX_CSV_BYTES = 8 << 20
 PEAK_TOLERANCE = 0.05
 _COLUMNS = ("backend", "data_type", "attn_mask", "batch_size", "q_seqlen", "kv_seqlen", "num_q_heads",
             "num_kv_heads", "head_dim_qk", "head_dim_vo", "profile_pass", "deterministic_bwd", "time_ms",
@@ -66,17 +78,19 @@ class PublishedRow:
         return asdict(self)
 
 
-def _provenance(folder: Path) -> list[dict[str, Any]]:
-    path = folder / PROVENANCE
+def _provenance(path: Path) -> list[dict[str, Any]]:
+    """The checked ``files`` records of a provenance file; DataError names the file and field."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         raise PathError(path, "no provenance record beside the published CSVs") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(path, f"not readable JSON ({exc})") from None
-    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("format") != PROVENANCE_FORMAT:
+        raise DataError(path, f"format is not {PROVENANCE_FORMAT!r}", hint="is this a published provenance record?")
+    files = data.get("files")
     if not isinstance(files, list) or not files:
-        raise DataError(path, "files is missing or empty")
+        raise DataError(path, "files is missing or empty (must list each CSV with its provenance)")
     need = ("file", "gpu", "gpu_name", "repository", "path", "commit", "date", "cudnn_version",
             "frontend_version", "licence")
     for i, rec in enumerate(files):
@@ -136,19 +150,24 @@ def shorten(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def load_published(folder: Any = None, facts_path: Any = None) -> list[PublishedRow]:
-    """Every published row (the shipped folder by default), each checked against its provenance and peak."""
-    base = Path(folder) if folder is not None else PUBLISHED_DIR
+def read_published(provenance: Path, facts_path: Any = None) -> list[PublishedRow]:
+    """Every row of the CSVs a provenance file names (beside it), each checked against its provenance and peak."""
+    provenance = Path(provenance)
+    base = provenance.parent
     facts = load_gpu_facts(facts_path)
     rows: list[PublishedRow] = []
-    for rec in _provenance(base):
+    for rec in _provenance(provenance):
         path = base / rec["file"]
         if rec["gpu"] not in facts:
-            raise DataError(base / PROVENANCE, f"gpu={rec['gpu']!r} of {rec['file']} is not in the GPU facts")
+            raise DataError(provenance, f"gpu={rec['gpu']!r} of {rec['file']} is not in the GPU facts")
+        try:
+            regular_size(path, "published CSV", limit=MAX_CSV_BYTES)
+        except PathError:
+            if not path.exists():
+                raise PathError(path, f"named in {provenance.name} but missing") from None
+            raise
         try:
             text = path.read_text()
-        except FileNotFoundError:
-            raise PathError(path, "named in provenance.json but missing") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise DataError(path, f"not readable text ({exc})") from None
         reader = csv.DictReader(text.splitlines())
@@ -162,3 +181,22 @@ def load_published(folder: Any = None, facts_path: Any = None) -> list[Published
             raise DataError(path, "has no rows")
         rows.extend(found)
     return rows
+
+
+#: NVIDIA's published tables, one kind of the kit's recordings (results/recordings.py), keyed by provenance.json.
+RECORDING = recordings.register(recordings.RecordingKind(
+    name="published", folder=PUBLISHED_DIR, suffix=".json", max_bytes=MAX_PROVENANCE_BYTES, load=read_published,
+    title="published provenance JSON"))
+
+
+def load_published(folder: Any = None, facts_path: Any = None) -> list[PublishedRow]:
+    """Every published row (the shipped folder by default), each checked against its provenance and peak; through
+    the recordings registry (its guards and cache) unless ``facts_path`` names other GPU facts."""
+    provenance = (Path(folder) if folder is not None else PUBLISHED_DIR) / PROVENANCE
+    if facts_path is not None:
+        regular_size(provenance, RECORDING.title, limit=MAX_PROVENANCE_BYTES)
+        return read_published(provenance, facts_path)
+    if not provenance.exists():
+        raise PathError(provenance, "no provenance record beside the published CSVs")
+    found: list[PublishedRow] = recordings.read_one(RECORDING.name, provenance)
+    return list(found)

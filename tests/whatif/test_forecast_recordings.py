@@ -1,0 +1,93 @@
+"""The forecast's shipped data goes through the one recordings registry (results/recordings.py): the GPU facts
+(``gpu_facts``) and NVIDIA's published tables (``published``, keyed by provenance.json); a damaged copy is refused
+with the kit's DataError naming the file, and repeated reads come from the registry's cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cudnn_lab.errors import DataError, PathError
+from cudnn_lab.results import recordings
+from cudnn_lab.whatif import gpu_facts, published
+
+
+def test_both_kinds_are_registered_with_their_shipped_folders() -> None:
+    assert recordings.kind("gpu_facts").folder == gpu_facts.FACTS_DIR
+    assert recordings.kind("published").folder == published.PUBLISHED_DIR
+    assert recordings.files("gpu_facts") == [gpu_facts.FACTS_PATH]
+    assert recordings.files("published") == [published.PUBLISHED_DIR / published.PROVENANCE]
+
+
+def test_shipped_data_reads_through_the_registry_and_its_cache() -> None:
+    facts = gpu_facts.load_gpu_facts()
+    assert "h200" in facts and facts["h200"].sm_count
+    assert gpu_facts.load_gpu_facts() is facts  # the registry's cache, not a second read
+    [via_registry] = recordings.read("gpu_facts")
+    assert via_registry.facts is facts
+    rows = published.load_published()
+    [again] = recordings.read("published")
+    assert rows == again and {r.gpu for r in rows} >= {"h200", "a100_80gb_pcie"}
+    assert gpu_facts.synthetic_arch()  # the map comes from the same checked file
+
+
+def _copy_published(tmp_path: Path) -> Path:
+    dest = tmp_path / "pub"
+    shutil.copytree(published.PUBLISHED_DIR, dest)
+    return dest
+
+
+def test_a_truncated_provenance_is_refused_naming_it(tmp_path) -> None:
+    folder = _copy_published(tmp_path)
+    prov = folder / published.PROVENANCE
+    prov.write_text(prov.read_text()[:200])
+    with pytest.raises(DataError, match="provenance.json"):
+        published.load_published(folder)
+
+
+def test_a_provenance_of_another_format_is_refused(tmp_path) -> None:
+    folder = _copy_published(tmp_path)
+    prov = folder / published.PROVENANCE
+    data = json.loads(prov.read_text())
+    data["format"] = "something else"
+    prov.write_text(json.dumps(data))
+    with pytest.raises(DataError, match=r"provenance.json.*format"):
+        published.load_published(folder)
+
+
+def test_a_damaged_csv_is_refused_naming_file_row_and_field(tmp_path) -> None:
+    folder = _copy_published(tmp_path)
+    csv_path = next(folder.glob("h200_*.csv"))
+    lines = csv_path.read_text().splitlines()
+    lines[1] = lines[1].rsplit(",", 1)[0] + ",10.0"  # a peak far from the H200's
+    csv_path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=rf"{csv_path.name}.*row 2.*peak_mma_tflops"):
+        published.load_published(folder)
+
+
+def test_a_missing_or_oversized_csv_is_refused_before_it_is_read(tmp_path, monkeypatch) -> None:
+    folder = _copy_published(tmp_path)
+    victim = next(folder.glob("a100_*.csv"))
+    victim.unlink()
+    with pytest.raises(PathError, match=victim.name):
+        published.load_published(folder)
+    folder2 = _copy_published(tmp_path / "two")
+    big = max(folder2.glob("*.csv"), key=lambda p: p.stat().st_size)
+    monkeypatch.setattr(published, "MAX_CSV_BYTES", big.stat().st_size - 1)
+    with pytest.raises(DataError, match=rf"{big.name}.*more than"):
+        published.load_published(folder2)
+
+
+def test_a_damaged_facts_file_is_refused_naming_it(tmp_path) -> None:
+    data = json.loads(gpu_facts.FACTS_PATH.read_text())
+    data["gpus"]["h200"]["sm_count"] = "many"
+    path = tmp_path / "my_gpus.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(DataError, match=r"my_gpus.json.*gpus.h200.sm_count"):
+        gpu_facts.load_gpu_facts(path)
+    path.write_text(gpu_facts.FACTS_PATH.read_text()[:100])
+    with pytest.raises(DataError, match="my_gpus.json"):
+        gpu_facts.load_gpu_facts(path)
