@@ -8,6 +8,7 @@ one busy flag the Lab's parts share, so every button is disabled while any of th
 from __future__ import annotations
 
 import html
+import os
 from pathlib import Path
 import traceback
 import warnings
@@ -116,12 +117,44 @@ class Busy:
             self.set(False)
 
 
-def file_link(written: Path) -> str:
-    """A saved file as HTML: a link the browser can open where it lies under the working folder, else its path."""
+def _server_files_href(written: Path) -> str | None:
+    """The Jupyter server's /files/ URL of ``written`` (the server that started this kernel, else the one serving the
+    deepest folder holding it); None where no running server serves it. A /files/ URL opens the HTML in a browser
+    tab of its own with its scripts on, where a plain relative link opens JupyterLab's untrusted viewer (every plotly
+    figure blank until "Trust HTML")."""
     try:
-        href: str | None = written.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        href = None
+        from jupyter_server.serverapp import list_running_servers
+    except ImportError:
+        return None
+    from urllib.parse import quote
+
+    best: tuple[bool, int, str, Path] | None = None
+    try:
+        for info in list_running_servers():
+            root = Path(str(info.get("root_dir") or info.get("notebook_dir") or "")).resolve()
+            try:
+                relative = written.relative_to(root)
+            except ValueError:
+                continue
+            rank = (info.get("pid") == os.getppid(), len(root.parts), str(info.get("base_url") or "/"), relative)
+            if best is None or rank[:2] > best[:2]:
+                best = rank
+    except (OSError, ValueError):
+        return None
+    if best is None:
+        return None
+    return f"{best[2].rstrip('/')}/files/{quote(best[3].as_posix())}"
+
+
+def file_link(written: Path) -> str:
+    """A saved file as HTML: a link that opens it in a new browser tab (through the Jupyter server's /files/ URL, so
+    its scripts run), else relative where it lies under the working folder, else its path."""
+    href = _server_files_href(written)
+    if href is None:
+        try:
+            href = written.relative_to(Path.cwd().resolve()).as_posix()
+        except ValueError:
+            href = None
     shown = html.escape(str(written))
     return (f"<a href='{html.escape(href)}' target='_blank' class='cl-report-link'>{shown}</a>" if href
             else f"<code class='cl-report-link'>{shown}</code>")

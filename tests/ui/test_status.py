@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import ipywidgets as W
+import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.ui.status import Busy, StatusLog, error_sentence
@@ -72,3 +74,26 @@ def test_busy_tells_its_listeners_and_clears_after_an_error() -> None:
     except ValueError:
         pass
     assert seen == [False, True, False] and not busy.busy
+
+
+def test_the_report_link_opens_the_servers_files_url_in_a_new_tab(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Save report's link goes through the Jupyter server's /files/ URL with target=_blank (the report's scripts run
+    there), not a relative path that JupyterLab opens in its untrusted HTML viewer with every figure blank."""
+    import json
+    import os
+
+    from cudnn_lab.ui.status import file_link
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    report = tmp_path / "served" / "lab_output" / "my report.html"
+    report.parent.mkdir(parents=True)
+    report.write_text("<html></html>")
+    monkeypatch.chdir(report.parent.parent)
+    assert "href='lab_output/my report.html'" in file_link(report)  # no server running: the relative link
+    info = {"pid": os.getpid(), "root_dir": str(tmp_path / "served"), "base_url": "/user/ada/", "url": "http://x/"}
+    (runtime / f"jpserver-{os.getpid()}.json").write_text(json.dumps(info))
+    link = file_link(report)
+    assert "href='/user/ada/files/lab_output/my%20report.html'" in link and "target='_blank'" in link
