@@ -46,8 +46,8 @@ def test_the_view_shows_a_number_for_h200_and_measure_this_where_none_is_validat
     ours = cl.forecast(conv.spec, "h200", speed.RECORDED_DIR / f"{CONV_RECORDING}.json")
     pick = ours.pick
     assert pick is not None and pick.predicted_ms is not None and pick.validation_mape is not None
-    assert f">{us_text(pick.predicted_ms)}<" in part and f"{pick.validation_mape:.1f}% (conv)" in part
-    assert f">{us_text(pick.low_ms)}–{us_text(pick.high_ms)}<" in part
+    number = f"{us_text(pick.predicted_ms)} ({us_text(pick.low_ms)}–{us_text(pick.high_ms)})"
+    assert f">{number}<" in part and f">{pick.predictor} ±{pick.validation_mape:.1f}%<" in part
     rows = {r["target"]: r for r in forecast_rows(view.forecasts)}
     assert rows["sm100 (b200)"]["forecast"] == "measure this" and rows["sm100 (b200)"]["why"]
     assert html.escape(rows["sm100 (b200)"]["why"]) in part
