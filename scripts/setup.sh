@@ -27,6 +27,23 @@ STAMP_BASE=$VENV/.cudnn_lab_base_installed
 STAMP_TEST=$VENV/.cudnn_lab_test_installed
 STAMP_OLD=$VENV/.cudnn_lab_installed  # written by earlier versions of this script, after `pip install -e '.[test]'`
 TORCH_PIN=2.13.0
+# heartbeat CMD...: run CMD, saying every HEARTBEAT_S seconds (default 20) that it is still at work, so that no long
+# step (apt-get, pip's resolver or its unpacking of large wheels) leaves a silent minute; CMD's exit status
+HEARTBEAT_S=${HEARTBEAT_S:-20}
+heartbeat() {
+    local what="$1" pid rc=0 waited=0
+    "$@" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 1
+        waited=$((waited + 1))
+        if [ $((waited % HEARTBEAT_S)) = 0 ] && kill -0 "$pid" 2>/dev/null; then
+            say "... still at work (${what##*/}, ${waited} s)"
+        fi
+    done
+    wait "$pid" || rc=$?
+    return "$rc"
+}
 # step "what it does": run it, or with --dry-run only say it would
 step() {
     if [ "$DRY" = 1 ]; then say "would run: $*"; return 0; fi
@@ -45,8 +62,8 @@ else
         say "installing graphviz with apt-get (under a minute)"
         if [ "$DRY" = 1 ]; then
             say "would run: ${sudo[*]:+${sudo[*]} }apt-get install graphviz"
-        elif "${sudo[@]}" apt-get update -qq \
-            && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; then
+        elif heartbeat "${sudo[@]}" apt-get update -qq \
+            && heartbeat "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; then
             say "graphviz: $(command -v dot || echo "installed, but dot is not on PATH")"
         else
             say "WARNING: apt-get could not install graphviz; drawings will fall back to in-browser rendering."
@@ -65,7 +82,8 @@ if [ "$TEST" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
         if [ "$DRY" = 1 ]; then
             say "would run: apt-get install chromium"
         else
-            { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+            { heartbeat apt-get update -qq \
+                && heartbeat env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
                 || say "WARNING: apt-get could not install chromium; the browser test will skip, saying why."
         fi
     else
@@ -108,8 +126,9 @@ fi
 # prints for every package
 pip_install() {
     local rc=0
-    step "$VENV/bin/python" -m pip install "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2) \
-        || rc=$?
+    if [ "$DRY" = 1 ]; then say "would run: $VENV/bin/python -m pip install $*"; return 0; fi
+    heartbeat "$VENV/bin/python" -m pip install --progress-bar on "$@" \
+        2> >(grep -v "is ignored: it is neither a file nor a directory" >&2) || rc=$?
     return "$rc"
 }
 

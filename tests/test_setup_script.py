@@ -146,3 +146,15 @@ def test_lab_load_without_the_test_tools_says_how_to_get_them() -> None:
                          timeout=120, cwd=ROOT / "benchmarks")
     assert run.returncode == 2 and "No module named" not in run.stderr, run.stderr
     assert "needs pytest and playwright" in run.stderr and "make test" in run.stderr and ".[test]" in run.stderr
+
+
+def test_a_long_step_says_it_is_still_at_work() -> None:
+    """setup.sh's heartbeat (around apt-get and pip) speaks every HEARTBEAT_S seconds while the step runs, so a
+    first `make lab` has no silent minute, and keeps the step's exit status."""
+    text = SETUP.read_text()
+    body = text[text.index("HEARTBEAT_S=${HEARTBEAT_S:-20}"):text.index("# step \"what it does\"")]
+    script = "say() { printf 'setup: %s\\n' \"$*\"; }\n" + body + "heartbeat sleep 2.5 && heartbeat false || echo rc=$?"
+    run = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "HEARTBEAT_S": "1"})
+    assert "setup: ... still at work (sleep, 2 s)" in run.stdout and run.stdout.rstrip().endswith("rc=1")
+    assert text.count("heartbeat ") >= 5  # both apt-get steps (update, install) and pip
