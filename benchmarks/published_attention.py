@@ -65,7 +65,7 @@ def spec_of(row: PublishedRow) -> Any:
 
 def cases(quick: bool = False) -> list[Case]:
     """The H200 rows this benchmark runs (smallest first), each with its spec; ``quick``: the QUICK subset."""
-    rows = [r for r in load_published() if r.gpu == "h200" and not r.deterministic
+    rows = [r for r in load_published() if r.gpu == "h200" and r.phase == "training" and not r.deterministic
             and (r.data_type == "bfloat16" or r.pass_ == "fwd")]
     if quick:
         rows = [r for r in rows if (r.data_type, r.seq_q, r.pass_, r.attn_mask) in QUICK]

@@ -20,6 +20,7 @@ def test_both_kinds_are_registered_with_their_shipped_folders() -> None:
     assert recordings.kind("published").folder == published.PUBLISHED_DIR
     assert recordings.files("gpu_facts") == [gpu_facts.FACTS_PATH]
     assert recordings.files("published") == [published.PUBLISHED_DIR / published.PROVENANCE]
+    assert recordings.files("published_inference") == [published.PUBLISHED_INFERENCE_DIR / published.PROVENANCE]
 
 
 def test_shipped_data_reads_through_the_registry_and_its_cache() -> None:
@@ -28,9 +29,11 @@ def test_shipped_data_reads_through_the_registry_and_its_cache() -> None:
     assert gpu_facts.load_gpu_facts() is facts  # the registry's cache, not a second read
     [via_registry] = recordings.read("gpu_facts")
     assert via_registry.facts is facts
-    rows = published.load_published()
+    rows = published.load_published(published.PUBLISHED_DIR)
     [again] = recordings.read("published")
     assert rows == again and {r.gpu for r in rows} >= {"h200", "a100_80gb_pcie"}
+    [inference] = recordings.read("published_inference")
+    assert published.load_published() == rows + inference  # the default: both shipped folders
     assert gpu_facts.synthetic_arch()  # the map comes from the same checked file
 
 
@@ -91,3 +94,67 @@ def test_a_damaged_facts_file_is_refused_naming_it(tmp_path) -> None:
     path.write_text(gpu_facts.FACTS_PATH.read_text()[:100])
     with pytest.raises(DataError, match="my_gpus.json"):
         gpu_facts.load_gpu_facts(path)
+
+
+# NVIDIA's inference CSVs (another schema, no peak column): H200 -> B200 pairs of DeepSeek-V4 MLA attention.
+
+def _copy_inference(tmp_path: Path) -> Path:
+    dest = tmp_path / "inf"
+    shutil.copytree(published.PUBLISHED_INFERENCE_DIR, dest)
+    return dest
+
+
+def test_inference_rows_pair_h200_with_b200_and_take_the_datasheet_peak() -> None:
+    rows = [r for r in published.load_published() if r.phase != "training"]
+    facts = gpu_facts.load_gpu_facts()
+    by_gpu = {g: {r.problem: r for r in rows if r.gpu == g} for g in ("h200", "b200")}
+    assert by_gpu["b200"] and set(by_gpu["b200"]) == set(by_gpu["h200"])  # every B200 row has its H200 row
+    assert {r.phase for r in rows} == {"context", "generation"}
+    for r in rows:
+        assert r.peak_mma_tflops == facts[r.gpu].peak_tflops("bfloat16")
+        assert r.attn_mask == "bottom_right" and r.seq_q <= r.seq_kv
+    assert all(r.phase == "training" for r in published.load_published(published.PUBLISHED_DIR))
+
+
+def test_b200_validation_line_is_computed_and_answered_measure_this() -> None:
+    from cudnn_lab.whatif import speed_validation as sv
+
+    [line] = [r for r in sv.validate() if r.dataset == "published" and r.target == "b200"]
+    pairs = [r for r in published.load_published() if r.gpu == "b200"]
+    assert line.n == len(pairs) > 0
+    assert line.measure_this_share == 1.0  # Hopper's head-dim-512 engine is not Blackwell's: no number is given
+    assert "published|sdpa|h200|b200|every" in sv.baseline_errors()
+
+
+def test_an_inference_row_whose_tflops_disagrees_is_refused(tmp_path) -> None:
+    folder = _copy_inference(tmp_path)
+    path = next(folder.glob("b200_*.csv"))
+    lines = path.read_text().splitlines()
+    fields = lines[2].split(",")
+    fields[16] = str(float(fields[16]) * 2)  # time_ms doubled, NVIDIA's tflops column kept
+    lines[2] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=rf"{path.name}.*row 3.*tflops"):
+        published.load_published(folder)
+
+
+def test_an_fp8_kv_cache_row_is_refused_naming_the_field(tmp_path) -> None:
+    folder = _copy_inference(tmp_path)
+    path = next(folder.glob("h200_*.csv"))
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace("bfloat16,bfloat16", "bfloat16,fp8_e4m3", 1)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=rf"{path.name}.*row 2.*kv_cache_dtype"):
+        published.load_published(folder)
+
+
+def test_a_target_file_without_its_h200_counterpart_is_refused(tmp_path) -> None:
+    folder = _copy_inference(tmp_path)
+    prov = folder / published.PROVENANCE
+    data = json.loads(prov.read_text())
+    for rec in data["files"]:
+        if rec["gpu"] != "h200":
+            rec["h200_counterpart"] = "no_such.csv"
+    prov.write_text(json.dumps(data))
+    with pytest.raises(DataError, match=r"provenance.json.*h200_counterpart"):
+        published.load_published(folder)
