@@ -62,7 +62,8 @@ __all__ = [
     "SoftmaxSpec", "ActivationSpec", "TransformSpec", "RnnSpec", "ConvGenstatsSpec", "ConvPrologueSpec",
     "__version__", "Spec", "ConvSpec", "MatmulSpec", "SdpaSpec", "spec_from_dict", "spec_from_json",
     "CudnnLabError", "SpecError", "NoGPUError", "UnsupportedGraphError", "PlanError", "ResourceError",
-    "MissingDependencyError", "OptionError", "WorkerError", "DataError", "PathError", "RunOptions", "provenance", *_LAZY,
+    "MissingDependencyError", "OptionError", "WorkerError", "DataError", "PathError", "RunOptions", "provenance",
+    *_LAZY,
 ]
 
 

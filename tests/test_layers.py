@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "sweeps": 9, "whatif": 9,
     "plots": 10,
     "report": 11,
-    "ui": 12, "cli": 12,
+    "ui": 12, "cli": 12, "report_inputs": 12,
     "__init__": 13,
 }
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..capabilities import gpu_visible
-from ..cli import report_answers
+from ..report_inputs import report_answers
 from ..errors import CudnnLabError, NoGPUError, OptionError, SpecError, shorten
 from ..gpu.defaults import warm_async
 from ..gpu.frontend import warm_engine_family_async
