@@ -17,7 +17,8 @@ NVIDIA_SMI_PROBES = {"capabilities.py", "gpu/device.py"}
 CLI = "cli.py"
 #: Process starts that are no kit worker, each with where it is and why: module -> the names it may use.
 NOT_WORKERS = {
-    "cli.py": {"sys.executable", "os.execv"},  # `cudnn-lab lab` execs `python -m jupyter lab` in this process
+    "cli.py": {"sys.executable", "os.execv", "subprocess"},  # `cudnn-lab lab` execs `python -m jupyter lab` in this
+    # process; its notebook post-save hook runs `git diff --quiet` / `git add` on the saved notebook (git, no worker)
     "sweeps/executors.py": {"multiprocessing"},  # GPUExecutor: a concurrent.futures pool, like Dask's executor
 }
 #: Names whose use starts a process other than through the seam.
