@@ -186,6 +186,10 @@ class RunOptions:
     device: int = _option(0, "--device", "CUDA device index", point_id="never")
     check: bool = _option(True, "--no-check", "check every plan against the float64 reference")
     baselines: bool = _option(True, "--no-baselines", "time PyTorch's own op for the same problem as a baseline")
+    backends: bool = _option(False, "--backends", "also time each backend PyTorch has for the op, each forced "
+                             "alone (attention: flash, memory-efficient, cuDNN through PyTorch, math; "
+                             "gpu/baseline.py BACKEND_BASELINES); a backend that refuses the shape is recorded with "
+                             "its reason", point_id="not_default")
     roofline: bool = _option(True, "--no-roofline", "measure (or load) the roofline ceilings and give each plan its "
                              "share")
     plan_cache: bool = _option(True, "--no-plan-cache", "keep slow-to-build plans on disk and load them in later "
@@ -247,10 +251,13 @@ class RunOptions:
                               "when it is that many times slower than the best so far)")
         s(self, "seed", _int("seed", self.seed, 0, 2**63 - 1))
         s(self, "device", _int("device", self.device, 0, 1023))
-        for name in ("check", "baselines", "roofline", "plan_cache", "remeasure_ceilings", "resample"):
+        for name in ("check", "baselines", "backends", "roofline", "plan_cache", "remeasure_ceilings", "resample"):
             s(self, name, _bool(name, getattr(self, name)))
         for name in ("kernels", "notes"):
             s(self, name, _bool(name, getattr(self, name)))
+        if self.backends and not self.baselines:
+            raise OptionError("backends", True, "needs baselines=True (the backends are timed with PyTorch's "
+                              "baseline); pass baselines=True or backends=False")
         s(self, "explore", _int("explore", self.explore, 0, 100_000))
         s(self, "explore_time_s", _float("explore_time_s", self.explore_time_s, 0.0, 86_400.0, lo_open=True))
         s(self, "kernel_cache", check_kernel_cache(self.kernel_cache))

@@ -6,7 +6,7 @@
 #
 #   OUT=/tmp/out ROUND_S=560 scripts/gpu_round.sh 0:record,fp8sweep,fp8bench 1:tests
 #
-# Steps: triage (cudnn-lab triage --preset of the Wan2.1 VAE conv3d, under each cuDNN the host has),
+# Steps: bmap (the attention shapes with PyTorch's SDPA backends: which backend wins where, issue 38), triage (cudnn-lab triage --preset of the Wan2.1 VAE conv3d, under each cuDNN the host has),
 # record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
 # fp8bench, fusion, anatomy, plans, paged, moe, issue27 (benchmarks/*.py: plans.py --issue27 for the last), liverows
 # (scripts/live_rows.py --record: a Lab run's rows as they arrive, without and with 8 helpers), liverowsdef (the same
@@ -23,12 +23,12 @@ ROUND_S=${ROUND_S:-560}
 PY=${PY:-python3}
 T0=$(date +%s)
 WORK=$(mktemp -d)
-mkdir -p "$WORK/recorded" "$WORK/sweeps" "$WORK/bench" "$WORK/logs"
+mkdir -p "$WORK/recorded" "$WORK/sweeps" "$WORK/bench" "$WORK/logs" "$WORK/maps"
 export PYTHONUNBUFFERED=1
 DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
-declare -A BUDGET=([record]=300 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
+declare -A BUDGET=([record]=300 [bmap]=330 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
                    [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [detstress]=150 [liverowsdef]=90 [triage]=150 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
@@ -51,6 +51,8 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         record) timeout -k 10 "$secs" $PY scripts/record.py --out "$WORK/recorded" --deadline-s $((secs - 40)) \
                     --problem-timeout-s 100 --time-cap-s 0.25 ${RECORD_ONLY:+--only $RECORD_ONLY} ;;
         sweep) timeout -k 10 "$secs" $PY scripts/record_sweeps.py --out "$WORK/sweeps" --store "$WORK/store_$gpu" ;;
+        bmap) timeout -k 10 "$secs" $PY scripts/record_sweeps.py --set attention_backends --out "$WORK/sweeps" \
+                    --map-out "$WORK/maps" --store "$WORK/store_bmap_$gpu" ;;
         fp8sweep) timeout -k 10 "$secs" $PY scripts/record_sweeps.py --set fp8_gemm --out "$WORK/sweeps" \
                     --store "$WORK/store_fp8_$gpu" ;;
         fp8bench) timeout -k 10 "$secs" $PY benchmarks/fp8.py --quick --json "$WORK/bench/${slug}_${DAY}_fp8.json" ;;
@@ -101,7 +103,7 @@ lane() {  # lane GPU:step,step,...
     >"$WORK/logs/device.txt" 2>&1
 for spec in "$@"; do lane "$spec" & done
 wait
-tar -C "$WORK" -czf "$OUT/results.tgz" recorded sweeps bench $(cd "$WORK" && ls -d store_* 2>/dev/null)
+tar -C "$WORK" -czf "$OUT/results.tgz" recorded sweeps bench maps $(cd "$WORK" && ls -d store_* 2>/dev/null)
 tar -C "$WORK" -czf "$OUT/logs.tgz" logs
 for f in "$WORK"/logs/*.log "$WORK/logs/device.txt"; do echo "=== ${f##*/}"; tail -n 25 "$f"; done >"$OUT/summary.txt"
 cat "$OUT/summary.txt"

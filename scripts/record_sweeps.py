@@ -12,6 +12,7 @@ Without a GPU it says so once, in the kit's words, and exits 3 (the `cudnn-lab` 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +21,7 @@ import cudnn_lab as cl
 from cudnn_lab.cli import say_error
 from cudnn_lab.gpu.session import require_gpu
 from cudnn_lab.results import SWEEPS_DIR
+from cudnn_lab.results.backend_map import BACKEND_MAPS_DIR, backend_map, has_backends
 from cudnn_lab.results.datasets import dataset_prefix
 
 
@@ -69,7 +71,25 @@ def fp8_gemm_set() -> list[cl.Spec]:
     return specs
 
 
-SETS = {"standard": standard_set, "fp8_gemm": fp8_gemm_set}
+def attention_backends_set() -> list[cl.Spec]:
+    """Which backend wins where (issue 38): bf16 attention forward along sequence length, batch, head size, GQA ratio
+    and the causal mask (3 x 2 x 3 x 2 x 2 = 72 shapes, 32 query heads), each run with PyTorch's SDPA backends timed
+    beside cuDNN's plans (``backends=True``)."""
+    specs: list[cl.Spec] = []
+    for head_dim in (64, 128, 256):
+        for causal in (False, True):
+            for batch in (1, 4):
+                for group in (1, 4):
+                    for seq in (512, 2048, 8192):
+                        specs.append(cl.SdpaSpec(batch=batch, heads=32, kv_heads=32 // group, seq_q=seq, seq_kv=seq,
+                                                 head_dim=head_dim, causal=causal, dtype="bf16"))
+    return specs
+
+
+SETS = {"standard": standard_set, "fp8_gemm": fp8_gemm_set, "attention_backends": attention_backends_set}
+#: Run options of a set beyond the common ones (every plan of modes A and FALLBACK, 0.25 s of sampling per plan).
+SET_OPTIONS: dict[str, dict[str, object]] = {"attention_backends": {"backends": True, "kernels": False,
+                                                                    "notes": False}}
 
 
 def main() -> None:
@@ -78,7 +98,10 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="resumable store folder (default: a temporary folder)")
     parser.add_argument("--limit", type=int, help="only the first N points (a quick check)")
     parser.add_argument("--set", choices=sorted(SETS), default="standard",
-                        help="which set: the standard sweep (default) or its FP8 GEMM part alone")
+                        help="which set: the standard sweep (default), its FP8 GEMM part alone, or the attention "
+                        "shapes with PyTorch's backends (which backend wins where)")
+    parser.add_argument("--map-out", type=Path, default=BACKEND_MAPS_DIR,
+                        help="where the attention set's backend map JSON goes")
     args = parser.parse_args()
     try:  # the kit's errors (no GPU first of all) in its own words, once, with the CLI's exit code
         require_gpu(0)
@@ -91,7 +114,13 @@ def record(args: argparse.Namespace) -> None:
     """Sweep the chosen set into a store and ship it as one Parquet file named after the GPU."""
     specs = SETS[args.set]()[: args.limit]
     store = args.store or Path(tempfile.mkdtemp()) / f"{args.set}.parquet"
-    frame = cl.sweep(specs, store=store, plans="all", heuristics=("A", "FALLBACK"), time_cap_s=0.25)
+    signal.signal(signal.SIGTERM, _interrupt)  # a round's deadline (timeout) ships what is done
+    try:
+        frame = cl.sweep(specs, store=store, plans="all", heuristics=("A", "FALLBACK"), time_cap_s=0.25,
+                         **SET_OPTIONS.get(args.set, {}))  # type: ignore[arg-type]
+        partial = ""
+    except KeyboardInterrupt:
+        frame, partial = cl.load_results(store), " (stopped early: partial)"
     gpus = frame["gpu"].dropna().tolist() if "gpu" in frame else []
     if not gpus:
         raise cl.CudnnLabError(f"no point of the sweep ran, so there is nothing to ship (its store: {store})")
@@ -101,7 +130,16 @@ def record(args: argparse.Namespace) -> None:
     frame.to_parquet(path, index=False)
     ok = frame[frame["point_status"] == "ok"]
     print(f"{path}: {frame['point_id'].nunique()} points ({ok['point_id'].nunique()} ok), {len(frame)} rows, "
-          f"{path.stat().st_size / 1e6:.2f} MB")
+          f"{path.stat().st_size / 1e6:.2f} MB{partial}")
+    if has_backends(frame):
+        bmap = backend_map(frame)
+        args.map_out.mkdir(parents=True, exist_ok=True)
+        bmap.to_json(args.map_out / f"{gpu}_{args.set}.json")
+        print(bmap.summary())
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 if __name__ == "__main__":

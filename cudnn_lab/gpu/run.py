@@ -234,10 +234,10 @@ class Run:
         if not self.options.baselines:
             return
 
-        key, sess = ("torch", self.topts), self.sess
+        key, sess = ("torch", self.topts, self.options.backends), self.sess
         with self.phases("baseline"):
             if self.options.resample or key not in sess.memo:
-                sess.memo[key] = torch_baseline(self.spec, sess.inputs, self.timer)
+                sess.memo[key] = torch_baseline(self.spec, sess.inputs, self.timer, backends=self.options.backends)
         self.torch_info = dict(sess.memo[key])
 
     def rows(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:

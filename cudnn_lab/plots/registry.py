@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError
 from ..results import metrics
+from ..results.backend_map import has_backends
 from .anatomy import engine_knobs, engine_space
+from .backend_map import plot_backend_map
 from .axes import default_axes
 from .compare import compare_gpus
 from .forecast import forecast_table_html
@@ -172,6 +174,8 @@ SWEEP_VIEWS: tuple[ViewEntry, ...] = (
     ViewEntry("sweep_errors", "Error per dtype", "", error_by_dtype, source="sweep", applies=_has_errors),
     ViewEntry("sweep_compare", "Two GPUs compared on the same problems", "Sweep", compare_gpus, source="sweep pair",
               section=""),
+    ViewEntry("backend_map", "Which backend wins each attention shape", "Sweep", plot_backend_map, source="sweep",
+              applies=has_backends),
 )
 
 #: The what-if answers' tables and figure, in the order the Lab's What-if view and the report show them.

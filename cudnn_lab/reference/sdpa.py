@@ -9,6 +9,7 @@ torch is imported inside the functions that need it, so importing this module st
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,8 @@ from .families import REFERENCES, Reference
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "attention"]
+__all__ = ["make_inputs", "make_outputs", "reference_outputs", "torch_op", "attention", "SDPA_BACKENDS",
+           "backend_ops"]
 
 #: The float64 reference works on chunks of heads whose score matrices hold at most this many elements.
 _CHUNK_ELEMENTS = 1 << 25
@@ -206,6 +208,41 @@ def torch_op(spec: SdpaSpec, inputs: dict[str, torch.Tensor], *, cpu_flop_limit:
     _check(spec, inputs, cpu_flop_limit)
     q, k, v = (inputs[n] for n in ("Q", "K", "V"))
     return _op(spec, q, k, v, inputs.get("dO"), lambda *t: _torch_sdpa(spec, *t))
+
+
+#: PyTorch's SDPA backends the kit times one at a time (``RunOptions(backends=True)``): baseline name ->
+#: ``torch.nn.attention.SDPBackend`` member.
+SDPA_BACKENDS: dict[str, str] = {"sdpa_flash": "FLASH_ATTENTION", "sdpa_efficient": "EFFICIENT_ATTENTION",
+                                 "sdpa_cudnn": "CUDNN_ATTENTION", "sdpa_math": "MATH"}
+
+
+def _in_backend(backend: str, call: Callable[[], torch.Tensor]) -> torch.Tensor:
+    """``call()`` with PyTorch's SDPA dispatch limited to one backend; a backend that cannot run the shape raises
+    RuntimeError with PyTorch's own reasons (the warnings it gives before "No available kernel")."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            with sdpa_kernel([getattr(SDPBackend, backend)]):
+                return call()
+        except RuntimeError as e:
+            why = "; ".join(dict.fromkeys(" ".join(str(w.message).split()) for w in said)) or " ".join(str(e).split())
+            raise RuntimeError(f"PyTorch's {backend} backend refused this shape: {why}") from None
+
+
+def backend_ops(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> dict[str, Callable[[], Any]]:
+    """Each PyTorch SDPA backend (:data:`SDPA_BACKENDS`) forced alone on the same inputs, by baseline name: the
+    forward, or for the backward the forward once (in that backend) then autograd's backward of it, as
+    :func:`torch_op` times them. Plain attention only: variants (masks, lengths, paged K/V) have none here."""
+    spec = _check_spec(spec)
+    if not variants.is_plain(spec):
+        return {}
+    _check(spec, inputs, CPU_FLOP_LIMIT)
+    q, k, v = (inputs[n] for n in ("Q", "K", "V"))
+    return {name: _op(spec, q, k, v, inputs.get("dO"),
+                      lambda *t, b=backend: _in_backend(b, lambda: _torch_sdpa(spec, *t)))  # type: ignore[misc]
+            for name, backend in SDPA_BACKENDS.items()}
 
 
 def _op(spec: SdpaSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor | None,

@@ -6,6 +6,7 @@ store, and the one loading layer every file the kit reads goes through.
 | schema | plan and sweep point columns: dtype, unit, title, meaning (PLAN_SCHEMA, POINT_SCHEMA; the one table) |
 | run | RunResult, PLAN_COLUMNS, plans_frame, the result JSON schema |
 | metrics | pick, best, regret, throughput, ridge and roof: the only definitions |
+| backend_map | which backend wins each attention shape of a sweep (BackendMap), its JSON table and recordings |
 | recordings | the one registry of recorded kinds (folder, suffix, size limit, checked reader) and its one cache |
 | datasets | recorded_datasets, load_results, RECORDED_DIR, SWEEPS_DIR; registers the run and sweep kinds |
 | store | Store: the append-only sweep store |
@@ -16,7 +17,7 @@ store, and the one loading layer every file the kit reads goes through.
 
 from __future__ import annotations
 
-from . import metrics, recordings
+from . import backend_map, metrics, recordings
 from .datasets import DATASET_COLUMNS, RECORDED_DIR, SWEEPS_DIR, load_results, recorded_datasets
 from .loading import (read_json, read_parquet, read_result_file, read_spec_file, read_state_file, read_sweep_file,
                       read_sweep_frame)

@@ -38,7 +38,9 @@ WHICH: tuple[str, ...] = ("pick", "best", "all")
 #: The PyTorch baselines a result's ``torch`` dict may hold (``<name>_ms``), with the titles plots give them: the
 #: eager op with cudnn.benchmark off and on, and a family's extra baselines (gpu/baseline.py EXTRA_BASELINES).
 BASELINE_TITLES: dict[str, str] = {"benchmark_off": "PyTorch", "benchmark_on": "cudnn.benchmark",
-                                   "dense_gemm": "dense GEMM, same FLOPs", "grouped_mm": "torch._grouped_mm"}
+                                   "dense_gemm": "dense GEMM, same FLOPs", "grouped_mm": "torch._grouped_mm",
+                                   "sdpa_flash": "PyTorch flash", "sdpa_efficient": "PyTorch memory-efficient",
+                                   "sdpa_cudnn": "PyTorch cuDNN", "sdpa_math": "PyTorch math"}
 
 
 def baseline_lines(torch_info: Any) -> list[tuple[str, str, float]]:

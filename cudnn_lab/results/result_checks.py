@@ -70,8 +70,8 @@ VALUE_RANGES: dict[str, tuple[float | None, float | None]] = {
     "kernel_gap_ms": (None, None),
 }
 #: Text columns that hold JSON: ``knobs`` (knob -> integer), ``kernels`` (a list of launches: name, kind, count, us,
-#: total_us) and a sweep's ``spec`` (``Spec.to_json``).
-JSON_COLUMNS = ("knobs", "kernels", "spec")
+#: total_us), a sweep's ``spec`` (``Spec.to_json``) and its ``baselines`` (name -> {ms, iqr_ms} or {error}).
+JSON_COLUMNS = ("knobs", "kernels", "spec", "baselines")
 
 
 def _is_missing(value: Any) -> bool:
@@ -108,6 +108,19 @@ def check_cell(source: Any, field: str, col: str, value: Any) -> Any:
             _expect(source, f"{where}.kind", item.get("kind"), str, null=True)
             for key in ("count", "us", "total_us"):
                 finite_number(source, f"{where}.{key}", item.get(key))
+    elif col == "baselines":
+        _expect(source, field, data, dict)
+        for name, item in data.items():
+            where = f"{field}.{name}"
+            if not name or len(name) > 64:
+                raise _fail(source, field, f"has a baseline named {shorten(name, 40)}; baseline names are short text")
+            _expect(source, where, item, dict)
+            if "error" in item:
+                _expect(source, f"{where}.error", item["error"], str)
+                continue
+            for key in ("ms", "iqr_ms"):
+                _expect(source, f"{where}.{key}", item.get(key), _NUMBER)
+                finite_number(source, f"{where}.{key}", item[key], low=0)
     elif col == "spec":
         spec_from_data(data, source, field)
     return data

@@ -171,6 +171,8 @@ POINT_SCHEMA: tuple[Column, ...] = (
     Column('torch_off_ms', 'float', 'ms', 'PyTorch (µs)', "PyTorch's eager op on the same problem, "
            "cudnn.benchmark off"),
     Column('torch_on_ms', 'float', 'ms', 'cudnn.benchmark (µs)', "PyTorch's eager op with cudnn.benchmark on"),
+    Column('baselines', 'text', '', 'other baselines', "the point's further PyTorch baselines (a family's extra "
+           "ones, each PyTorch backend with ``backends=True``) as JSON: name -> {ms, iqr_ms} or {error}"),
     Column('gpu', 'text', '', 'GPU', "the GPU's name"),
     Column('driver', 'text', '', 'driver', 'the NVIDIA driver version'),
     Column('cuda', 'text', '', 'CUDA', 'the CUDA version'),

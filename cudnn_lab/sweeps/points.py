@@ -19,7 +19,7 @@ from .grid import cell
 from ..runs import run
 
 __all__ = ["POINT_COLUMNS", "ID_SETTINGS_EXCLUDED", "ID_SETTINGS_NEW", "point_id", "invalid_id", "run_point",
-           "invalid_row", "id_settings"]
+           "invalid_row", "id_settings", "other_baselines"]
 
 #: Columns a sweep adds to the plan table's (results.PLAN_COLUMNS): results/schema.py's POINT_SCHEMA, which gives
 #: each its dtype, unit, title and meaning.
@@ -72,6 +72,22 @@ def invalid_row(error: SpecError) -> Any:
                                       "point_error": str(error)[:500], "created": now()}]))
 
 
+def other_baselines(torch_info: dict[str, Any]) -> str | None:
+    """A run's PyTorch baselines beyond the eager op (``torch_off_ms``/``torch_on_ms``) as one JSON cell: name ->
+    {ms, iqr_ms}, or {error} for one that failed (a backend refusing the shape); None when there are none."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in torch_info.items():
+        name = key[:-len("_error")] if key.endswith("_error") else key[:-3] if (
+            key.endswith("_ms") and not key.endswith("_iqr_ms")) else None
+        if name is None or name in ("benchmark_off", "benchmark_on"):
+            continue
+        if key.endswith("_error"):
+            out[name] = {"error": str(value)}
+        else:
+            out[name] = {"ms": value, "iqr_ms": torch_info.get(f"{name}_iqr_ms")}
+    return json.dumps(out, sort_keys=True) if out else None
+
+
 def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> Any:
     """Run one point and return its rows (a DataFrame); a failure becomes one row saying why. Picklable.
 
@@ -96,6 +112,7 @@ def run_point(spec_dict: dict[str, Any], options: dict[str, Any], pid: str) -> A
     dev, ceil = result.device, result.ceilings
     extra = {**base, "point_status": "ok", "point_error": "",
              "torch_off_ms": result.torch.get("benchmark_off_ms"), "torch_on_ms": result.torch.get("benchmark_on_ms"),
+             "baselines": other_baselines(result.torch),
              "gpu": dev.get("gpu"), "driver": dev.get("driver"), "cuda": dev.get("cuda"),
              "cudnn": dev.get("cudnn_backend"), "cudnn_frontend": dev.get("cudnn_frontend"),
              "sm_count": dev.get("sm_count"), "ceiling_tflops": ceil.get("tflops"),

@@ -49,9 +49,9 @@ SWEEP_WHICH: dict[str, str] = {"heuristic's pick": "pick", "best plan": "best"}
 #: What the comparison of two GPUs draws -> ``plots.compare_gpus``'s ``kind``.
 COMPARE_CHARTS: dict[str, str] = {"speedup vs intensity": "intensity", "latency per problem": "bars"}
 NO_GPU_SWEEP_TEXT = "No GPU: load a recorded sweep below, or compare two GPUs"
-#: The view's figures by what they draw from (plots/registry.py's entries of the Sweep view, drawn in its one pane):
-#: 'sweep', a metric along a spec field; 'sweep pair', two GPUs compared.
-SWEEP_FIGURES = {e.source: e for e in entries(view="Sweep")}
+#: The view's figures by name (plots/registry.py's entries of the Sweep view, drawn in its one pane): 'sweep', a
+#: metric along a spec field; 'sweep_compare', two GPUs compared; 'backend_map', which attention backend wins where.
+SWEEP_FIGURES = {e.name: e for e in entries(view="Sweep")}
 
 
 def _unset(source: Any) -> bool:
@@ -369,7 +369,7 @@ class SweepView:
         if self.mode == "compare" and self._compared is not None:
             op = self.op_filter.value
             a, b = (frame_of_op(f, op) for f in self._compared)
-            fig = SWEEP_FIGURES["sweep pair"].draw(a, b, kind=COMPARE_CHARTS[self.chart.value])
+            fig = SWEEP_FIGURES["sweep_compare"].draw(a, b, kind=COMPARE_CHARTS[self.chart.value])
             self._enable_plot_options()
             self.info.value = banner_html("recorded", f"sweeps {html.escape(self._compare_text)}"
                                           f"{' · ' + html.escape(op) + ' points only' if op else ''}"

@@ -191,7 +191,7 @@ def test_every_sweep_and_whatif_entry_draws_for_the_shipped_recordings_of_its_ki
 
 def test_the_sweep_view_and_the_sweep_report_draw_the_registrys_sweep_entries() -> None:
     assert {e.name for e in SWEEP_FIGURES.values()} == {e.name for e in entries(view="Sweep")}
-    assert all(e.source in SWEEP_FIGURES for e in entries(view="Sweep"))
+    assert all(SWEEP_FIGURES[e.name] is e for e in entries(view="Sweep"))
     from cudnn_lab.report import _sweep_figures
 
     frame = cl.load_results(SWEEPS[0])

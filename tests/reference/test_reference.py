@@ -258,3 +258,20 @@ def test_conv_gradients_equal_autograd_in_the_layout_memory_format(layout: str, 
     torch.testing.assert_close(mine, expected, rtol=1e-12, atol=1e-12)
     if layout == "NHWC" and direction == "dgrad":
         assert mine.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_each_pytorch_sdpa_backend_is_forced_alone_and_a_refusal_says_pytorchs_reason() -> None:
+    """reference/sdpa.backend_ops on the CPU: the math backend runs and agrees with the float64 reference; cuDNN's
+    backend cannot run on the CPU and says so in PyTorch's words (the path a GPU's refusals take too)."""
+    from cudnn_lab.reference.sdpa import SDPA_BACKENDS, backend_ops, reference_outputs
+    from cudnn_lab.specs import SdpaSpec
+
+    spec = SdpaSpec(batch=1, heads=2, seq_q=16, seq_kv=16, head_dim=16, causal=True, dtype="fp16")
+    inputs = make_inputs(spec)
+    ops = backend_ops(spec, inputs)
+    assert set(ops) == set(SDPA_BACKENDS)
+    out = ops["sdpa_math"]()
+    ref = reference_outputs(spec, inputs)["O"]
+    assert torch.allclose(out.double(), ref.double().reshape(out.shape), atol=2e-2)
+    with pytest.raises(RuntimeError, match="CUDNN_ATTENTION backend refused this shape: .+"):
+        ops["sdpa_cudnn"]()
