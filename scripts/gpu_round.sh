@@ -29,7 +29,7 @@ DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
 declare -A BUDGET=([record]=300 [bmap]=330 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
-                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [detstress]=150 [liverowsdef]=90 [triage]=150 [tests]=100000 [tests1]=100000 [notebooks]=400)
+                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
@@ -74,6 +74,8 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         published) timeout -k 10 "$secs" $PY benchmarks/published_attention.py --quick --budget-s $((secs - 30)) \
                     --json "$WORK/bench/${slug}_${DAY}_published_attention.json" ;;
         probe) timeout -k 10 "$secs" $PY scripts/probe_shapes.py --json "$WORK/bench/${slug}_${DAY}_probe_shapes.json" ;;
+        probebeyond) timeout -k 10 "$secs" $PY scripts/probe_shapes.py --beyond \
+                    --json "$WORK/bench/${slug}_${DAY}_probe_shapes_beyond.json" ;;
         detstress) for i in 1 2 3; do timeout -k 10 $((secs / 3)) $PY -m pytest -m gpu -q -p no:cacheprovider -n 8 \
                     --dist load --timeout 120 tests/gpu/test_anatomy_gpu.py tests/gpu/test_plans.py tests/gpu/test_classic_pool.py; \
                     echo "detstress run $i rc=$?"; done ;;

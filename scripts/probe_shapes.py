@@ -23,6 +23,10 @@ BASE = dict(batch=1, heads=4, seq_q=128, seq_kv=128, causal=True)
 #: SDPA's band for fp16/bf16 (cuDNN's own SDPA tests: specs/sdpa_rules.HALF_BANDS).
 BAND = 2e-2
 ODD = (4, 12, 100, 264, 288)
+#: ``--beyond``: forward head sizes past 256 (cuDNN 9.19 on an H200 ran 264 and 288 forward, 2026-11-29) and pairs
+#: with one side past 256.
+BEYOND = (264, 272, 280, 288, *range(304, 513, 16), 520, 576, 640, 768, 1024)
+BEYOND_PAIRS = [(128, 512), (512, 128), (256, 512), (576, 512), (192, 256)]
 
 
 def forced(spec: cl.SdpaSpec, **fields: Any) -> cl.SdpaSpec:
@@ -121,17 +125,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default="probe_shapes.json", help="where to write the answers (JSON)")
     parser.add_argument("--quick", action="store_true", help="only 64, 72, 80, 96, 100, 264 and MLA")
+    parser.add_argument("--beyond", action="store_true", help="the forward past 256 instead (inference and "
+                        "training): 264-288 step 8, 304-512 step 16, 520, 576, 640, 768, 1024, and MLA pairs with a "
+                        "side past 256 (DeepSeek's absorbed MLA is 576/512)")
     args = parser.parse_args()
     import cudnn
     import torch
 
-    sizes = (64, 72, 80, 96, 100, 264) if args.quick else (*range(8, 257, 8), *ODD)
-    pairs = [(d, d) for d in sizes] + [(192, 128), (128, 64)]
+    sizes = (64, 72, 80, 96, 100, 264) if args.quick else BEYOND if args.beyond else (*range(8, 257, 8), *ODD)
+    pairs = [(d, d) for d in sizes] + (BEYOND_PAIRS if args.beyond else [(192, 128), (128, 64)])
+    directions = ("fwd_inference", "fwd_training") if args.beyond else ("fwd_training", "bwd")
     t0 = time.perf_counter()
     rows = []
     print("| direction | dtype | d_qk | d_v | plans | rel L2 | inside | refusal |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for direction in ("fwd_training", "bwd"):
+    for direction in directions:
         for dtype in ("fp16", "bf16"):
             for d_qk, d_v in pairs:
                 row = {"direction": direction, "dtype": dtype, "d_qk": d_qk, "d_v": d_v,
