@@ -17,9 +17,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["WINNER_COLORS", "TIE_COLOR", "plot_backend_map"]
 
-#: One colour per contender (cuDNN green, as the kit draws cuDNN's plans elsewhere), and the colour of a tie.
-WINNER_COLORS: dict[str, str] = {"cudnn": "#2ca02c", "sdpa_flash": "#1f77b4", "sdpa_efficient": "#ff7f0e",
-                                 "sdpa_cudnn": "#9467bd", "sdpa_math": "#8c564b"}
+#: One colour per backend (cuDNN green, as the kit draws cuDNN's plans elsewhere), and the colour of a tie.
+WINNER_COLORS: dict[str, str] = {"cudnn": "#2ca02c", "flash": "#1f77b4", "efficient": "#ff7f0e", "math": "#8c564b"}
+#: The square's outline where the kit's best plan and PyTorch's cuDNN path differ beyond the tie rule.
+KIT_FASTER, PYTORCH_FASTER = "#000000", "#d62728"
 TIE_COLOR = "#b0b0b0"
 
 
@@ -61,38 +62,47 @@ def plot_backend_map(answer: Any, **_: Any) -> go.Figure:
     panels = list(dict.fromkeys(_panel(dict(r.shape)) for r in bmap.rows))
     varying = [i for i in range(4) if len({p[i] for p in panels}) > 1] or [0]
     names = [" · ".join(p[i] for i in varying) for p in panels]
-    cols = min(3, len(panels))
+    cols = min(2, len(panels))  # two panels across stay readable in a 470-px Lab column
     nrows = -(-len(panels) // cols)
-    fig = make_subplots(rows=nrows, cols=cols, subplot_titles=names, horizontal_spacing=0.06,
+    fig = make_subplots(rows=nrows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, shared_yaxes=True,
                         vertical_spacing=0.16 / max(1, nrows - 1) if nrows > 1 else 0.1)
     seqs = sorted({int(r.shape["seq_q"]) for r in bmap.rows})
     ys = sorted({_row_key(dict(r.shape)) for r in bmap.rows},
                 key=lambda k: (int(k.split(" · ")[0][1:]), int(k.split("GQA ")[1])))
     shown: set[str] = set()
+    tie = 1 + bmap.tie_rel
     for k, panel in enumerate(panels):
         at = {"row": k // cols + 1, "col": k % cols + 1}
         rows = [r for r in bmap.rows if _panel(dict(r.shape)) == panel]
-        for key in [*CONTENDERS, "tie", "none ran"]:
-            mine = [r for r in rows if (r.winner if len(r.tied) == 1 else "tie" if r.winner else "none ran") == key]
+        for key in [*WINNER_COLORS, "tie", "none ran"]:
+            mine = [r for r in rows if r.backend == key]
             if not mine:
                 continue
-            title = CONTENDERS.get(key, key)
+            ratio = [r.kit_vs_pytorch_cudnn or 1.0 for r in mine]
             fig.add_trace(go.Scatter(
                 x=[str(r.shape["seq_q"]) for r in mine], y=[_row_key(dict(r.shape)) for r in mine],
-                mode="markers+text", name=title, legendgroup=key, showlegend=key not in shown,
-                marker={"symbol": "square", "size": 30, "color": WINNER_COLORS.get(key, TIE_COLOR),
-                        "line": {"width": 1, "color": "white"}},
-                text=["tie" if len(r.tied) > 1 else "" if r.margin is None else f"+{r.margin:.0%}" for r in mine],
-                textfont={"size": 10, "color": "white"}, hovertext=[_hover(r) for r in mine],
+                mode="markers+text", name=f"{key} wins" if key in WINNER_COLORS else key, legendgroup=key,
+                showlegend=key not in shown,
+                marker={"symbol": "square", "size": 26, "color": WINNER_COLORS.get(key, TIE_COLOR),
+                        "line": {"width": [3 if q > tie or q < 1 / tie else 1 for q in ratio],
+                                 "color": [KIT_FASTER if q > tie else PYTORCH_FASTER if q < 1 / tie else "white"
+                                           for q in ratio]}},
+                text=["" if r.backend_margin is None else f"+{r.backend_margin:.0%}" for r in mine],
+                textfont={"size": 9, "color": "white"}, hovertext=[_hover(r) for r in mine],
                 hoverinfo="text"), **at)
             shown.add(key)
         fig.update_xaxes(type="category", categoryorder="array", categoryarray=[str(s) for s in seqs],
                          title_text="sequence length" if at["row"] == nrows else None, **at)
         fig.update_yaxes(type="category", categoryorder="array", categoryarray=ys, **at)
+    for name, color in (("kit's cuDNN plan faster than PyTorch's cuDNN path", KIT_FASTER),
+                        ("PyTorch's cuDNN path faster than the kit's plan", PYTORCH_FASTER)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                                 marker={"symbol": "square-open", "size": 12, "color": color,
+                                         "line": {"width": 3, "color": color}}))
     wins = bmap.wins()
-    said = ", ".join(f"{CONTENDERS.get(n, n)} {c}" for n, c in wins.items() if c)
+    said = ", ".join(f"{n} {c}" for n, c in wins.items() if c)
     fig.update_layout(title=title_block(f"Which backend wins where: {bmap.gpu}",
                                         f"{len(bmap.rows)} shapes, tie within {bmap.tie_rel:.0%}: {said}",
-                                        "in each square: the winner's margin over the next fastest"),
+                                        "in each square: the winning backend's margin over the next backend"),
                       height=max(320, 120 + nrows * (60 + 34 * len(ys))))
     return fig

@@ -20,14 +20,18 @@ from . import metrics, recordings
 from .json_files import MAX_JSON_BYTES, read_json
 from .datasets import SWEEPS_DIR
 
-__all__ = ["CONTENDERS", "SHAPE_FIELDS", "MapRow", "BackendMap", "backend_map", "has_backends", "recorded_maps",
-           "BACKEND_MAPS_DIR", "FORMAT"]
+__all__ = ["CONTENDERS", "BACKENDS", "SHAPE_FIELDS", "MapRow", "BackendMap", "backend_map", "has_backends",
+           "recorded_maps", "BACKEND_MAPS_DIR", "FORMAT"]
 
 #: The contenders of a shape, by name, with their titles: the kit's best cuDNN plan, then PyTorch's SDPA backends
 #: each forced alone (reference/sdpa.py SDPA_BACKENDS).
 CONTENDERS: dict[str, str] = {"cudnn": "cuDNN, best plan (the kit)", "sdpa_flash": "PyTorch flash",
                               "sdpa_efficient": "PyTorch memory-efficient", "sdpa_cudnn": "PyTorch cuDNN",
                               "sdpa_math": "PyTorch math"}
+#: Each contender's backend: the kit's plan and PyTorch's cuDNN path are both cuDNN, so a tie between them is a win
+#: for cuDNN (:attr:`MapRow.backend`); the exported table names backends by these words.
+BACKENDS: dict[str, str] = {"cudnn": "cudnn", "sdpa_cudnn": "cudnn", "sdpa_flash": "flash",
+                            "sdpa_efficient": "efficient", "sdpa_math": "math"}
 #: The spec fields that name a shape in the map (the sweep's ``spec_<field>`` columns).
 SHAPE_FIELDS: tuple[str, ...] = ("direction", "dtype", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim",
                                  "head_dim_v", "causal")
@@ -81,9 +85,35 @@ class MapRow:
             return "none ran"
         return self.winner if len(self.tied) == 1 else "tie: " + ", ".join(self.tied)
 
+    @property
+    def backend(self) -> str:
+        """The winning backend (:data:`BACKENDS`): the winner's, also when it ties only with contenders of the same
+        backend; "tie" when backends tie; "none ran"."""
+        if self.winner is None:
+            return "none ran"
+        found = {BACKENDS[n] for n in self.tied}
+        return found.pop() if len(found) == 1 else "tie"
+
+    @property
+    def backend_margin(self) -> float | None:
+        """The winning backend's margin over the fastest other backend (0.5: the next backend takes 1.5x the time);
+        None on a tie between backends or where no other backend ran."""
+        if self.backend in ("tie", "none ran"):
+            return None
+        others = [t for n, t in self.times_ms.items() if BACKENDS[n] != self.backend]
+        return min(others) / min(self.times_ms.values()) - 1 if others else None
+
+    @property
+    def kit_vs_pytorch_cudnn(self) -> float | None:
+        """PyTorch's cuDNN path's time over the kit's best plan (1.10: the kit's plan is 10% faster), where both ran."""
+        if "cudnn" in self.times_ms and "sdpa_cudnn" in self.times_ms:
+            return self.times_ms["sdpa_cudnn"] / self.times_ms["cudnn"]
+        return None
+
     def to_dict(self) -> dict[str, Any]:
-        return {**dict(self.shape), "winner": self.winner, "tied": list(self.tied), "margin": self.margin,
-                "ms": dict(self.times_ms), "refused": dict(self.refused), "pytorch_default_ms": self.pytorch_default_ms}
+        return {**dict(self.shape), "backend": self.backend, "winner": self.winner, "tied": list(self.tied),
+                "margin": self.margin, "ms": dict(self.times_ms), "refused": dict(self.refused),
+                "pytorch_default_ms": self.pytorch_default_ms}
 
     @classmethod
     def from_dict(cls, data: Any, tie_rel: float, source: Any = None, field: str = "row") -> MapRow:
@@ -122,6 +152,9 @@ class MapRow:
         row = cls.decide(shape, clean, refused, tie_rel,
                          None if default is None else _ms(source, f"{field}.pytorch_default_ms", default))
         said = (data.get("winner"), list(data.get("tied") or []))
+        if data.get("backend", row.backend) != row.backend:
+            raise _fail(source, f"{field}.backend", f"says {shorten(repr(data.get('backend')), 30)} but its times "
+                        f"give {row.backend!r} under the tie rule {tie_rel:g}")
         if said != (row.winner, list(row.tied)):
             raise _fail(source, f"{field}.winner", f"says {said[0]!r} (tied {said[1]}) but its times give "
                         f"{row.winner!r} (tied {list(row.tied)}) under the tie rule {tie_rel:g}")
@@ -140,27 +173,39 @@ class BackendMap:
     created: str = ""
 
     def wins(self) -> dict[str, int]:
-        """Shapes each contender won alone, plus "tie" and "none ran" (every shape counted once)."""
-        out: dict[str, int] = {n: 0 for n in CONTENDERS}
+        """Shapes each backend won (:attr:`MapRow.backend`), plus "tie" and "none ran" (each shape counted once)."""
+        out: dict[str, int] = dict.fromkeys(dict.fromkeys(BACKENDS.values()), 0)
         for row in self.rows:
-            key = row.winner if row.winner is not None and len(row.tied) == 1 else (
-                "tie" if row.winner is not None else "none ran")
-            out[key] = out.get(key, 0) + 1
+            out[row.backend] = out.get(row.backend, 0) + 1
         return out
 
     def summary(self) -> str:
-        """One paragraph: who wins how many shapes, by what median margin, and where cuDNN (the kit's) loses."""
-        wins = self.wins()
-        told = [f"{CONTENDERS.get(n, n)} {k}" for n, k in wins.items() if k]
-        lost = [r for r in self.rows if r.winner not in (None, "cudnn") and "cudnn" not in r.tied and
-                "cudnn" in r.times_ms]
-        worst = max(lost, key=lambda r: r.times_ms["cudnn"] / r.times_ms[r.winner or "cudnn"], default=None)
-        text = (f"{len(self.rows)} attention shapes on {self.gpu} (cuDNN {self.cudnn}, tie rule {self.tie_rel:.0%}): "
-                + ", ".join(told) + ".")
-        if worst is not None and worst.winner is not None:
-            ratio = worst.times_ms["cudnn"] / worst.times_ms[worst.winner]
-            text += (f" cuDNN's best plan loses most at {shape_label(worst.shape)}: {ratio:.2f}x the time of "
-                     f"{CONTENDERS[worst.winner]}.")
+        """One paragraph: which backend wins how many shapes and by what margins over the next, the kit's best plan
+        against PyTorch's own cuDNN path, and what PyTorch's default dispatch got."""
+        told = [f"{n} {k}" for n, k in self.wins().items() if k]
+        text = (f"{len(self.rows)} attention shapes on {self.gpu} (cuDNN {self.cudnn}, tie rule {self.tie_rel:.0%}), "
+                "shapes won by backend: " + ", ".join(told) + ".")
+        margins = sorted(m for m in (r.backend_margin for r in self.rows) if m is not None)
+        if margins:
+            text += (f" The winner's margin over the next backend: {margins[0]:.0%} to {margins[-1]:.0%} "
+                     f"(median {margins[len(margins) // 2]:.0%}).")
+        ratios = [(r.kit_vs_pytorch_cudnn, r) for r in self.rows if r.kit_vs_pytorch_cudnn is not None]
+        faster = [x for x in ratios if x[0] > 1 + self.tie_rel]
+        slower = [x for x in ratios if x[0] < 1 / (1 + self.tie_rel)]
+        if ratios:
+            text += (f" The kit's best cuDNN plan against PyTorch's cuDNN path: faster in {len(faster)} shapes"
+                     + (f" (up to {max(faster, key=lambda x: x[0])[0] - 1:.0%}, at "
+                        f"{shape_label(max(faster, key=lambda x: x[0])[1].shape)})" if faster else "")
+                     + f", slower in {len(slower)}"
+                     + (f" (up to {1 / min(slower, key=lambda x: x[0])[0] - 1:.0%}, at "
+                        f"{shape_label(min(slower, key=lambda x: x[0])[1].shape)})" if slower else "")
+                     + f", tied in {len(ratios) - len(faster) - len(slower)}.")
+        default = [r for r in self.rows if r.pytorch_default_ms is not None and r.winner is not None]
+        if default:
+            near = sum(r.pytorch_default_ms <= r.times_ms[r.winner] * (1 + self.tie_rel) for r in default
+                       if r.pytorch_default_ms is not None)
+            text += (f" PyTorch's own dispatch (no backend forced) was within the tie rule of the winner in {near} of "
+                     f"{len(default)} shapes.")
         return text
 
     def frame(self) -> Any:
@@ -168,7 +213,8 @@ class BackendMap:
         import pandas as pd
 
         return pd.DataFrame([{**dict(r.shape), **{f"{n}_ms": r.times_ms.get(n) for n in CONTENDERS},
-                              "pytorch_default_ms": r.pytorch_default_ms, "verdict": r.verdict, "winner": r.winner,
+                              "pytorch_default_ms": r.pytorch_default_ms, "backend": r.backend, "verdict": r.verdict,
+                              "winner": r.winner,
                               "margin": r.margin} for r in self.rows])
 
     def winner_for(self, **shape: Any) -> MapRow | None:
@@ -207,6 +253,10 @@ class BackendMap:
         tie = data.get("tie_rel")
         if isinstance(tie, bool) or not metrics.is_finite(tie) or not 0 <= float(tie) < 1:
             raise _fail(source, "tie_rel", "must be a share between 0 and 1 (0.03: within 3% counts as a tie)")
+        said = data.get("contenders", CONTENDERS)
+        if not isinstance(said, dict) or not set(said) <= set(CONTENDERS):
+            raise _fail(source, "contenders", "must be an object naming the contenders (" + ", ".join(CONTENDERS)
+                        + ")")
         rows = data.get("rows")
         if not isinstance(rows, list) or not rows:
             raise _fail(source, "rows", "must be a non-empty list of shapes")
@@ -259,7 +309,8 @@ def backend_map(frame: Any, *, tie_rel: float = metrics.TIE_REL) -> BackendMap:
             continue
         gpu, cudnn = gpu or _cell(first.get("gpu")), cudnn or _cell(first.get("cudnn"))
         created = max(created, str(_cell(first.get("created")) or ""))
-        shape = {k: _cell(first.get(f"spec_{k}")) for k in SHAPE_FIELDS}
+        spec = json.loads(first["spec"]) if isinstance(_cell(first.get("spec")), str) else {}
+        shape = {k: spec.get(k, _cell(first.get(f"spec_{k}"))) for k in SHAPE_FIELDS}  # the spec's own types
         times: dict[str, float] = {}
         refused: dict[str, str] = {}
         best = point[point["is_best"].map(lambda v: v is True or bool(v) if not metrics.is_missing(v) else False)]

@@ -49,8 +49,9 @@ def test_the_json_table_round_trips_and_says_who_wins() -> None:
     bmap = _map()
     back = BackendMap.from_dict(json.loads(bmap.to_json()))
     assert back == bmap
-    assert bmap.wins()["cudnn"] == 1 and bmap.wins()["sdpa_flash"] == 1
-    assert "loses most at" in bmap.summary() and "1.50x" in bmap.summary()
+    assert bmap.wins()["cudnn"] == 1 and bmap.wins()["flash"] == 1
+    assert bmap.rows[0].backend_margin == pytest.approx(0.5) and bmap.rows[0].kit_vs_pytorch_cudnn is None
+    assert "faster in" not in bmap.summary() and "cudnn 1, flash 1" in bmap.summary()
     assert bmap.winner_for(seq_q=512).winner == "sdpa_flash"
     assert bmap.winner_for(seq_q=999) is None
     frame = bmap.frame()
@@ -72,6 +73,8 @@ def test_a_lookup_by_an_unknown_field_names_it() -> None:
     (lambda d: d["rows"][1].update(batch=0), "rows[1].batch"),
     (lambda d: d["rows"][1].update(causal="yes"), "rows[1].causal"),
     (lambda d: d.update(gpu=""), "gpu"),
+    (lambda d: d["rows"][0].update(backend="flash"), "rows[0].backend"),
+    (lambda d: d.update(contenders="junk"), "contenders"),
 ])
 def test_a_damaged_table_is_refused_naming_the_field(damage, field) -> None:
     data = json.loads(_map().to_json())
@@ -88,6 +91,7 @@ def _frame(cells: list[str | None]) -> pd.DataFrame:
         rows.append({"point_id": f"p{i}", "op": "sdpa", "point_status": "ok", "plan": "eng0", "status": "ok",
                      "median_ms": 1.0 + i, "is_best": True, "is_pick": True, "gpu": "NVIDIA H200", "cudnn": 91900,
                      "torch_off_ms": 1.1, "baselines": cell, "created": "2026-11-29T07:00:00+00:00",
+                     "spec": json.dumps({**SHAPE, "seq_q": 512 << i, "seq_kv": 512 << i}),
                      **{f"spec_{k}": v for k, v in {**SHAPE, "seq_q": 512 << i, "seq_kv": 512 << i}.items()}})
     return pd.DataFrame(rows)
 
@@ -130,6 +134,28 @@ def test_backends_need_the_baseline_and_enter_the_point_id_only_when_asked() -> 
     from cudnn_lab.sweeps.points import id_settings
     assert "backends" not in id_settings(cl.RunOptions().to_dict())
     assert id_settings(cl.RunOptions(backends=True).to_dict())["backends"] is True
+
+
+def test_a_tie_between_the_kits_plan_and_pytorchs_cudnn_path_is_a_cudnn_win() -> None:
+    row = MapRow.decide(SHAPE, {"cudnn": 1.0, "sdpa_cudnn": 1.01, "sdpa_flash": 1.6}, {}, 0.03)
+    assert row.backend == "cudnn" and row.verdict.startswith("tie:") and row.backend_margin == pytest.approx(0.6)
+    assert row.kit_vs_pytorch_cudnn == pytest.approx(1.01)
+    mixed = MapRow.decide(SHAPE, {"cudnn": 1.0, "sdpa_flash": 1.01}, {}, 0.03)
+    assert mixed.backend == "tie" and mixed.backend_margin is None
+
+
+def test_the_recorded_map_decides_every_shape_and_says_the_kit_against_pytorch() -> None:
+    """The map shipped from a GPU (data/backend_maps) and the sweep it came from agree (one rule, read twice)."""
+    from cudnn_lab.results.backend_map import recorded_maps
+
+    maps = recorded_maps()
+    assert maps, "no backend map ships"
+    for bmap in maps:
+        assert len(bmap.rows) >= 60 and all(r.winner is not None for r in bmap.rows)
+        sweep = cl.load_results(cl.results.SWEEPS_DIR / "h200_attention_backends.parquet")
+        again = backend_map(sweep, tie_rel=bmap.tie_rel)
+        assert [r.to_dict() for r in again.rows] == [r.to_dict() for r in bmap.rows]
+        assert "PyTorch's cuDNN path" in bmap.summary()
 
 
 def test_shape_labels_name_what_differs() -> None:
