@@ -259,10 +259,26 @@ def bench(name: str, spec: cl.Spec) -> dict:
     }
 
 
+# What the fresh processes below start with: their imports and ``Rows``, the progress object of a run that notes when
+# the first measured row (one with a median) and the last row came.
+FRESH_HEAD = """
+import json, sys, time
+class Rows:
+    def __init__(self):
+        self.first = self.last = None
+    def __call__(self, done, total, message):
+        pass
+    def row(self, row):
+        now = time.perf_counter()
+        if self.first is None and row.get("median_ms") is not None:
+            self.first = now
+        self.last = now
+"""
+
+
 # A fresh process with torch and CUDA up, in an empty cache folder: the time to the first measured plan (the first row
 # with a median) and to all plans (the last row), without or with parallel builds (argv[2]: helpers, 0: none).
-FRESH_PARALLEL = """
-import json, sys, time
+FRESH_PARALLEL = FRESH_HEAD + """
 import torch
 torch.zeros(1, device="cuda")
 torch.cuda.synchronize()
@@ -279,16 +295,6 @@ if workers:  # warm helpers, as a kernel that used them before has them (started
     t = time.perf_counter()
     ready, _, problems = pool_for(0).ensure(pool_size(workers, workers))
     helpers_start_s = time.perf_counter() - t
-class Rows:
-    def __init__(self):
-        self.first = self.last = None
-    def __call__(self, done, total, message):
-        pass
-    def row(self, row):
-        now = time.perf_counter()
-        if self.first is None and row.get("median_ms") is not None:
-            self.first = now
-        self.last = now
 rows = Rows()
 t0 = time.perf_counter()
 r = cl.run(spec, options, progress=rows)  # with helpers: the asynchronous prebuild, inside the run
@@ -389,8 +395,7 @@ TUNED_OF = {"Llama rmsnorm bf16 4096x4096": "rmsnorm bf16 4096x4096 inference",
 #: Seconds the default-options process may take in all before it is ended (what it printed is kept).
 DEFAULTS_DEADLINE_S = 1200.0
 
-FRESH_DEFAULTS = """
-import json, sys, time
+FRESH_DEFAULTS = FRESH_HEAD + """
 t_start = time.perf_counter()
 import torch
 torch.zeros(1, device="cuda")
@@ -409,16 +414,6 @@ for dtype in sorted({ceiling_dtype(spec.dtype) for spec in problems.values()}):
     measure_ceilings(dtype, 0)
 print(json.dumps({"warm": {**state, "warm_s": warm_s, "ceilings_s": time.perf_counter() - t,
                            "start_s": t - t_start}}), flush=True)
-class Rows:
-    def __init__(self):
-        self.first = self.last = None
-    def __call__(self, done, total, message):
-        pass
-    def row(self, row):
-        now = time.perf_counter()
-        if self.first is None and row.get("median_ms") is not None:
-            self.first = now
-        self.last = now
 t_all = time.perf_counter()
 for name, spec in problems.items():
     if budget is not None and time.perf_counter() - t_all > budget:
