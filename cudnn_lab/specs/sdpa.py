@@ -30,8 +30,8 @@ from .fp8 import (SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_F
 from .layout import packed_strides
 from .sdpa_rules import (FP8_BWD_AMAX, FP8_BWD_SCALARS, FP8_FIELDS, FP8_FWD_AMAX, FP8_FWD_SCALARS, FP8_STEPS,
                          HALF_BANDS, MEMORY_ORDERS, SDPA_DIRECTIONS, SDPA_DTYPES, SDPA_FP8_OUT_DTYPES,
-                         SDPA_HEAD_DIM_MAX, SDPA_HEAD_DIM_STEP, SDPA_LAYOUTS, SDPA_PAGED, SDPA_SINK, TOKEN_SIDE,
-                         check_head_dims, fp8_bands)
+                         SDPA_HEAD_DIM_STEP, SDPA_LAYOUTS, SDPA_PAGED, SDPA_SINK, TOKEN_SIDE, check_head_dims,
+                         fp8_bands, head_dim_max)
 from .tolerance import ToleranceBand
 
 @dataclasses.dataclass(frozen=True)
@@ -132,10 +132,10 @@ class SdpaSpec(Spec):
         self._set("sliding_window", check_int(name, "sliding_window", self.sliding_window, 0, MAX_DIM))
         self._set("layout", check_choice(name, "layout", self.layout, SDPA_LAYOUTS))
         self._check_dtype(name)
-        d, dv = check_head_dims(name, self.dtype, self.head_dim, self.head_dim_v)  # cuDNN's Hopper rule
+        self._set("direction", check_choice(name, "direction", self.direction, SDPA_DIRECTIONS))
+        d, dv = check_head_dims(name, self.dtype, self.head_dim, self.head_dim_v, self.direction)  # cuDNN's rule
         self._set("head_dim", d)
         self._set("head_dim_v", None if dv == d else dv)
-        self._set("direction", check_choice(name, "direction", self.direction, SDPA_DIRECTIONS))
         self._set("attn_scale", self._check_scale(name))
         self._check_variants(name)
         self._check_geometry(name)
@@ -293,18 +293,19 @@ class SdpaSpec(Spec):
 
     @classmethod
     def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
-        """``kv_heads`` up to ``heads`` (and it must divide it); ``head_dim``/``head_dim_v`` up to 256 (cuDNN's Hopper
-        rule; a multiple of 8, FP8 16: the hint says it); ``sliding_window`` from 0 (off); any seed;
-        ``page_size`` from 0 (contiguous) up to ``seq_kv`` (it must divide it); ``num_pages`` when set (None: just
-        enough)."""
+        """``kv_heads`` up to ``heads`` (and it must divide it); ``head_dim``/``head_dim_v`` up to cuDNN's Hopper
+        maximum for the dtype and direction (256; the fp16/bf16 forward 1024; a multiple of 8, FP8 16: the hint says
+        it); ``sliding_window`` from 0 (off); any seed; ``page_size`` from 0 (contiguous) up to ``seq_kv`` (it must
+        divide it); ``num_pages`` when set (None: just enough)."""
         heads = max(read_int(values, "heads", 1), 1)
         step = SDPA_HEAD_DIM_STEP.get(str(values.get("dtype")), 8)
+        top = head_dim_max(str(values.get("dtype")), str(values.get("direction")))
         limits = {"batch": (1, MAX_DIM), "heads": (1, MAX_DIM), "kv_heads": (1, heads), "seq_q": (1, MAX_DIM),
-                  "head_dim": (step, SDPA_HEAD_DIM_MAX),
+                  "head_dim": (step, top),
                   "seq_kv": (1, MAX_DIM), "sliding_window": (0, MAX_DIM), "dropout_seed": (0, 2**63 - 1),
                   "page_size": (0, max(read_int(values, "seq_kv", 1), 1))}
         if values.get("head_dim_v") is not None:  # None: as head_dim
-            limits["head_dim_v"] = (step, SDPA_HEAD_DIM_MAX)
+            limits["head_dim_v"] = (step, top)
         if read_int(values, "page_size", 0) > 0 and values.get("num_pages") is not None:
             limits["num_pages"] = (1, MAX_DIM)
         return limits

@@ -24,49 +24,63 @@ FP8_BWD_AMAX = ("Amax_dQ", "Amax_dK", "Amax_dV", "Amax_dP")
 TOKEN_SIDE = {"Q": "q", "O": "q", "dO": "q", "dQ": "q", "Stats": "q", "K": "kv", "V": "kv", "dK": "kv", "dV": "kv"}
 SDPA_LAYOUTS: tuple[str, ...] = ("BSHD", "BHSD")
 SDPA_DIRECTIONS: tuple[str, ...] = ("fwd_inference", "fwd_training", "bwd")
-#: cuDNN's head-size rule on Hopper (sm90), cuDNN 9.19, forward and backward, for Q/K (d_qk) and V/O (d_v) alike:
-#: fp16/bf16 take multiples of 8 up to 256, FP8 multiples of 16 up to 256. Sources: cudnn-frontend 1.32
-#: include/cudnn_frontend/node/sdpa_support_surface.h (forward: 'hidden_dim should be multiple of 8'; FP8: 'hidden_dim
-#: shoud be less than or equal to 256 and hidden_dim should be multiple of 16'; Hopper up to 9.9: 'head_dim should be
-#: less than or equal to 256'), scaled_dot_product_flash_attention.h (backward on sm90: 'Num hidden_dim should be less
-#: than or equal to 256 and hidden_dim should be multiple of 8'), and the cuDNN docs' SDPA support matrix (Hopper
-#: prefill, decode and bprop: d <= 256, and d_qk = 192 with d_vo = 128). scripts/probe_shapes.py asks cuDNN on a GPU.
+#: cuDNN's head-size rule on Hopper (sm90), cuDNN 9.19, for Q/K (d_qk) and V/O (d_v) alike: fp16/bf16 take multiples
+#: of 8, FP8 multiples of 16; the backward up to 256, the fp16/bf16 forward (inference and training) further. Sources:
+#: cudnn-frontend 1.32 include/cudnn_frontend/node/sdpa_support_surface.h (forward: 'hidden_dim should be multiple of
+#: 8'; FP8: 'hidden_dim shoud be less than or equal to 256 and hidden_dim should be multiple of 16'),
+#: scaled_dot_product_flash_attention.h (backward on sm90: 'Num hidden_dim should be less than or equal to 256 and
+#: hidden_dim should be multiple of 8'), the cuDNN docs' SDPA support matrix (Hopper bprop: d <= 256; d_qk = 192 with
+#: d_vo = 128), and cuDNN itself asked on an H200 (scripts/probe_shapes.py, 2026-11-29: the fp16/bf16 forward ran and
+#: passed the band at every size tried from 264 to 1024 and at MLA 576/512; the backward refused 264 and 288;
+#: benchmarks/results/h200_2026-11-29_probe_shapes*.json). The kit takes what was asked: past 1024 is not known.
 SDPA_HEAD_DIM_MAX = 256
+SDPA_FWD_HEAD_DIM_MAX = 1024
 SDPA_HEAD_DIM_STEP: dict[str, int] = {"fp16": 8, "bf16": 8, **{dt: 16 for dt in FP8_DTYPES}}
 #: The head sizes real models use, for menus and probes (any multiple of the step up to the maximum is taken).
 SDPA_COMMON_HEAD_DIMS: tuple[int, ...] = (64, 72, 80, 96, 112, 128, 160, 192, 256)
-HEAD_DIM_SOURCE = ("cudnn-frontend 1.32 sdpa_support_surface.h / scaled_dot_product_flash_attention.h and the cuDNN "
-                   "SDPA support matrix (Hopper: d <= 256)")
+HEAD_DIM_SOURCE = ("cudnn-frontend 1.32 sdpa_support_surface.h / scaled_dot_product_flash_attention.h, the cuDNN "
+                   "SDPA support matrix (Hopper bprop: d <= 256) and cuDNN 9.19 asked on an H200 (forward to 1024)")
 
 
-def head_dim_rule(dtype: str) -> str:
-    """cuDNN's head-size rule for ``dtype`` on Hopper, as a sentence for messages and hints."""
+def head_dim_max(dtype: str, direction: str | None = None) -> int:
+    """The largest head size cuDNN 9.19 on Hopper takes for ``dtype`` in ``direction`` (None: every direction, the
+    backward's 256)."""
+    forward = direction in ("fwd_inference", "fwd_training")
+    return SDPA_FWD_HEAD_DIM_MAX if forward and dtype in ("fp16", "bf16") else SDPA_HEAD_DIM_MAX
+
+
+def head_dim_rule(dtype: str, direction: str | None = None) -> str:
+    """cuDNN's head-size rule for ``dtype`` (and ``direction``) on Hopper, as a sentence for messages and hints."""
     step = SDPA_HEAD_DIM_STEP.get(dtype, 8)
-    return f"a multiple of {step} from {step} to {SDPA_HEAD_DIM_MAX}"
+    return f"a multiple of {step} from {step} to {head_dim_max(dtype, direction)}"
 
 
-def head_dim_ok(dtype: str, d: int) -> bool:
-    """True when cuDNN 9.19 on Hopper takes head size ``d`` (Q/K or V) for ``dtype``."""
+def head_dim_ok(dtype: str, d: int, direction: str | None = None) -> bool:
+    """True when cuDNN 9.19 on Hopper takes head size ``d`` (Q/K or V) for ``dtype`` in ``direction`` (None: in every
+    direction)."""
     step = SDPA_HEAD_DIM_STEP.get(dtype, 8)
-    return step <= d <= SDPA_HEAD_DIM_MAX and d % step == 0
+    return step <= d <= head_dim_max(dtype, direction) and d % step == 0
 
 
-def check_head_dims(spec: str, dtype: str, head_dim: object, head_dim_v: object) -> tuple[int, int | None]:
-    """(head_dim, head_dim_v) checked against cuDNN's Hopper rule for ``dtype`` (a validated SDPA dtype); a
+def check_head_dims(spec: str, dtype: str, head_dim: object, head_dim_v: object,
+                    direction: str | None = None) -> tuple[int, int | None]:
+    """(head_dim, head_dim_v) checked against cuDNN's Hopper rule for ``dtype`` and ``direction`` (validated); a
     SpecError names the field, the rule, its source and the nearest sizes. FP8 takes one head size (the kit's)."""
     out: list[int | None] = []
+    top = head_dim_max(dtype, direction)
     for field, v in (("head_dim", head_dim), ("head_dim_v", head_dim_v)):
         if v is None and field == "head_dim_v":
             out.append(None)
             continue
         d = check_int(spec, field, v, 1, MAX_DIM)
-        if not head_dim_ok(dtype, d):
+        if not head_dim_ok(dtype, d, direction):
             step, below = SDPA_HEAD_DIM_STEP[dtype], d - d % SDPA_HEAD_DIM_STEP[dtype]
-            near = sorted({c for c in (below, below + step) if step <= c <= SDPA_HEAD_DIM_MAX} or {SDPA_HEAD_DIM_MAX})
+            near = sorted({c for c in (below, below + step) if step <= c <= top} or {top})
             side = "Q and K" if field == "head_dim" else "V and O"
-            raise SpecError(field, v, f"must be {head_dim_rule(dtype)} for {dtype} attention ({side}): cuDNN 9.19 on "
-                            f"Hopper refuses other head sizes ('hidden_dim should be multiple of {step}', head sizes "
-                            f"up to {SDPA_HEAD_DIM_MAX}; {HEAD_DIM_SOURCE}); nearest: {' or '.join(map(str, near))}",
+            where = f"{dtype} attention, {direction}" if direction else f"{dtype} attention"
+            raise SpecError(field, v, f"must be {head_dim_rule(dtype, direction)} for {where} ({side}): cuDNN 9.19 "
+                            f"on Hopper refuses other head sizes ('hidden_dim should be multiple of {step}', head "
+                            f"sizes up to {top} here; {HEAD_DIM_SOURCE}); nearest: {' or '.join(map(str, near))}",
                             spec=spec)
         out.append(d)
     d_qk, d_v = out

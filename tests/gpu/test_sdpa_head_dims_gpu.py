@@ -51,3 +51,11 @@ def test_the_attention_presets_run(name: str) -> None:
     spec = cl.preset(name)
     spec = spec.replace(heads=min(spec.heads, 16), seq_q=min(spec.seq_q, 1024), seq_kv=min(spec.seq_kv, 1024))
     _every_plan_inside_the_band(cl.run(spec, **{**QUICK, "max_plans": 4}))
+
+
+@pytest.mark.parametrize("d_qk,d_v", [(264, 264), (512, 512), (1024, 1024), (576, 512)])
+@pytest.mark.parametrize("direction", ["fwd_inference", "fwd_training"])
+def test_forward_head_sizes_past_256_run_inside_the_band(direction: str, d_qk: int, d_v: int) -> None:
+    """The forward past 256, as cuDNN 9.19 answered on an H200 (scripts/probe_shapes.py --beyond, 2026-11-29)."""
+    spec = cl.SdpaSpec(**SMALL, head_dim=d_qk, head_dim_v=d_v, dtype="bf16", direction=direction)
+    _every_plan_inside_the_band(cl.run(spec, **QUICK))

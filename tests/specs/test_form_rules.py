@@ -95,8 +95,9 @@ def test_sdpa_rules() -> None:
     hints = SdpaSpec.field_hints(values)
     assert hints["kv_heads"] == "divides 12" and hints["sliding_window"] == "0: off"
     assert hints["seq_lens_q"] == "4 lengths, blank: full"  # one per batch element (batch=4)
-    assert "head_dim" not in SdpaSpec.field_choices()  # any multiple of 8 up to 256 (cuDNN's Hopper rule)
-    assert SdpaSpec.field_limits(values)["head_dim"] == (8, 256) and hints["head_dim"].startswith("mult. of 8")
+    assert "head_dim" not in SdpaSpec.field_choices()  # any multiple of 8 up to cuDNN's Hopper maximum
+    assert SdpaSpec.field_limits(values)["head_dim"] == (8, 1024) and hints["head_dim"].startswith("mult. of 8")
+    assert SdpaSpec.field_limits({**values, "direction": "bwd"})["head_dim"] == (8, 256)
     assert SdpaSpec.field_limits({**values, "dtype": "fp8_e4m3"})["head_dim"] == (16, 256)
 
 

@@ -1,5 +1,6 @@
 """Issue 38: SdpaSpec takes every head size cuDNN 9.19 runs on Hopper (multiples of 8 up to 256 for fp16/bf16, of 16
-for FP8) and separate Q/K and V head sizes (MLA); what cuDNN refuses is refused naming the field and the rule."""
+for FP8; the fp16/bf16 forward up to 1024, as cuDNN answered on an H200) and separate Q/K and V head sizes (MLA); what
+cuDNN refuses is refused naming the field and the rule."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from cudnn_lab.errors import SpecError
 from cudnn_lab.specs import SdpaSpec
-from cudnn_lab.specs.sdpa_rules import SDPA_HEAD_DIM_MAX, head_dim_ok
+from cudnn_lab.specs.sdpa_rules import SDPA_FWD_HEAD_DIM_MAX, SDPA_HEAD_DIM_MAX, head_dim_ok
 
 BASE = dict(batch=2, heads=8, seq_q=64, seq_kv=96)
 
@@ -21,7 +22,27 @@ def test_every_multiple_of_8_up_to_256_is_taken_in_both_directions(d: int, direc
     assert spec.tensor_shapes()["Q"][3] == d and spec.d_v == d
 
 
-@pytest.mark.parametrize("d", [4, 12, 100, 129, 250, 264, 512])
+@pytest.mark.parametrize("d", [264, 288, 512, 576, 1024])
+@pytest.mark.parametrize("direction", ["fwd_inference", "fwd_training"])
+def test_the_forward_takes_what_cudnn_ran_past_256(d: int, direction: str) -> None:
+    spec = SdpaSpec(**BASE, head_dim=d, direction=direction, dtype="bf16")
+    assert spec.head_dim == d and SdpaSpec(**BASE, head_dim=576, head_dim_v=512, direction=direction).d_v == 512
+
+
+@pytest.mark.parametrize("d", [264, 512])
+def test_the_backward_and_fp8_stay_at_256_and_say_so(d: int) -> None:
+    with pytest.raises(SpecError) as info:
+        SdpaSpec(**BASE, head_dim=d, direction="bwd")
+    assert info.value.field == "head_dim" and "to 256" in str(info.value) and "bwd" in str(info.value)
+    with pytest.raises(SpecError, match="to 256"):
+        SdpaSpec(**BASE, head_dim=d, dtype="fp8_e4m3")
+    with pytest.raises(SpecError, match=f"to {SDPA_FWD_HEAD_DIM_MAX}"):
+        SdpaSpec(**BASE, head_dim=SDPA_FWD_HEAD_DIM_MAX + 8)
+    assert SdpaSpec.field_limits({"dtype": "bf16", "direction": "bwd"})["head_dim"] == (8, 256)
+    assert SdpaSpec.field_limits({"dtype": "bf16", "direction": "fwd_inference"})["head_dim"] == (8, 1024)
+
+
+@pytest.mark.parametrize("d", [4, 12, 100, 129, 250, 1032, 2048])
 def test_other_head_sizes_are_refused_with_cudnns_rule(d: int) -> None:
     with pytest.raises(SpecError) as info:
         SdpaSpec(**BASE, head_dim=d)
@@ -40,7 +61,7 @@ def test_fp8_takes_multiples_of_16_and_one_head_size() -> None:
         SdpaSpec(**BASE, head_dim=192, head_dim_v=128, dtype="fp8_e4m3")
     assert info.value.field == "head_dim_v"
     assert head_dim_ok("fp16", 72) and not head_dim_ok("fp8_e5m2", 72)
-    assert not head_dim_ok("bf16", SDPA_HEAD_DIM_MAX + 8)
+    assert not head_dim_ok("bf16", SDPA_HEAD_DIM_MAX + 8) and head_dim_ok("bf16", SDPA_HEAD_DIM_MAX + 8, "fwd_training")
 
 
 def test_mla_shapes_follow_each_head_size() -> None:
@@ -85,7 +106,8 @@ def test_a_paged_mla_cache_holds_v_pages_at_d_v() -> None:
 
 def test_the_form_shows_the_rule() -> None:
     values = SdpaSpec(**BASE, head_dim=192, head_dim_v=128).to_dict()
-    assert SdpaSpec.field_limits(values)["head_dim_v"] == (8, 256)
+    assert SdpaSpec.field_limits(values)["head_dim_v"] == (8, 1024)  # the forward; the backward (8, 256)
+    assert SdpaSpec.field_limits({**values, "direction": "bwd"})["head_dim_v"] == (8, 256)
     assert "head_dim_v" not in SdpaSpec.field_limits({**values, "head_dim_v": None})
     hints = SdpaSpec.field_hints(values)
     assert "8" in hints["head_dim"] and "head_dim" in hints["head_dim_v"]
