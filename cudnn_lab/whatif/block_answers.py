@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import DataError, NoGPUError, OptionError, WorkerError, shorten
 from ..reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
 from ..specs import ConvSpec, MatmulSpec, Spec, spec_from_dict
-from ..results.loading import parse_json, read_text, spec_from_data
+from ..results.loading import spec_from_data
 from .devices import as_target, check_description, today
 from ..results.datasets import dataset_prefix
 from ..results.paths import check_output_path, write_text
@@ -22,7 +22,7 @@ from ..gpu.workers import call_once
 from ..graph.block_scale import block_scaled_graph as graph_block_scaled
 from ..provenance import cudnn_version_text
 from ..results import recordings
-from ..results.labels import ANSWER_LABEL, recorded_label
+from ..results.labels import ANSWER_LABEL
 from . import checks
 
 
@@ -186,12 +186,8 @@ BLOCK_ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(BlockScaleAnswer)
 
 def load_block_scale_answers(path: Path) -> tuple[BlockScaleAnswer, ...]:
     """The answers of one recorded block-scale file, every field checked (DataError naming the file and field)."""
-    _, text = read_text(path, "recorded block-scale what-if JSON", limit=MAX_BYTES)
-    data = parse_json(text, path, "recorded block-scale what-if JSON")
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), list):
-        raise DataError(path, f"not a recorded block-scale what-if file (format {FORMAT!r} with a list of answers)")
-    answers = (BlockScaleAnswer.from_dict(a, path) for a in data["answers"])  # the card named, not 'this GPU'
-    return tuple(dataclasses.replace(a, target_label=recorded_label(a.target_label)) for a in answers)
+    return checks.answers_file(path, BlockScaleAnswer.from_dict, what="recorded block-scale what-if", fmt=FORMAT,
+                               limit=MAX_BYTES)  # the card named, not 'this GPU'
 
 
 #: cuDNN's recorded answers for block-scaled graphs, one kind of the kit's recordings (results/recordings.py).

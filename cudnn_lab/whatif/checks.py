@@ -8,15 +8,20 @@ a value that is not what the field holds is refused before anything converts it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from ..errors import DataError, shorten
+from ..results.labels import recorded_label
+from ..results.loading import parse_json, read_text
 
 __all__ = ["text", "whole", "flag", "cudnn_version", "known_fields", "proposal", "plan_identity", "version_number",
-           "REFUSALS", "MODES", "MAX_ENGINE_ID", "MAX_RANK"]
+           "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID", "MAX_RANK"]
 
 #: The kinds of a refusal an answer may carry ("" where cuDNN proposed plans).
 REFUSALS = ("declined", "crashed", "timeout")
@@ -147,3 +152,20 @@ def plan_identity(plan: Any, engine_id: Any = None, knobs: Any = None) -> Any:
         return ("engine", int(engine_id), tuple(sorted((str(k), int(v)) for k, v in knobs.items())))
     except (TypeError, ValueError, OverflowError):
         return ("plan", str(plan))
+
+
+A = TypeVar("A")
+
+
+def answers_file(path: Path, answer: Callable[[Any, Path], A], *, what: str, fmt: str, limit: int) -> tuple[A, ...]:
+    """The answers of one recorded answers file (``{"format": fmt, "answers": [...]}``, at most ``limit`` bytes), each
+    read and checked by ``answer(item, path)`` (a ``from_dict``; DataError naming the file and field), the card in use
+    when they were recorded named, not called "this GPU" (:func:`..results.labels.recorded_label`). ``what`` names the
+    files ("recorded what-if": "recorded what-if JSON"). The ``load`` of a recordings kind (results/recordings.py
+    reads and caches the files)."""
+    _, body = read_text(path, f"{what} JSON", limit=limit)
+    data = parse_json(body, path, f"{what} JSON")
+    if not isinstance(data, dict) or data.get("format") != fmt or not isinstance(data.get("answers"), list):
+        raise DataError(path, f"not a {what} file (format {fmt!r} with a list of answers)")
+    answers: list[Any] = [answer(a, path) for a in data["answers"]]  # dataclasses with a target_label
+    return tuple(dataclasses.replace(a, target_label=recorded_label(a.target_label)) for a in answers)

@@ -22,11 +22,11 @@ from ..specs import Spec
 from .devices import Target, as_target
 from ..gpu.reasons import reasons_frame, summarize
 from ..results.datasets import dataset_prefix
-from ..results.loading import parse_json, read_text, spec_from_data
+from ..results.loading import spec_from_data
 from . import checks
 from .devices import check_description, today
 from ..results import recordings
-from ..results.labels import ANSWER_LABEL, DEVICELESS_LIMIT, recorded_label
+from ..results.labels import ANSWER_LABEL, DEVICELESS_LIMIT
 from ..results.run import RunResult
 from ..results.paths import check_output_path
 
@@ -152,12 +152,7 @@ ANSWER_FIELDS = tuple(f.name for f in dataclasses.fields(WhatIf))
 def load_whatifs(path: Path) -> tuple[WhatIf, ...]:
     """The answers of one recorded what-if file, every field checked (DataError naming the file and field); the card
     in use when they were recorded is named, not called "this GPU" (:func:`..results.labels.recorded_label`)."""
-    _, text = read_text(path, "recorded what-if JSON", limit=MAX_WHATIF_BYTES)
-    data = parse_json(text, path, "recorded what-if JSON")
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), list):
-        raise DataError(path, f"not a recorded what-if file (format {FORMAT!r} with a list of answers)")
-    answers = (WhatIf.from_dict(a, path) for a in data["answers"])
-    return tuple(dataclasses.replace(w, target_label=recorded_label(w.target_label)) for w in answers)
+    return checks.answers_file(path, WhatIf.from_dict, what="recorded what-if", fmt=FORMAT, limit=MAX_WHATIF_BYTES)
 
 
 #: The recorded answers of cuDNN's heuristics, one kind of the kit's recordings (results/recordings.py).
