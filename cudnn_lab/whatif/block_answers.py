@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, NoGPUError, OptionError, WorkerError, shorten
+from ..errors import NoGPUError, OptionError, WorkerError, shorten
 from ..reference.block_formats import BLOCK_FORMATS, BlockFormat, block_format
 from ..specs import ConvSpec, MatmulSpec, Spec, spec_from_dict
 from ..results.loading import spec_from_data
@@ -142,19 +142,12 @@ class BlockScaleAnswer:
     def from_dict(cls, data: Any, source: Any = "block-scale answer") -> BlockScaleAnswer:
         """Inverse of :meth:`to_dict`: every field checked by meaning (DataError naming ``source`` and the field;
         no raw error for a damaged answer)."""
-        if not isinstance(data, dict):
-            raise DataError(source, f"a block-scale answer must be an object, not {shorten(data, 40)}")
-        checks.known_fields(source, data, BLOCK_ANSWER_FIELDS, "a block-scale answer")
-        missing = [k for k in ("spec", "fmt", "target", "target_label", "cudnn_version", "source") if k not in data]
-        if missing:
-            raise checks.fail(source, missing[0], "is missing from the block-scale answer")
+        data = checks.record(source, data, "block-scale answer", BLOCK_ANSWER_FIELDS,
+                             ("spec", "fmt", "target", "target_label", "cudnn_version", "source"))
         fmt = data["fmt"]
         if not isinstance(fmt, str) or fmt not in BLOCK_FORMATS:
             raise checks.fail(source, "fmt", f"must be one of {', '.join(BLOCK_FORMATS)}, not {shorten(fmt, 40)}")
-        refused = data.get("refused", "")
-        if refused != "" and refused not in checks.REFUSALS:
-            raise checks.fail(source, "refused", f"must be empty or one of {', '.join(checks.REFUSALS)}, not "
-                                                 f"{shorten(refused, 40)}")
+        refused = checks.refusal(source, data)
         engines, notes, proposals = (data.get(k, []) for k in ("engine_ids", "notes", "proposals"))
         for key, value, most in (("engine_ids", engines, 1000), ("notes", notes, 32), ("proposals", proposals, 10_000)):
             if not isinstance(value, list) or len(value) > most:

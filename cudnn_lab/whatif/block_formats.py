@@ -22,7 +22,7 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DataError, OptionError, shorten
+from ..errors import OptionError, shorten
 from ..reference.block_formats import BlockFormat, block_format
 from ..specs import Spec
 from ..specs.fp8 import FP8_DTYPES
@@ -100,12 +100,8 @@ class BlockWhatIf:
     @classmethod
     def from_dict(cls, data: Any, source: Any = "block-format what-if") -> BlockWhatIf:
         """Inverse of :meth:`to_dict`: every field checked by meaning (DataError naming ``source`` and the field)."""
-        if not isinstance(data, dict):
-            raise DataError(source, f"a block-format what-if must be an object, not {shorten(data, 40)}")
-        checks.known_fields(source, data, BLOCK_WHATIF_FIELDS, "a block-format what-if")
-        missing = [k for k in BLOCK_WHATIF_FIELDS if k not in data and k != "label"]
-        if missing:
-            raise checks.fail(source, missing[0], "is missing from the block-format what-if")
+        data = checks.record(source, data, "block-format what-if", BLOCK_WHATIF_FIELDS,
+                             [k for k in BLOCK_WHATIF_FIELDS if k != "label"])
         fmt = data["fmt"]
         if not isinstance(fmt, dict) or set(fmt) != {f.name for f in dataclasses.fields(BlockFormat)}:
             raise checks.fail(source, "fmt", f"must be a block format's fields, not {shorten(fmt, 60)}")

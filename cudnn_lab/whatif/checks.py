@@ -21,7 +21,7 @@ from ..results.labels import recorded_label
 from ..results.loading import parse_json, read_text
 
 __all__ = ["text", "whole", "flag", "cudnn_version", "known_fields", "proposal", "plan_identity", "version_number",
-           "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID", "MAX_RANK"]
+           "record", "refusal", "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID", "MAX_RANK"]
 
 #: The kinds of a refusal an answer may carry ("" where cuDNN proposed plans).
 REFUSALS = ("declined", "crashed", "timeout")
@@ -94,6 +94,27 @@ def version_number(source: Any, field: str, value: Any) -> int:
         elif re.fullmatch(r"\d{5}", t):
             value = int(t)
     return cudnn_version(source, field, value)
+
+
+def record(source: Any, data: Any, what: str, allowed: Any, required: Any) -> dict[str, Any]:
+    """``data`` as one record's object: an object (DataError otherwise), no field outside ``allowed``, every field
+    of ``required`` present (the first one missing named). ``what`` names the record: "what-if answer" ("a what-if
+    answer must be an object", "is missing from the what-if answer")."""
+    if not isinstance(data, dict):
+        raise DataError(source, f"a {what} must be an object, not {shorten(data, 40)}")
+    known_fields(source, data, allowed, f"a {what}")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise fail(source, missing[0], f"is missing from the {what}")
+    return data
+
+
+def refusal(source: Any, data: dict[str, Any]) -> str:
+    """An answer's ``refused`` field: "" (cuDNN proposed plans, the default) or one of :data:`REFUSALS`."""
+    refused = data.get("refused", "")
+    if refused != "" and refused not in REFUSALS:
+        raise fail(source, "refused", f"must be empty or one of {', '.join(REFUSALS)}, not {shorten(refused, 40)}")
+    return str(refused)
 
 
 def known_fields(source: Any, data: dict[str, Any], allowed: Any, what: str) -> None:

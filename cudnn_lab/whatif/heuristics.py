@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, NoGPUError, OptionError, shorten
+from ..errors import NoGPUError, OptionError, shorten
 from ..options import check_sm_count
 from ..provenance import cudnn_version_text
 from ..specs import Spec
@@ -113,17 +113,9 @@ class WhatIf:
     def from_dict(cls, data: Any, source: Any = "what-if") -> WhatIf:
         """Inverse of :meth:`to_dict`: every field checked by meaning (DataError naming ``source`` and the field;
         no raw error for a damaged answer)."""
-        if not isinstance(data, dict):
-            raise DataError(source, f"a what-if answer must be an object, not {shorten(data, 40)}")
-        checks.known_fields(source, data, ANSWER_FIELDS, "a what-if answer")
-        missing = [k for k in ("spec", "target", "target_label", "synthetic", "cudnn_version", "source")
-                   if k not in data]
-        if missing:
-            raise checks.fail(source, missing[0], "is missing from the what-if answer")
-        refused = data.get("refused", "")
-        if refused != "" and refused not in checks.REFUSALS:
-            raise checks.fail(source, "refused", f"must be empty or one of {', '.join(checks.REFUSALS)}, not "
-                                                 f"{shorten(refused, 40)}")
+        data = checks.record(source, data, "what-if answer", ANSWER_FIELDS,
+                             ("spec", "target", "target_label", "synthetic", "cudnn_version", "source"))
+        refused = checks.refusal(source, data)
         proposals = data.get("proposals", [])
         if not isinstance(proposals, list) or len(proposals) > 10_000:
             raise checks.fail(source, "proposals", f"must be a list of plans, not {shorten(proposals, 40)}")
@@ -461,12 +453,7 @@ class Drift:
     def from_dict(cls, data: Any, source: Any = "drift") -> Drift:
         """Inverse of :meth:`to_dict`: an object holding exactly ``old`` and ``new``, each a what-if answer checked by
         :meth:`WhatIf.from_dict` (DataError naming ``source`` and the field)."""
-        if not isinstance(data, dict):
-            raise DataError(source, f"a drift must be an object, not {shorten(data, 40)}")
-        checks.known_fields(source, data, ("old", "new"), "a drift")
-        missing = [k for k in ("old", "new") if k not in data]
-        if missing:
-            raise checks.fail(source, missing[0], "is missing from the drift")
+        data = checks.record(source, data, "drift", ("old", "new"), ("old", "new"))
         return cls(WhatIf.from_dict(data["old"], f"{source}: field old"),
                    WhatIf.from_dict(data["new"], f"{source}: field new"))
 
