@@ -49,6 +49,7 @@ _LAZY = {
     "sm_scaling": "cudnn_lab.whatif.scaling",
     "triage": "cudnn_lab.whatif.version_triage",
     "forecast": "cudnn_lab.whatif.speed",
+    "backend_map": "cudnn_lab.results.backend_map",
     "presets": "cudnn_lab.specs.presets",
     "preset": "cudnn_lab.specs.presets",
 }

@@ -192,6 +192,11 @@ def _parser() -> argparse.ArgumentParser:
                     "SM count; repeat for several")
     fc.add_argument("--source", help="a run recording to transfer from (default: the shipped one of this spec)")
     fc.add_argument("--validate", action="store_true", help="print the validation table and the issue's targets")
+    bmap = commands.add_parser("backend-map", help="which attention backend wins each shape of a sweep run with "
+                               "--backends: a paragraph, and the map as a JSON table (--json)", allow_abbrev=False)
+    bmap.add_argument("results", help="a sweep (Parquet file or store folder) or a recorded sweep's name, e.g. "
+                      "h200_attention_backends")
+    bmap.add_argument("--json", default=None, help="also write the map as a JSON table here")
     return add_cli_parser(commands, _PRESET_HELP, parser)  # cudnn-lab triage (whatif/version_triage.py)
 
 
@@ -447,7 +452,7 @@ def _command(argv: Sequence[str] | None) -> int:
     if args.command == "doctor":
         _say(probe().summary())
         return 0
-    if args.command in ("run", "sweep", "report", "plans", "profile", "forecast", "triage"):
+    if args.command in ("run", "sweep", "report", "plans", "profile", "forecast", "triage", "backend-map"):
         return _kit_command(args)
     if args.command == "cache":
         return _cache(args)
@@ -473,10 +478,20 @@ def _forecast(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backend_map(args: argparse.Namespace) -> int:
+    """``cudnn-lab backend-map``: which backend wins each attention shape of a sweep (results/backend_map.py)."""
+    from cudnn_lab.results.backend_map import backend_map
+    out = check_output_path(args.json, what="backend map") if args.json else None
+    bmap = backend_map(load_results(args.results))
+    code = _save(lambda p: (bmap.to_json(p), p)[1], out, "backend map", ".json") if out is not None else 0
+    _say(bmap.summary(), *([f"saved {out}"] if out is not None and code == 0 else []))
+    return code
+
+
 def _kit_command(args: argparse.Namespace) -> int:
     """Run a kit command; the kit's errors become one readable message and an exit code from EXIT_CODES."""
     handlers = {"run": _run, "sweep": _sweep, "report": _report, "plans": _plans, "profile": _profile,
-                "forecast": _forecast, "triage": lambda a: cli_triage(a, _spec_of, _say)}
+                "forecast": _forecast, "triage": lambda a: cli_triage(a, _spec_of, _say), "backend-map": _backend_map}
     try:
         return handlers[args.command](args)
     except errors.CudnnLabError as e:

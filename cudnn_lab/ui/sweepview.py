@@ -42,8 +42,12 @@ from ..plots.registry import entries
 __all__ = ["COMPARE_CHARTS", "MAX_POINTS", "NO_GPU_SWEEP_TEXT", "SWEEP_FIGURES", "SWEEP_Y", "SweepView", "compare_pair",
            "drawable", "parse_values", "plot_fields", "sweep_fields", "validate_axes"]
 
-#: y choices of the sweep figure -> ``plots.sweep_latency``'s ``y``.
-SWEEP_Y: dict[str, str] = {"latency": "median_ms", "TFLOP/s": "tflops", "GB/s": "gbps"}
+#: y choices of the sweep figure -> ``plots.sweep_latency``'s ``y``; 'who wins' draws the backend map instead
+#: (plots/registry.py 'backend_map': attention shapes swept with PyTorch's backends timed).
+SWEEP_Y: dict[str, str] = {"latency": "median_ms", "TFLOP/s": "tflops", "GB/s": "gbps", "who wins": ""}
+#: What the view says when 'who wins' is chosen for a sweep without PyTorch's backends.
+NO_BACKENDS_TEXT = ("who wins needs attention shapes swept with PyTorch's backends timed (RunOptions(backends=True), "
+                    "cudnn-lab sweep ... --backends): load the recorded h200_attention_backends sweep")
 #: Which plan of each point is drawn -> ``plots.sweep_latency``'s ``which``.
 SWEEP_WHICH: dict[str, str] = {"heuristic's pick": "pick", "best plan": "best"}
 #: What the comparison of two GPUs draws -> ``plots.compare_gpus``'s ``kind``.
@@ -382,8 +386,14 @@ class SweepView:
         if self.x.value is None or rows is None or rows.empty:
             what = f"no {self.op_filter.value} point" if self.op_filter.value else "nothing"
             return self._placeholder(f"{what} in {self.source_text or 'this sweep'}: choose another operation")
-        fig = SWEEP_FIGURES["sweep"].draw(rows, self.x.value, color=self.color.value or None,
-                                          y=SWEEP_Y[self.y.value], which=SWEEP_WHICH[self.which.value])
+        if not SWEEP_Y[self.y.value]:  # who wins: the backend map of the attention points
+            bmap = SWEEP_FIGURES["backend_map"]
+            if not bmap.applies(rows):
+                return self._placeholder(NO_BACKENDS_TEXT)
+            fig = bmap.draw(rows)
+        else:
+            fig = SWEEP_FIGURES["sweep"].draw(rows, self.x.value, color=self.color.value or None,
+                                              y=SWEEP_Y[self.y.value], which=SWEEP_WHICH[self.which.value])
         live = self.source_text.startswith("live")
         self.info.value = banner_html("measured" if live else "recorded",
                                       f"{'' if live else 'sweep '}{html.escape(self.source_text)}: "
@@ -567,7 +577,8 @@ class SweepView:
                 self._placeholder(f"{done}/{total} points: the first point is running …")
                 return
             x, color = self._live
-            self._figures.show("sweep", SWEEP_FIGURES["sweep"].draw(rows, x, color=color, y=SWEEP_Y[self.y.value],
+            self._figures.show("sweep", SWEEP_FIGURES["sweep"].draw(rows, x, color=color,
+                                                                    y=SWEEP_Y[self.y.value] or "median_ms",
                                                                     which=SWEEP_WHICH[self.which.value]))
         except Exception as e:  # noqa: BLE001
             self._log.report(e)

@@ -161,3 +161,15 @@ def test_the_recorded_map_decides_every_shape_and_says_the_kit_against_pytorch()
 def test_shape_labels_name_what_differs() -> None:
     assert shape_label(SHAPE) == "b1 h32/8 s2048 d128 causal fwd_inference"
     assert set(CONTENDERS) >= {"cudnn", "sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_math"}
+
+
+def test_the_cli_says_the_map_and_writes_its_table(tmp_path, capsys) -> None:
+    from cudnn_lab.cli import main
+
+    out = tmp_path / "map.json"
+    assert main(["backend-map", "h200_attention_backends", "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "shapes won by backend" in said and f"saved {out}" in said
+    assert BackendMap.from_dict(json.loads(out.read_text())).rows
+    assert main(["backend-map", "h100_standard"]) != 0
+    assert "backends=True" in capsys.readouterr().err

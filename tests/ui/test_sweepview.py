@@ -238,3 +238,21 @@ def test_compare_does_not_keep_an_operation_filter_the_pair_lacks(view: SweepVie
     view.op_filter.value = "conv"
     view.compare(*SWEEPS)
     assert view.op_filter.value == "conv" and "shared points" in view.fig.layout.title.text
+
+
+def test_who_wins_draws_the_backend_map_of_the_recorded_attention_sweep(view: SweepView) -> None:
+    """Issue 38: the recorded attention sweep with PyTorch's backends shows which backend wins where; a sweep
+    without them says how to get them instead of drawing nothing."""
+    from cudnn_lab.ui.sweepview import NO_BACKENDS_TEXT
+
+    view.load("h200_attention_backends")
+    view.op_filter.value = "sdpa"
+    view.y.value = "who wins"
+    assert view._log.messages == [] and "Which backend wins where" in view.fig.layout.title.text
+    assert {t.name for t in traces(view.fig)} >= {"cudnn wins"}
+    view.y.value = "latency"
+    assert "Latency along" in view.fig.layout.title.text
+    view.load("h100_standard")
+    view.y.value = "who wins"
+    assert view._log.messages == []
+    assert view.fig.layout.annotations[0].text.replace("<br>", " ") == NO_BACKENDS_TEXT
