@@ -132,11 +132,8 @@ class BlockScaleAnswer:
                 "source": self.source}
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["spec"] = self.spec.to_dict()
-        d["engine_ids"], d["notes"] = list(self.engine_ids), list(self.notes)
-        d["proposals"] = [dict(p) for p in self.proposals]
-        return d
+        """JSON-ready: every field, the spec as its dict, lists for tuples (read back by :meth:`from_dict`)."""
+        return checks.answer_dict(self)
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = "block-scale answer") -> BlockScaleAnswer:

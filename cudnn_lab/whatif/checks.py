@@ -21,7 +21,7 @@ from ..results.labels import recorded_label
 from ..results.loading import parse_json, read_text
 
 __all__ = ["text", "whole", "flag", "cudnn_version", "known_fields", "proposal", "plan_identity", "version_number",
-           "record", "refusal", "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID", "MAX_RANK"]
+           "answer_dict", "record", "refusal", "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID", "MAX_RANK"]
 
 #: The kinds of a refusal an answer may carry ("" where cuDNN proposed plans).
 REFUSALS = ("declined", "crashed", "timeout")
@@ -94,6 +94,17 @@ def version_number(source: Any, field: str, value: Any) -> int:
         elif re.fullmatch(r"\d{5}", t):
             value = int(t)
     return cudnn_version(source, field, value)
+
+
+def answer_dict(answer: Any) -> dict[str, Any]:
+    """JSON-ready: every field of an answer (a dataclass with a ``spec``) in field order, the spec as its dict, each
+    tuple as a list (plan dicts copied); read back by the answer type's ``from_dict``."""
+    d = dataclasses.asdict(answer)
+    d["spec"] = answer.spec.to_dict()
+    for key, value in d.items():
+        if isinstance(value, tuple):
+            d[key] = [dict(v) if isinstance(v, dict) else v for v in value]
+    return d
 
 
 def record(source: Any, data: Any, what: str, allowed: Any, required: Any) -> dict[str, Any]:

@@ -104,10 +104,7 @@ class WhatIf:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: every field, the spec as its dict (read back by :meth:`from_dict`)."""
-        d = dataclasses.asdict(self)
-        d["spec"] = self.spec.to_dict()
-        d["proposals"] = [dict(p) for p in self.proposals]
-        return d
+        return checks.answer_dict(self)
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = "what-if") -> WhatIf:
