@@ -122,6 +122,8 @@ PROBLEMS = {
     "sdpa_mla_prefill_bf16": cl.preset("DeepSeek-V3 MLA prefill"),
     "sdpa_mla_bwd_bf16": cl.preset("DeepSeek-V3 MLA training backward").replace(heads=16),
     "sdpa_phi3_d96_bf16": cl.preset("Phi-3-mini attention (d 96)"),
+    # the forward past head size 256: DeepSeek-V3's absorbed MLA decode (Q/K 576, V/O 512, one latent K/V head)
+    "sdpa_mla_absorbed_decode_bf16": cl.preset("DeepSeek-V3 MLA decode, absorbed (576/512)"),
 }
 #: Problems whose run also samples the engine space beyond the heuristics' proposals (plan anatomy).
 EXPLORE = {"conv_nhwc_fp16": 200}

@@ -43,6 +43,13 @@ _ALL: tuple[Preset, ...] = (
                     dtype="bf16", causal=True),
            "as the prefill, backward (dQ, dK, dV); 4096-token sequence",
            "huggingface.co/deepseek-ai/DeepSeek-V3 config.json; DeepSeek-V3 Technical Report (arXiv:2412.19437)"),
+    Preset("DeepSeek-V3 MLA decode, absorbed (576/512)",
+           SdpaSpec(batch=32, heads=128, kv_heads=1, seq_q=1, seq_kv=4096, head_dim=576, head_dim_v=512,
+                    dtype="bf16"),
+           "decode with the projections absorbed: 128 query heads share one latent K/V head; Q/K head 576 "
+           "(kv_lora_rank 512 + qk_rope_head_dim 64), V head 512 (the latent); 32 sequences at 4096 tokens",
+           "huggingface.co/deepseek-ai/DeepSeek-V3 config.json (kv_lora_rank 512, qk_rope_head_dim 64); FlashMLA's "
+           "head sizes (d 576, dv 512)"),
     Preset("Phi-3-mini attention (d 96)",
            SdpaSpec(batch=1, heads=32, seq_q=4096, seq_kv=4096, head_dim=96, dtype="bf16", causal=True),
            "hidden 3072, 32 heads of 96, 32 K/V heads, 4k context",
