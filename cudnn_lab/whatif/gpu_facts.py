@@ -107,15 +107,22 @@ class GpuFactsFile:
     synthetic_arch: dict[str, str]
 
 
+def json_value(path: Path, missing: str) -> Any:
+    """The JSON value in the file ``path`` (the forecast's files: GPU facts, published provenance, recordings):
+    PathError saying ``missing`` where there is no such file, DataError naming the file where it is not readable
+    JSON."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PathError(path, missing) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(path, f"not readable JSON ({exc})") from None
+
+
 def read_facts_file(path: Path) -> GpuFactsFile:
     """One facts file read and checked (the registry's reader); DataError names the file and field."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise PathError(path, "no such GPU facts file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(path, f"not readable JSON ({exc})") from None
+    data = json_value(path, "no such GPU facts file")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DataError(path, f"format is not {FORMAT!r}", hint="is this a GPU facts file?")
     gpus = data.get("gpus")

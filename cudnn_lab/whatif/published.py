@@ -20,7 +20,6 @@ read. The cache is keyed by the provenance file's size and time: a CSV edited al
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 from cudnn_lab.errors import DataError, PathError
 from cudnn_lab.files import regular_size
 from cudnn_lab.results import recordings
-from cudnn_lab.whatif.gpu_facts import load_gpu_facts
+from cudnn_lab.whatif.gpu_facts import json_value, load_gpu_facts
 
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent / "data" / "forecast" / "published"
 PROVENANCE = "provenance.json"
@@ -97,12 +96,7 @@ class PublishedRow:
 
 def _provenance(path: Path) -> tuple[str, list[dict[str, Any]]]:
     """The format and the checked ``files`` records of a provenance file; DataError names the file and field."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise PathError(path, "no provenance record beside the published CSVs") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(path, f"not readable JSON ({exc})") from None
+    data = json_value(path, "no provenance record beside the published CSVs")
     if not isinstance(data, dict) or data.get("format") not in (PROVENANCE_FORMAT, INFERENCE_FORMAT):
         raise DataError(path, f"format is not {PROVENANCE_FORMAT!r} or {INFERENCE_FORMAT!r}",
                         hint="is this a published provenance record?")
