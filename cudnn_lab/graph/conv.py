@@ -3,6 +3,7 @@ the pointwise epilogue chain (forward only). Pure: no cudnn import here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..specs import ConvSpec
@@ -18,17 +19,42 @@ from .recipe import OpDecl, Recipe, TensorDecl, data_type
 _PORTS = {"fprop": ("image", "weight"), "dgrad": ("loss", "filter"), "wgrad": ("image", "loss")}
 
 
-@RECIPES.register(ConvSpec)
-def recipe(spec: ConvSpec) -> Recipe:
-    """The operands in the spec's layout, the convolution call, then the epilogue."""
+def conv_call(spec: Any, sides: Callable[[Any], tuple[int, ...]]) -> tuple[list[TensorDecl], OpDecl]:
+    """The input operands of a 2-D or 3-D convolution in the spec's layout and its call, padding, stride and dilation
+    as lists of ``sides(value)`` (:func:`~cudnn_lab.specs.base.pair` or :func:`~cudnn_lab.specs.conv3d.triple`)."""
     shapes, strides = spec.tensor_shapes(), spec.tensor_strides()
     ins, out = spec.io_names()
     tensors = [TensorDecl(n, shapes[n], strides[n], spec.dtype, "input") for n in ins]
-    (ph, pw), (sh, sw), (dh, dw) = pair(spec.padding), pair(spec.stride), pair(spec.dilation)
-    params = (("padding", [ph, pw]), ("stride", [sh, sw]), ("dilation", [dh, dw]),
-              ("compute_data_type", data_type(spec.compute_dtype)))
+    params = (("padding", list(sides(spec.padding))), ("stride", list(sides(spec.stride))),
+              ("dilation", list(sides(spec.dilation))), ("compute_data_type", data_type(spec.compute_dtype)))
     method = f"conv_{spec.direction}"
-    main = OpDecl(method, method, tuple(zip(_PORTS[spec.direction], ins)), params, out)
+    return tensors, OpDecl(method, method, tuple(zip(_PORTS[spec.direction], ins)), params, out)
+
+
+def conv_geometry(spec: Any, sides: Callable[[Any], tuple[int, ...]]) -> str:
+    """PyTorch's keyword arguments for the convolution's geometry: stride, padding, dilation and groups."""
+    return (f"stride={list(sides(spec.stride))}, padding={list(sides(spec.padding))}, "
+            f"dilation={list(sides(spec.dilation))}, groups={spec.groups}")
+
+
+def conv_reference_lines(spec: Any, geo: str, nd: str) -> list[str]:
+    """The script's float64 reference of a ``nd`` ("2d", "3d") convolution: ``torch.nn.functional.conv{nd}`` or
+    ``torch.nn.grad.conv{nd}_input`` / ``conv{nd}_weight``, then the epilogue."""
+    if spec.direction == "fprop":
+        lines = [f"y = torch.nn.functional.conv{nd}(inputs['X'].double(), inputs['W'].double(), {geo})"]
+    elif spec.direction == "dgrad":
+        lines = [f"y = torch.nn.grad.conv{nd}_input({list(spec.x_dims)}, inputs['W'].double(), "
+                 f"inputs['DY'].double(), {geo})"]
+    else:
+        lines = [f"y = torch.nn.grad.conv{nd}_weight(inputs['X'].double(), {list(spec.w_dims)}, "
+                 f"inputs['DY'].double(), {geo})"]
+    return [*lines, *epilogue_code(spec.epilogue), "return y"]
+
+
+@RECIPES.register(ConvSpec)
+def recipe(spec: ConvSpec) -> Recipe:
+    """The operands in the spec's layout, the convolution call, then the epilogue."""
+    tensors, main = conv_call(spec, pair)
     if spec.fp8:
         return scaled_recipe(spec, main, ("X", "W"))
     return with_epilogue(spec, tensors, main)
@@ -37,19 +63,10 @@ def recipe(spec: ConvSpec) -> Recipe:
 @REFERENCE_CODE.register(ConvSpec)
 def reference_code(spec: ConvSpec) -> list[str]:
     """The script's float64 reference: ``conv2d`` or the gradient functions of ``torch.nn.grad``, then the epilogue."""
-    geo = (f"stride={list(pair(spec.stride))}, padding={list(pair(spec.padding))}, "
-           f"dilation={list(pair(spec.dilation))}, groups={spec.groups}")
+    geo = conv_geometry(spec, pair)
     if spec.fp8:
         return scaled_reference_code(f"torch.nn.functional.conv2d(a, b, {geo})", ("X", "W"))
-    if spec.direction == "fprop":
-        lines = [f"y = torch.nn.functional.conv2d(inputs['X'].double(), inputs['W'].double(), {geo})"]
-    elif spec.direction == "dgrad":
-        lines = [f"y = torch.nn.grad.conv2d_input({list(spec.x_dims)}, inputs['W'].double(), "
-                 f"inputs['DY'].double(), {geo})"]
-    else:
-        lines = [f"y = torch.nn.grad.conv2d_weight(inputs['X'].double(), {list(spec.w_dims)}, "
-                 f"inputs['DY'].double(), {geo})"]
-    return [*lines, *epilogue_code(spec.epilogue), "return y"]
+    return conv_reference_lines(spec, geo, "2d")
 
 
 @BLOCK_SCALED.register(ConvSpec)
