@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..specs import ConvSpec
@@ -25,21 +25,27 @@ def fan_in(spec: ConvSpec) -> int:
             "wgrad": spec.n * p * q}[spec.direction]
 
 
-def compute(spec: ConvSpec, t: Mapping[str, torch.Tensor]) -> torch.Tensor:
-    """The spec's convolution (and epilogue) on tensors ``t`` in their own dtype."""
+def convolve(spec: Any, t: Mapping[str, torch.Tensor], sides: Callable[[Any], tuple[int, ...]],
+             nd: int) -> torch.Tensor:
+    """A 2-D or 3-D (``nd``) convolution spec's op (and epilogue) on tensors ``t`` in their own dtype, padding,
+    stride and dilation as ``sides(value)`` (:func:`~cudnn_lab.specs.base.pair` or
+    :func:`~cudnn_lab.specs.conv3d.triple`)."""
     import torch
 
-    geom = dict(stride=pair(spec.stride), padding=pair(spec.padding), dilation=pair(spec.dilation),
+    geom = dict(stride=sides(spec.stride), padding=sides(spec.padding), dilation=sides(spec.dilation),
                 groups=spec.groups)
     if spec.direction == "fprop":
-        return epilogue.apply_epilogue(spec, torch.nn.functional.conv2d(t["X"], t["W"], **geom), t)
+        conv = torch.nn.functional.conv2d if nd == 2 else torch.nn.functional.conv3d
+        return epilogue.apply_epilogue(spec, conv(t["X"], t["W"], **geom), t)
     # What autograd calls in a training step, with the tensor that is not needed as an empty placeholder in the
     # others' memory format. (torch.nn.grad.conv2d_input/_weight pass a 1-element tensor expanded to the shape,
     # which PyTorch reads as NCHW: an NHWC dgrad then ran ~4.7x slower than cuDNN's, docs/FINDINGS.md.)
     like = t["DY"]
-    fmt = torch.channels_last if like.dim() == 4 and like.is_contiguous(memory_format=torch.channels_last) \
-        and not like.is_contiguous() else torch.contiguous_format
-    args = (pair(spec.stride), pair(spec.padding), pair(spec.dilation), False, [0, 0], spec.groups)
+    last = torch.channels_last if nd == 2 else torch.channels_last_3d
+    fmt = last if like.dim() == nd + 2 and like.is_contiguous(memory_format=last) and not like.is_contiguous() \
+        else torch.contiguous_format
+    args = (sides(spec.stride), sides(spec.padding), sides(spec.dilation), False, [0] * nd, spec.groups)
+
     def empty(dims: Any) -> torch.Tensor:  # allocated in its format (no copy kernel inside a timed baseline)
         return torch.empty(tuple(dims), dtype=like.dtype, device=like.device, memory_format=fmt)
 
@@ -48,6 +54,11 @@ def compute(spec: ConvSpec, t: Mapping[str, torch.Tensor]) -> torch.Tensor:
                                                    (True, False, False))[0]
     return torch.ops.aten.convolution_backward(t["DY"], t["X"], empty(spec.w_dims), None, *args,
                                                (False, True, False))[1]
+
+
+def compute(spec: ConvSpec, t: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    """The spec's convolution (and epilogue) on tensors ``t`` in their own dtype."""
+    return convolve(spec, t, pair, 2)
 
 
 def make_inputs(spec: ConvSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:

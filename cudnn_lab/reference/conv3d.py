@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..specs.conv3d import Conv3dSpec, triple
 from . import epilogue
+from .conv import convolve
 from .families import REFERENCES, Reference
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,26 +27,9 @@ def fan_in(spec: Conv3dSpec) -> int:
 
 
 def compute(spec: Conv3dSpec, t: Mapping[str, torch.Tensor]) -> torch.Tensor:
-    """The spec's 3-D convolution (and epilogue) on tensors ``t`` in their own dtype."""
-    import torch
-
-    geom = dict(stride=triple(spec.stride), padding=triple(spec.padding), dilation=triple(spec.dilation),
-                groups=spec.groups)
-    if spec.direction == "fprop":
-        return epilogue.apply_epilogue(spec, torch.nn.functional.conv3d(t["X"], t["W"], **geom), t)
-    like = t["DY"]
-    fmt = torch.channels_last_3d if like.dim() == 5 and not like.is_contiguous() and \
-        like.is_contiguous(memory_format=torch.channels_last_3d) else torch.contiguous_format
-    args = (triple(spec.stride), triple(spec.padding), triple(spec.dilation), False, [0, 0, 0], spec.groups)
-
-    def empty(dims: Any) -> torch.Tensor:  # the tensor autograd would not need, allocated in the others' format
-        return torch.empty(tuple(dims), dtype=like.dtype, device=like.device, memory_format=fmt)
-
-    if spec.direction == "dgrad":
-        return torch.ops.aten.convolution_backward(t["DY"], empty(spec.x_dims), t["W"], None, *args,
-                                                   (True, False, False))[0]
-    return torch.ops.aten.convolution_backward(t["DY"], t["X"], empty(spec.w_dims), None, *args,
-                                               (False, True, False))[1]
+    """The spec's 3-D convolution (and epilogue) on tensors ``t`` in their own dtype (channels_last_3d kept for
+    NDHWC)."""
+    return convolve(spec, t, triple, 3)
 
 
 def make_inputs(spec: Conv3dSpec, *, device: Any = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
