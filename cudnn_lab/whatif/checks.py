@@ -16,12 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import DataError, shorten
+from ..errors import DataError, OptionError, shorten
 from ..results.labels import recorded_label
 from ..results.loading import parse_json, read_text
 
 __all__ = ["text", "whole", "flag", "cudnn_version", "known_fields", "proposal", "plan_identity", "version_number",
-           "answer_dict", "record", "refusal", "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID", "MAX_RANK"]
+           "answer_dict", "old_and_new", "record", "refusal", "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID",
+           "MAX_RANK"]
 
 #: The kinds of a refusal an answer may carry ("" where cuDNN proposed plans).
 REFUSALS = ("declined", "crashed", "timeout")
@@ -105,6 +106,14 @@ def answer_dict(answer: Any) -> dict[str, Any]:
         if isinstance(value, tuple):
             d[key] = [dict(v) if isinstance(v, dict) else v for v in value]
     return d
+
+
+def old_and_new(pair: Any, kind: type, wanted: str) -> None:
+    """Refuse a two-version record's ``old`` or ``new`` that is not a ``kind`` (OptionError naming the field and the
+    record's class, ``wanted`` saying what it takes)."""
+    for name in ("old", "new"):
+        if not isinstance(getattr(pair, name), kind):
+            raise OptionError(name, getattr(pair, name), wanted, where=type(pair).__name__)
 
 
 def record(source: Any, data: Any, what: str, allowed: Any, required: Any) -> dict[str, Any]:

@@ -438,9 +438,7 @@ class Drift:
     new: WhatIf
 
     def __post_init__(self) -> None:
-        for name in ("old", "new"):
-            if not isinstance(getattr(self, name), WhatIf):
-                raise OptionError(name, getattr(self, name), "a WhatIf (cl.plans_for's answer)", where="Drift")
+        checks.old_and_new(self, WhatIf, "a WhatIf (cl.plans_for's answer)")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the two answers' own dicts (:meth:`WhatIf.to_dict`)."""

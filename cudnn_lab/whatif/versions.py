@@ -104,9 +104,7 @@ class RunDrift:
     new: RunResult
 
     def __post_init__(self) -> None:
-        for name in ("old", "new"):
-            if not isinstance(getattr(self, name), RunResult):
-                raise OptionError(name, getattr(self, name), "a RunResult (cl.run's or run_under's)", where="RunDrift")
+        checks.old_and_new(self, RunResult, "a RunResult (cl.run's or run_under's)")
         if self.old.spec != self.new.spec:
             raise OptionError("new", self.new.spec.label(), f"a run of the same spec as old ({self.old.spec.label()})",
                               where="RunDrift")
