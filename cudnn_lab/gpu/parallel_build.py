@@ -59,7 +59,8 @@ STATUSES: dict[str, str] = {
                   "builds it",
     "failed": "the helper could not build it: the run builds it (and records cuDNN's reason if it fails there too)",
     "missed": "its helper died, hung or was left out before reaching it: the run builds it",
-    "left": "left to the run: the heuristics' pick, which the run builds itself at once while helpers build the rest",
+    "left": "left to the run: the heuristics' pick, which the run builds itself at once while helpers build the rest, "
+            "or (parallel_builds='auto') a plan the run built itself before its helper had reached it",
 }
 
 
@@ -386,18 +387,20 @@ class AsyncPrebuild:
                 self._problems.append(f"the run waited {timeout:g} s for {name} and built it itself")
             return None
 
-    def report(self, timeout: float | None = None) -> BuildReport:
+    def report(self, timeout: float | None = None, *, overtaken: bool = False) -> BuildReport:
         """The prebuild's report (waits up to ``timeout`` s for the helpers to finish; plans still building then are
-        'missed'); the one warning about trouble is given here, in the caller's thread."""
+        'missed'); the one warning about trouble is given here, in the caller's thread. ``overtaken``: the run went
+        through every plan and built itself those no helper had handed over (an eager run that did not wait for
+        helpers still starting): they are 'left', not trouble, and the helpers finish in the background."""
         self._thread.join(timeout)
         with self._cond:
             ref = self._ref or []
-            plans = tuple(self._outcome.get(p) or PlanBuild(p, -1, "left" if i < self.leave else "missed",
-                                                            error="" if self._finished or i < self.leave
+            plans = tuple(self._outcome.get(p) or PlanBuild(p, -1, "left" if i < self.leave or overtaken else "missed",
+                                                            error="" if self._finished or i < self.leave or overtaken
                                                             else "still building when the run ended")
                           for i, p in enumerate(ref))
             problems = list(self._problems)
-            if not self._finished:
+            if not self._finished and not overtaken:
                 problems.append("the helpers were still building when the run ended")
             report = BuildReport(workers=self.workers, helpers=self._helpers, plans=plans,
                                  wall_s=(self.ended_at or time.perf_counter()) - self.t0, start_s=self._start_s,

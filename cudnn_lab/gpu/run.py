@@ -185,8 +185,7 @@ class Run:
                 yield self.preview(record)
                 if self.stop is not None and self.stop():
                     self.halt(f"stop asked after {i + 1} of {total} plans")
-        deadline = self.prebuild.deadline_s if self.prebuild is not None else PLAN_DEADLINE_S
-        self.settle_prebuild(deadline if self.waited_for_helpers else 0.0)
+        self.end_prebuild()
         self.save_kernel_cache()
         self.refuse_empty_carve_out()
 
@@ -356,11 +355,25 @@ class Run:
             self.prebuild = None
             self.decisions["parallel_builds"] = Decision("parallel_builds", "auto", 0, why)
 
-    def settle_prebuild(self, timeout: float) -> None:
+    def settle_prebuild(self, timeout: float, overtaken: bool = False) -> None:
         """The helpers' report as ``settings["parallel_build"]`` (waiting up to ``timeout`` s for them to finish;
-        once per run)."""
+        once per run; ``overtaken``: see ``AsyncPrebuild.report``)."""
         if self.prebuild is not None and self.parallel_build is None:
-            self.parallel_build = self.prebuild.report(timeout).to_dict()
+            self.parallel_build = self.prebuild.report(timeout, overtaken=overtaken).to_dict()
+
+    def end_prebuild(self) -> None:
+        """The helpers' report once every plan went through the run (phase ``helpers_end``). A run that asked for
+        helpers and waited for one of them waits for them to finish (its report is whole); an eager run ('auto')
+        does not: every plan is handed over or built, and what helpers still do (starting, building plans the run
+        built itself) goes on in the background. Waiting for a cold pool to start cost a fresh conv run 2.5 s."""
+        handed = self.prebuild
+        if handed is None:
+            return
+        with self.phases("helpers_end"):
+            if handed.eager:
+                self.settle_prebuild(0.0, overtaken=True)
+            else:
+                self.settle_prebuild(handed.deadline_s if self.waited_for_helpers else 0.0)
 
     def save_kernel_cache(self) -> None:
         """Keep what this run compiled in cuDNN's kernel cache, for later runs and processes (once per run)."""

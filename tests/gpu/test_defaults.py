@@ -191,3 +191,20 @@ def test_an_eager_run_builds_a_plan_itself_while_its_helper_has_not_listed_the_p
         assert not any("waited" in p for p in report.problems)  # not waited for: built by the run at once
     finally:
         pool.close()
+
+
+def test_an_eager_run_that_built_every_plan_itself_reports_them_left_and_warns_of_nothing() -> None:
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:sleep", start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            handle = pb.start_prebuild(SPEC, RunOptions(), 2, plans=["eng0", "eng1", "eng2"], pool=pool, cores=4,
+                                       deadline_s=60.0, eager=True)
+            assert handle.wait("eng1", timeout=60) is None and handle.wait("eng2", timeout=60) is None
+            report = handle.report(timeout=0.0, overtaken=True)  # the run went through every plan itself
+            assert not handle.finished  # not waited for: the silent helpers go on in the background
+        assert [p.status for p in report.plans] == ["left", "left", "left"] and not report.problems
+        assert not [w for w in caught if "parallel builds" in str(w.message)]
+        assert report.to_dict()["built"] == 0
+    finally:
+        pool.close()
