@@ -15,10 +15,12 @@ from typing import Any
 
 from ..errors import SpecError, shorten
 from ..specs import EPILOGUES, Spec
+from ..specs.presets import preset_info
 from .fields import (OPS, TEXT_KINDS, controls_from_spec, field_kind, field_text, fields_of, hidden_fields, hints,
                      label_of, limits, parse_field, spec_from_controls)
 from .style import (cell, clear_invalid, hint_html, html_style, mark_invalid, row,
                     set_shown, share_layout, shared_style)
+from .presets import PresetPicker
 
 __all__ = ["OP_NOTE", "SpecControls", "SpecForm"]
 
@@ -152,7 +154,9 @@ class _ByOp(Mapping):
 class SpecForm:
     """The spec widgets; ``box`` is the form, ``spec`` the last valid spec, ``op`` the operation choice.
 
-    ``on_change(spec)`` is called after each change that gives a new valid spec. ``widgets[op][field]`` are the
+    ``on_change(spec)`` is called after each change that gives a new valid spec. ``presets`` is the real-model
+    preset picker above the operation choice (:meth:`apply_preset` is what picking one does; :attr:`preset` names
+    the preset picked last, :attr:`preset_status` says whether the form still shows it). ``widgets[op][field]`` are the
     controls (``form.conv``, ``.matmul``, ... the same by operation); ``boxes[op]`` holds them. ``guard(fn, *args)``
     runs every callback (the Lab's, which logs errors); by default a plain call.
     """
@@ -185,8 +189,9 @@ class SpecForm:
         self.cells: Mapping[str, dict[str, Any]] = _ByOp(self, "cells")
         self.boxes: Mapping[str, Any] = _ByOp(self, "box")
         self.general_message = W.HTML("", layout=W.Layout(display="none")).add_class("cl-message")
+        self.presets = PresetPicker(W, pick=lambda name: self._guard(self.apply_preset, name))
         self.op.observe(lambda ch: self._guard(self._op_changed, ch), names="value")
-        self.box = W.VBox([self.op, self.op_note, self.general_message]).add_class("cl-controls")
+        self.box = W.VBox([self.presets.box, self.op, self.op_note, self.general_message]).add_class("cl-controls")
         self.set_spec(spec)
 
     def _build(self, op: str, values: dict[str, Any] | None = None) -> _OpForm:
@@ -281,6 +286,35 @@ class SpecForm:
         self.spec = spec
         self._clear_marks()
         self.update_limits()
+        self.presets.show(self.presets.applied, spec)
+
+    # -------------------------------------------------------------------------------------------- presets
+
+    @property
+    def preset(self) -> str | None:
+        """The real-model preset picked last (its name in ``cl.presets()``), None before one is picked; the form
+        may have been edited since (:attr:`preset_status`)."""
+        return self.presets.applied
+
+    @property
+    def preset_status(self) -> str:
+        """'preset: NAME' while the form shows the preset's spec, 'edited from NAME' after an edit, '' for none."""
+        return self.presets.status
+
+    def apply_preset(self, name: str) -> Spec:
+        """Show the real-model preset ``name`` (the operation choice follows) and call ``on_change`` with its spec
+        when that is a change; OptionError naming ``preset`` and listing the names for an unknown one."""
+        info = preset_info(name)
+        before = self.spec
+        self.presets.applied = info.name
+        self.set_spec(info.spec)
+        if info.spec != before and self.on_change is not None:
+            self.on_change(info.spec)
+        return info.spec
+
+    def restore_preset(self, name: str | None) -> None:
+        """Say that the spec shown came from preset ``name`` (a Lab state's; None: none), without changing it."""
+        self.presets.show(name, self.spec)
 
     def _fill(self, values: dict[str, Any]) -> None:
         op = values["op"]
@@ -371,7 +405,7 @@ class SpecForm:
         for part in self._built.values():
             part.box.layout.display = "flex" if part.box is shown else "none"
         if shown not in self.box.children:  # only the operation shown is on the page (the others are kept)
-            self.box.children = (self.op, self.op_note, shown, self.general_message)
+            self.box.children = (self.presets.box, self.op, self.op_note, shown, self.general_message)
         self.op_note.value = OP_NOTE.format(html.escape(OPS[self.op.value].description or ""))
 
     def _op_changed(self, change: dict[str, Any]) -> None:
@@ -383,8 +417,10 @@ class SpecForm:
             return
         before = self.spec
         spec = self.validate()
-        if spec is not None and spec != before and self.on_change is not None:
-            self.on_change(spec)
+        if spec is not None and spec != before:
+            self.presets.show(self.presets.applied, spec)  # 'edited from NAME' once it differs from the preset
+            if self.on_change is not None:
+                self.on_change(spec)
 
 
 #: The name this form had before the Lab was split into parts.

@@ -389,7 +389,8 @@ class Lab(RecordedResults):
         """Everything needed to rebuild this panel (:class:`~.state.LabState` as a dict)."""
         return LabState(spec=self.spec, view=self.view, selected=self.selected, run=self.run_form.options,
                         source="recorded" if self.source.value == RECORDED else "live",
-                        recorded=self.recorded, whatif_targets=self.whatif_view.state_targets()).to_dict()
+                        recorded=self.recorded, whatif_targets=self.whatif_view.state_targets(),
+                        preset=self.controls.preset).to_dict()
 
     @classmethod
     def from_state(cls, state: dict[str, Any] | LabState, **kwargs: Any) -> Lab:
@@ -438,6 +439,7 @@ class Lab(RecordedResults):
                 self.show_result(result, recorded=state.recorded)
         if self.spec != state.spec:
             self.spec = state.spec
+        self.controls.restore_preset(state.preset)
         if state.selected in plans:
             self.select(state.selected)
         elif state.selected is not None:  # a live run's plan: shown only where that run is

@@ -19,12 +19,13 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, OptionError
+from ..errors import DataError, OptionError, shorten
 from ..files import first_in_json
 from ..options import RunOptions
 from ..results.loading import (MAX_PLAN_NAME, MAX_RECORDING_TEXT, MAX_STATE_BYTES, check_state, inflate, parse_json,
                                read_text)
 from ..specs import Spec, spec_from_dict
+from ..specs.presets import preset_info
 from ..results.paths import check_output_path, write_text
 
 __all__ = ["CODE_PREFIX", "MAX_CODE_CHARS", "MAX_WHATIF_TARGETS", "SOURCES", "STATE_VERSION", "VIEWS", "LabState"]
@@ -46,6 +47,19 @@ MAX_WHATIF_TARGETS = 64
 MAX_TARGET_NAME = 40
 #: The state key of the What-if tab's chosen targets (absent: the tab's defaults).
 WHATIF_KEY = "whatif_targets"
+#: The state key of the real-model preset the form's spec was picked from (absent: none).
+PRESET_KEY = "preset"
+
+
+def _preset_name(value: Any) -> str | None:
+    """The preset's name as ``cl.presets()`` spells it (None stays None); OptionError naming ``preset`` and listing
+    the names for anything else."""
+    if value is None:
+        return None
+    try:
+        return preset_info(value).name
+    except OptionError as e:
+        raise OptionError(PRESET_KEY, value, e.allowed, where="Lab state") from None
 
 
 def _name(field: str, value: Any, limit: int) -> None:
@@ -100,6 +114,8 @@ class LabState:
     recorded: str | None = None
     #: The What-if tab's chosen targets (names, in the tab's order), or None for its defaults.
     whatif_targets: tuple[str, ...] | None = None
+    #: The real-model preset the spec was picked from (a name in ``cl.presets()``; the spec may be edited since).
+    preset: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, Spec):
@@ -116,6 +132,7 @@ class LabState:
         if self.whatif_targets is not None:
             object.__setattr__(self, "whatif_targets", tuple(self.whatif_targets))
         object.__setattr__(self, "run", RunOptions.coerce(self.run))
+        object.__setattr__(self, "preset", _preset_name(self.preset))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict with a ``version`` key (``whatif_targets`` only where targets were chosen)."""
@@ -123,6 +140,8 @@ class LabState:
                 "run": self.run.to_dict(), "source": self.source, "recorded": self.recorded}
         if self.whatif_targets is not None:
             data[WHATIF_KEY] = list(self.whatif_targets)
+        if self.preset is not None:
+            data[PRESET_KEY] = self.preset
         return data
 
     @classmethod
@@ -140,18 +159,22 @@ class LabState:
     @classmethod
     def _from_checked(cls, data: Any, source: Any) -> LabState:
         """The state in ``data`` checked whole (DataError naming ``source`` and the field), then made."""
-        chosen = None
-        if isinstance(data, dict) and WHATIF_KEY in data:
-            chosen = data[WHATIF_KEY]
-            data = {k: v for k, v in data.items() if k != WHATIF_KEY}
+        chosen = preset = None
+        if isinstance(data, dict) and (WHATIF_KEY in data or PRESET_KEY in data):
+            chosen, preset = data.get(WHATIF_KEY), data.get(PRESET_KEY)
+            data = {k: v for k, v in data.items() if k not in (WHATIF_KEY, PRESET_KEY)}
         data = check_state(data, source, version=STATE_VERSION, views=VIEWS)
         problem = _target_names_problem(chosen)
         if problem:
             raise DataError(source, f"field {WHATIF_KEY}: {problem}")
+        try:
+            preset = _preset_name(preset)
+        except OptionError as e:
+            raise DataError(source, f"field {PRESET_KEY}: {shorten(e.value)} {e.allowed}") from None
         return cls(spec=spec_from_dict(data["spec"]), view=data.get("view") or "Graph",
                    selected=data.get("selected"), run=RunOptions.coerce(data.get("run") or None),
                    source=data.get("source") or "live", recorded=data.get("recorded"),
-                   whatif_targets=None if chosen is None else tuple(chosen))
+                   whatif_targets=None if chosen is None else tuple(chosen), preset=preset)
 
     def to_code(self) -> str:
         """The state as one line of text to copy: ``cudnn-lab-state=`` then compressed JSON in base64url."""

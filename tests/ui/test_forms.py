@@ -37,7 +37,8 @@ def test_every_operation_has_a_control_per_field_and_a_button() -> None:
 
 def test_the_chosen_operation_says_what_it_is_under_the_choice() -> None:
     form = SpecForm()
-    assert form.box.children[:2] == (form.op, form.op_note)  # right under the operation choice
+    at = form.box.children.index(form.op)  # after the preset picker
+    assert form.box.children[at:at + 2] == (form.op, form.op_note)  # right under the operation choice
     for op, cls in OPS.items():
         form.op.value = op
         assert cls.description.split(":")[0] in form.op_note.value
@@ -224,7 +225,7 @@ def test_a_size_overflow_marks_the_field_just_changed() -> None:
 
 def test_only_the_chosen_operations_form_is_built_until_another_is_reached() -> None:
     form = SpecForm()
-    assert set(form._built) == {"conv"} and form.box.children[2] is form.boxes["conv"]
+    assert set(form._built) == {"conv"} and form.boxes["conv"] in form.box.children
     assert form.sdpa["heads"].value == str(cl.SdpaSpec().heads)  # reached: built at its defaults, not shown
     assert set(form._built) == {"conv", "sdpa"} and form.boxes["sdpa"] not in form.box.children
     assert form.spec == cl.ConvSpec() and form.invalid == {}
