@@ -13,7 +13,8 @@
 # with default options), whatif (benchmarks/whatif.py), defaults (plans.py --defaults: the problems a user runs, no
 # options set), published (benchmarks/published_attention.py --quick: NVIDIA's H200 attention rows), probe
 # (scripts/probe_shapes.py: SDPA head sizes cuDNN takes), detstress (three 8-worker runs of the anatomy, plans and
-# pooling GPU tests), throughput (benchmarks/sweep_throughput.py: every GPU; run it
+# pooling GPU tests), exitprobe (scripts/probe_exit.py: exit codes per exit variant, the determinism recipe under
+# load, issue 37), throughput (benchmarks/sweep_throughput.py: every GPU; run it
 # alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
 # throughput takes $POINTS points (12 unless set); record takes only the problems in $RECORD_ONLY when set.
 set -uo pipefail
@@ -29,7 +30,7 @@ DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
 declare -A BUDGET=([record]=300 [bmap]=330 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
-                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [tests]=100000 [tests1]=100000 [notebooks]=400)
+                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [exitprobe]=95 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
@@ -79,6 +80,8 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         detstress) for i in 1 2 3; do timeout -k 10 $((secs / 3)) $PY -m pytest -m gpu -q -p no:cacheprovider -n 8 \
                     --dist load --timeout 120 tests/gpu/test_anatomy_gpu.py tests/gpu/test_plans.py tests/gpu/test_classic_pool.py; \
                     echo "detstress run $i rc=$?"; done ;;
+        exitprobe) timeout -k 10 "$secs" $PY scripts/probe_exit.py --seconds $((secs - 12)) \
+                    --json "$WORK/bench/${slug}_${DAY}_probe_exit.json" ;;
         liverowsdef) timeout -k 10 "$secs" $PY scripts/live_rows.py --problem rmsnorm --defaults \
                     --record "$WORK/bench/${slug}_${DAY}_live_rows_defaults.json" ;;
         throughput) unset CUDA_VISIBLE_DEVICES

@@ -6,6 +6,7 @@ import atexit
 import functools
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -27,15 +28,63 @@ def kit_thread(target: Callable[..., Any], name: str, *args: Any) -> threading.T
     return thread
 
 
-@atexit.register
-def _join_kit_threads() -> None:
+#: Callbacks that drop the kit's GPU state (sessions: captured CUDA graphs, frontend graphs, tensors) at exit,
+#: newest first, while CUDA, cuDNN and CUPTI are still up (:func:`release_at_exit`).
+_RELEASES: list[Callable[[], Any]] = []
+#: Whether the exit releases the GPU state (scripts/probe_exit.py turns it off to compare).
+RELEASE_AT_EXIT = True
+
+
+def release_at_exit(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Have ``fn`` (no arguments) called at exit, after the kit's threads are joined and the GPUs are idle, rather
+    than leaving its objects to the interpreter's teardown, whose order is not defined (a frontend graph or a CUDA
+    graph destroyed after the libraries' own teardown began). Returns ``fn``."""
+    _RELEASES.append(fn)
+    return fn
+
+
+def _join_kit_threads() -> bool:
+    """Wait for the kit's threads (EXIT_JOIN_S in all); True when none is left running."""
     import time
 
     end = time.monotonic() + EXIT_JOIN_S
     for thread in list(_THREADS):
         if thread is not threading.current_thread():
             thread.join(max(0.0, end - time.monotonic()))
+    return not any(t.is_alive() for t in list(_THREADS) if t is not threading.current_thread())
 
+
+def release_gpu_state() -> list[str]:
+    """Wait for every GPU this process started, then run the :func:`release_at_exit` callbacks (newest first) and
+    collect garbage, so that the kit's CUDA graphs, frontend graphs and tensors go while CUDA is up. Never raises:
+    returns what failed, one line each."""
+    import gc
+
+    failed: list[str] = []
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            has_context = getattr(torch._C, "_cuda_hasPrimaryContext", None)  # never make a context at exit
+            for index in range(torch.cuda.device_count()):
+                if has_context is not None and has_context(index):
+                    with torch.cuda.device(index):
+                        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - a broken device must not turn the exit into a traceback
+        failed.append(f"synchronize: {' '.join(str(e).split())[:200]}")
+    for fn in reversed(_RELEASES):
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001
+            failed.append(f"{getattr(fn, '__qualname__', fn)}: {' '.join(str(e).split())[:200]}")
+    gc.collect()
+    return failed
+
+
+@atexit.register
+def _at_exit() -> None:
+    """The kit's exit: join its threads; then, when none is left inside CUDA, release its GPU state."""
+    if _join_kit_threads() and RELEASE_AT_EXIT:
+        release_gpu_state()
 
 
 def _torch_cudnn(torch: Any) -> Any:

@@ -17,7 +17,7 @@ from ..reference import make_inputs, make_outputs, reference_outputs
 from ..specs import DTYPE_BYTES, Spec
 from . import heuristics_cache as hc
 from .cache import plan_graph_key
-from .device import device_info
+from .device import device_info, release_at_exit
 from .frontend import check_carve_out, from_frontend_graph, graph_plans, warm_engine_family_async
 from .plans import PLAN_SOURCES, PlanEntry, propose
 
@@ -224,6 +224,7 @@ class Session:
 
         if size > self.workspace.numel():
             check_memory(size, self.device, "the largest plan's workspace")
+            self.stream.synchronize()  # the old workspace's block is reused at once: no execution may still use it
             self.workspace = torch.empty(size, dtype=torch.uint8, device=f"cuda:{self.device}")
             self.graphs.clear()  # captured graphs point at the old workspace
 
@@ -270,3 +271,14 @@ def session(spec: Spec, modes: tuple[str, ...] = ("A", "FALLBACK"), *, device: i
             _SESSIONS.pop(next(iter(_SESSIONS)))
         _SESSIONS[key] = made
     return _SESSIONS[key]
+
+
+@release_at_exit
+def _release_sessions() -> None:
+    """At exit: drop the sessions (captured CUDA graphs, frontend graphs, tensors) while CUDA is up; skipped when a
+    run still holds the lock."""
+    if RUN_LOCK.acquire(timeout=1.0):
+        try:
+            _SESSIONS.clear()
+        finally:
+            RUN_LOCK.release()
