@@ -449,7 +449,8 @@ for name, spec in problems.items():
     t1 = time.perf_counter()
     again = cl.run(spec, plans="all")
     t2 = time.perf_counter()
-    built = r.plans[~r.plans["from_cache"].fillna(False).astype(bool)]["build_ms"].dropna()
+    cached = r.plans["from_cache"].fillna(False).astype(bool)
+    built = r.plans[~cached]["build_ms"].dropna()
     pick = r.plans["build_ms"].iloc[0] if len(r.plans) else None
     print(json.dumps({"name": name, "run_s": t1 - t0, "repeat_s": t2 - t1,
                       "first_s": None if rows.first is None else rows.first - t0,
@@ -458,6 +459,7 @@ for name, spec in problems.items():
                       "from_cache": int(r.plans["from_cache"].fillna(False).astype(bool).sum()),
                       "pick_build_ms": None if pick is None or pick != pick else float(pick),
                       "slowest_build_ms": float(built.max()) if len(built) else None,
+                      "load_ms": float(r.plans[cached]["build_ms"].fillna(0).sum()),
                       "decisions": r.settings.get("decisions"), "parallel_build": r.settings.get("parallel_build"),
                       "phase_s": r.settings.get("phase_s"), "gpu": r.device.get("gpu")}), flush=True)
 """
@@ -505,8 +507,8 @@ def _defaults_line(r: dict) -> str:
     return (f"{r['name']}: all plans {r['run_s']:.2f} s (first row {_s(r['first_s'])}, last row "
             f"{_s(r['last_row_s'])}), repeat {r['repeat_s']:.3f} s; {r['plans']} plans, {r['ran']} ran, "
             f"{r['from_cache']} from cache; helpers: {pb.get('used', '?')} ({pb.get('why', '?')}); the pick built "
-            f"in {_ms(r.get('pick_build_ms'))}, the slowest plan built in the run's process in {_ms(floor)}"
-            f"\n    phase_s: {_phases(r)}")
+            f"in {_ms(r.get('pick_build_ms'))}, the slowest plan built in the run's process in {_ms(floor)}, "
+            f"{r['from_cache']} loaded from the plan cache in {_ms(r.get('load_ms'))}\n    phase_s: {_phases(r)}")
 
 
 def _ms(value: float | None) -> str:
