@@ -355,11 +355,11 @@ class Run:
             self.prebuild = None
             self.decisions["parallel_builds"] = Decision("parallel_builds", "auto", 0, why)
 
-    def settle_prebuild(self, timeout: float, overtaken: bool = False) -> None:
+    def settle_prebuild(self, timeout: float) -> None:
         """The helpers' report as ``settings["parallel_build"]`` (waiting up to ``timeout`` s for them to finish;
-        once per run; ``overtaken``: see ``AsyncPrebuild.report``)."""
+        once per run)."""
         if self.prebuild is not None and self.parallel_build is None:
-            self.parallel_build = self.prebuild.report(timeout, overtaken=overtaken).to_dict()
+            self.parallel_build = self.prebuild.report(timeout).to_dict()
 
     def end_prebuild(self) -> None:
         """The helpers' report once every plan went through the run (phase ``helpers_end``). A run that asked for
@@ -370,8 +370,11 @@ class Run:
         if handed is None:
             return
         with self.phases("helpers_end"):
-            if handed.eager:
-                self.settle_prebuild(0.0, overtaken=True)
+            if handed.eager and self.parallel_build is None:
+                report = handed.report(0.0, overtaken=True)
+                self.parallel_build = report.to_dict() if report.built or handed.finished else handed.abandon(
+                    "auto: the run built every plan itself while its helpers were starting (they are kept warm for "
+                    "later runs)")
             else:
                 self.settle_prebuild(handed.deadline_s if self.waited_for_helpers else 0.0)
 

@@ -208,3 +208,20 @@ def test_an_eager_run_that_built_every_plan_itself_reports_them_left_and_warns_o
         assert report.to_dict()["built"] == 0
     finally:
         pool.close()
+
+
+def test_an_auto_run_does_not_wait_at_its_end_for_helpers_still_starting() -> None:
+    from cudnn_lab.gpu.run import Run
+
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:sleep", start_deadline_s=30)
+    try:
+        run = Run(SPEC, RunOptions(plans="all"))
+        run.prebuild = pb.start_prebuild(SPEC, run.options, 2, plans=["eng0", "eng1", "eng2"], pool=pool, cores=4,
+                                         deadline_s=60.0, eager=True)
+        run.waited_for_helpers = True  # an eager wait() that returned at once (its helper had not listed the plans)
+        run.end_prebuild()
+        assert run.parallel_build is not None and "while its helpers were starting" in run.parallel_build["skipped"]
+        assert run.parallel_build["workers"] == 2 and not run.prebuild.finished  # they go on in the background
+        assert "helpers_end" in run.phases.s  # the end of the helpers is a phase of its own
+    finally:
+        pool.close()
