@@ -72,7 +72,7 @@ def _cudnn_loaded(what: str) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class BlockScaleAnswer:
+class BlockScaleAnswer(checks.Answer):
     """cuDNN's heuristics' answer for the block-scaled graph of ``spec`` in ``fmt`` on ``target``: how many plans
     (``plan_count``) of which engines (``engine_ids``) with which behaviour notes (``notes``, of the plans kept), or
     ``refused`` ("declined", "crashed", "timeout") with cuDNN's message and reasons (``detail``). ``proposals`` holds
@@ -130,10 +130,6 @@ class BlockScaleAnswer:
                 "answer": (", ".join(self.notes) or "proposed") if self.ok else
                 f"{self.refused}: {(self.message.splitlines() or [''])[0][:160]}",
                 "source": self.source}
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: every field, the spec as its dict, lists for tuples (read back by :meth:`from_dict`)."""
-        return checks.answer_dict(self)
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = "block-scale answer") -> BlockScaleAnswer:

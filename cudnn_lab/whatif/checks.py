@@ -21,8 +21,8 @@ from ..results.labels import recorded_label
 from ..results.loading import parse_json, read_text
 
 __all__ = ["text", "whole", "flag", "cudnn_version", "known_fields", "proposal", "plan_identity", "version_number",
-           "answer_dict", "old_and_new", "record", "refusal", "answers_file", "REFUSALS", "MODES", "MAX_ENGINE_ID",
-           "MAX_RANK"]
+           "Answer", "answer_dict", "old_and_new", "record", "refusal", "answers_file", "REFUSALS", "MODES",
+           "MAX_ENGINE_ID", "MAX_RANK"]
 
 #: The kinds of a refusal an answer may carry ("" where cuDNN proposed plans).
 REFUSALS = ("declined", "crashed", "timeout")
@@ -106,6 +106,15 @@ def answer_dict(answer: Any) -> dict[str, Any]:
         if isinstance(value, tuple):
             d[key] = [dict(v) if isinstance(v, dict) else v for v in value]
     return d
+
+
+class Answer:
+    """What cuDNN's recorded answers share (:class:`~cudnn_lab.whatif.WhatIf`, the block-scale answer): one
+    ``to_dict``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every field, the spec as its dict, tuples as lists (read back by the type's ``from_dict``)."""
+        return answer_dict(self)
 
 
 def old_and_new(pair: Any, kind: type, wanted: str) -> None:

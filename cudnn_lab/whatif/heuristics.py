@@ -41,7 +41,7 @@ MAX_WHATIF_BYTES = 64 * 2**20
 
 
 @dataclasses.dataclass(frozen=True)
-class WhatIf:
+class WhatIf(checks.Answer):
     """cuDNN's answer for one spec on one target: ``proposals`` (plan dicts: plan, engine_id, knobs,
     behavior_notes, ranks) or, when it gave none, ``refused`` ("declined", "crashed", "timeout") with its message and
     cuDNN's per-engine reasons in ``detail``. ``source`` says where the answer was asked (or recorded)."""
@@ -101,10 +101,6 @@ class WhatIf:
         first = next((line for line in self.message.splitlines() if line.strip()), "")[:300]
         said = first or f"cuDNN gave no plan ({self.refused or 'no message'})"
         return f"No plan on {where}: {said} {why}".strip() + f" ({self.source})."
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: every field, the spec as its dict (read back by :meth:`from_dict`)."""
-        return checks.answer_dict(self)
 
     @classmethod
     def from_dict(cls, data: Any, source: Any = "what-if") -> WhatIf:
