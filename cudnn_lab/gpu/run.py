@@ -365,7 +365,7 @@ class Run:
         """The helpers' report once every plan went through the run (phase ``helpers_end``). A run that asked for
         helpers and waited for one of them waits for them to finish (its report is whole); an eager run ('auto')
         does not: every plan is handed over or built, and what helpers still do (starting, building plans the run
-        built itself) goes on in the background. Waiting for a cold pool to start cost a fresh conv run 2.5 s."""
+        built itself) goes on in the background (waiting for a cold pool to start could cost a run seconds)."""
         handed = self.prebuild
         if handed is None:
             return
@@ -373,8 +373,8 @@ class Run:
             if handed.eager and self.parallel_build is None:
                 report = handed.report(0.0, overtaken=True)
                 self.parallel_build = report.to_dict() if report.built or handed.finished else handed.abandon(
-                    "auto: the run built every plan itself while its helpers were starting (they are kept warm for "
-                    "later runs)")
+                    "auto: the run built every plan itself before its helpers handed any over (they were starting or "
+                    "busy; kept warm for later runs)")
             else:
                 self.settle_prebuild(handed.deadline_s if self.waited_for_helpers else 0.0)
 
