@@ -16,7 +16,9 @@
     differed over 3 runs): the test's own recipe (fp32 NCHW conv, every plan without the note, 3 runs each, fresh
     outputs and workspace each round) repeated under conditions that each stand for one explanation:
       alone        nothing else: cuDNN itself
-      busy_default outputs made on a default stream kept busy (the recipe's stream is not ordered after it)
+      busy_default outputs made on a default stream kept busy (the recipe's stream is not ordered after it: before
+                   check_determinism waited for the caller's stream, every round failed with the whole output
+                   unwritten, H200 2026-11-29; a failure here now means that wait is gone)
       ws_poison    the workspace overwritten with junk between runs (a plan reading workspace it did not write)
       threads      a thread in this process allocating on one stream and freeing while another still uses the
                    memory (the caching allocator hands it out again: the kit's cross-stream reuse)

@@ -36,6 +36,7 @@ class Bench:
         self.inputs = make_inputs(spec, device="cuda", seed=0)
         self.outputs = make_outputs(spec, device="cuda")
         self.workspace = torch.empty(1, dtype=torch.uint8, device="cuda")
+        self.stream.wait_stream(torch.cuda.current_stream())  # the NaN fill above is on the default stream
 
     def heuristics(self, modes=("A", "FALLBACK")):
         import cudnn
