@@ -241,7 +241,7 @@ def backend_ops(spec: SdpaSpec, inputs: dict[str, torch.Tensor]) -> dict[str, Ca
     _check(spec, inputs, CPU_FLOP_LIMIT)
     q, k, v = (inputs[n] for n in ("Q", "K", "V"))
     return {name: _op(spec, q, k, v, inputs.get("dO"),
-                      lambda *t, b=backend: _in_backend(b, lambda: _torch_sdpa(spec, *t)))  # type: ignore[misc]
+                      lambda *t, b=backend: _in_backend(b, lambda: _torch_sdpa(spec, *t)))
             for name, backend in SDPA_BACKENDS.items()}
 
 

@@ -202,7 +202,7 @@ class BackendMap:
                      + f", tied in {len(ratios) - len(faster) - len(slower)}.")
         default = [r for r in self.rows if r.pytorch_default_ms is not None and r.winner is not None]
         if default:
-            near = sum(r.pytorch_default_ms <= r.times_ms[r.winner] * (1 + self.tie_rel) for r in default
+            near = sum(r.pytorch_default_ms <= min(r.times_ms.values()) * (1 + self.tie_rel) for r in default
                        if r.pytorch_default_ms is not None)
             text += (f" PyTorch's own dispatch (no backend forced) was within the tie rule of the winner in {near} of "
                      f"{len(default)} shapes.")
