@@ -5,11 +5,12 @@
     processes per variant, several at once, and a table of how each ended (exit code or signal; whether its work
     finished first, so an abort at exit is told from one during the work). Variants:
       query        a what-if deviceless query (what benchmarks/whatif.py does first), nothing run
-      run          a run without CUPTI (kernels and notes off)
+      run          a run without CUPTI (kernels and notes off); the run variants take no helper processes
       run_cupti    a run with kernels recorded (CUPTI through torch's kineto profiler)
       run_norel    run_cupti with the kit's release at exit turned off (gpu/device.RELEASE_AT_EXIT)
       run_osexit   run_cupti ending with os._exit(0) (no teardown at all)
       query_run    query, then run_cupti (benchmarks/whatif.py's mix)
+      run_helpers  run_cupti with the default helper processes (parallel builds): what a user's run does
       cupti_only   one torch profiler session around a fill, no cuDNN
       cupti_thread the profiler session on a thread other than the main one (kineto's "External init callback")
 (b) the determinism test's failure under 8 pytest workers (a plan without the NONDETERMINISTIC note whose whole output
@@ -44,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-EXIT_VARIANTS = ("query", "run", "run_cupti", "run_norel", "run_osexit", "query_run", "cupti_only", "cupti_thread")
+EXIT_VARIANTS = ("query", "run", "run_cupti", "run_norel", "run_osexit", "query_run", "run_helpers", "cupti_only",
+                 "cupti_thread")
 DET_VARIANTS = ("alone", "busy_default", "ws_poison", "threads", "procs")
 DONE = "PROBE-WORK-DONE"
 MARKS = ("free()", "External init callback", "double free", "corrupted", "Segmentation", "terminate called",
@@ -64,10 +66,11 @@ def _query() -> None:
     wi.plans_for(_small_spec(), wi.profile(), recorded=False, modes=("A",))
 
 
-def _run(cupti: bool) -> None:
+def _run(cupti: bool, helpers: bool = False) -> None:
     import cudnn_lab as cl
 
-    result = cl.run(_small_spec(), plans="all", kernels=cupti, notes=cupti, time_cap_s=0.05)
+    more: dict[str, Any] = {} if helpers else {"parallel_builds": 0}
+    result = cl.run(_small_spec(), plans="all", kernels=cupti, notes=cupti, time_cap_s=0.05, **more)
     print("plans", len(result.plans), flush=True)
 
 
@@ -95,6 +98,8 @@ def child(variant: str) -> None:
     elif variant == "query_run":
         _query()
         _run(cupti=True)
+    elif variant == "run_helpers":
+        _run(cupti=True, helpers=True)
     elif variant == "cupti_only":
         _cupti_session()
     elif variant == "cupti_thread":
@@ -107,7 +112,7 @@ def child(variant: str) -> None:
         _cupti_session()  # and then on the main thread
     else:
         raise SystemExit(f"unknown variant {variant!r}; one of {', '.join(EXIT_VARIANTS)}")
-    print(DONE, flush=True)
+    print(DONE, time.time(), flush=True)
     if variant == "run_osexit":
         sys.stdout.flush()
         sys.stderr.flush()
@@ -133,10 +138,17 @@ def one_child(variant: str, timeout_s: float) -> dict[str, Any]:
         rc: int | None = p.returncode
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
-        rc, out, err = None, str(e.stdout or ""), str(e.stderr or "")
+        rc, out, err = None, _text(e.stdout), _text(e.stderr)
+    ended_at = time.time()
+    done = [ln.split() for ln in out.splitlines() if ln.startswith(DONE)]
+    exit_s = round(ended_at - float(done[0][1]), 2) if done and len(done[0]) > 1 else None
     lines = [ln.strip() for ln in err.splitlines() if any(m in ln for m in MARKS)]
-    return {"variant": variant, "ended": _ended(rc), "rc": rc, "work_done": DONE in out,
+    return {"variant": variant, "ended": _ended(rc), "rc": rc, "work_done": bool(done), "exit_s": exit_s,
             "seconds": round(time.monotonic() - t0, 2), "stderr_marks": lines[-4:]}
+
+
+def _text(data: Any) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else str(data or "")
 
 
 def exit_probe(seconds: float, repeats: int, variants: tuple[str, ...], parallel: int) -> list[dict[str, Any]]:
@@ -159,11 +171,16 @@ def exit_probe(seconds: float, repeats: int, variants: tuple[str, ...], parallel
 def exit_table(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for r in results:
-        row = table.setdefault(r["variant"], {"children": 0, "ended": {}, "aborted_after_work": 0, "marks": []})
+        row = table.setdefault(r["variant"], {"children": 0, "ended": {}, "aborted_after_work": 0,
+                                              "slow_exit": 0, "exit_s": [], "marks": []})
         row["children"] += 1
         row["ended"][r["ended"]] = row["ended"].get(r["ended"], 0) + 1
-        if r["work_done"] and r["ended"] != "rc 0":
+        if r["work_done"] and r["ended"] == "timeout":  # still exiting when its time was up: slow, not an abort
+            row["slow_exit"] += 1
+        elif r["work_done"] and r["ended"] != "rc 0":
             row["aborted_after_work"] += 1
+        if r.get("exit_s") is not None and r["ended"] == "rc 0":
+            row["exit_s"].append(r["exit_s"])
         row["marks"] += [m for m in r["stderr_marks"] if m not in row["marks"]][:3]
     return table
 
@@ -321,8 +338,8 @@ def gpu_present() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--seconds", type=float, default=90.0, help="the whole probe's time (default 90)")
-    ap.add_argument("--repeats", type=int, default=4, help="children per exit variant at most (default 4)")
-    ap.add_argument("--parallel", type=int, default=8, help="children at once (default 8)")
+    ap.add_argument("--repeats", type=int, default=3, help="children per exit variant at most (default 3)")
+    ap.add_argument("--parallel", type=int, default=4, help="children at once (default 4)")
     ap.add_argument("--part", choices=("exit", "det", "both"), default="both")
     ap.add_argument("--variants", help="comma-separated exit variants (default all)")
     ap.add_argument("--det-variants", help="comma-separated determinism variants (default all)")
@@ -348,17 +365,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"probe_exit: skipped, it needs a GPU: {why}")
         report["skipped"] = why
     else:
-        exit_s = args.seconds * (0.5 if args.part == "both" else 1.0)
+        exit_s = args.seconds * (0.55 if args.part == "both" else 1.0)
         if args.part in ("exit", "both"):
             t0 = time.monotonic()
             results = exit_probe(exit_s, args.repeats, variants, args.parallel)
             table = exit_table(results)
             report["exit"] = {"children": results, "table": table, "seconds": round(time.monotonic() - t0, 1)}
-            print(f"{'variant':<14} {'children':>8}  {'ended':<34} {'abort after work':>16}  stderr")
+            print(f"{'variant':<14} {'children':>8}  {'ended':<30} {'abort after work':>16} {'slow exit':>9} "
+                  f"{'exit s':>11}  stderr")
             for v, row in table.items():
                 ended = ", ".join(f"{k}: {n}" for k, n in sorted(row["ended"].items()))
-                print(f"{v:<14} {row['children']:>8}  {ended:<34} {row['aborted_after_work']:>16}  "
-                      f"{' | '.join(row['marks'])[:120]}")
+                span = f"{min(row['exit_s']):.1f}-{max(row['exit_s']):.1f}" if row["exit_s"] else "-"
+                print(f"{v:<14} {row['children']:>8}  {ended:<30} {row['aborted_after_work']:>16} "
+                      f"{row['slow_exit']:>9} {span:>11}  {' | '.join(row['marks'])[:100]}")
         if args.part in ("det", "both"):
             det_s = args.seconds - (time.monotonic() - _T0) - 5
             det = det_probe(max(10.0, det_s), det_variants)

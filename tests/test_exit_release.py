@@ -92,20 +92,22 @@ def test_the_probe_tables_tell_an_abort_after_the_work_from_one_during_it():
                 {"variant": "run_cupti", "ended": "SIGABRT", "work_done": True,
                  "stderr_marks": ["free(): invalid pointer"]},
                 {"variant": "run_cupti", "ended": "rc 1", "work_done": False, "stderr_marks": ["Traceback"]},
+                {"variant": "run_cupti", "ended": "timeout", "work_done": True, "stderr_marks": []},
                 {"variant": "query", "ended": "timeout", "work_done": False, "stderr_marks": []}]
     table = probe_exit.exit_table(children)
-    assert table["run_cupti"]["children"] == 3
-    assert table["run_cupti"]["ended"] == {"rc 0": 1, "SIGABRT": 1, "rc 1": 1}
-    assert table["run_cupti"]["aborted_after_work"] == 1
+    assert table["run_cupti"]["children"] == 4
+    assert table["run_cupti"]["ended"] == {"rc 0": 1, "SIGABRT": 1, "rc 1": 1, "timeout": 1}
+    assert table["run_cupti"]["aborted_after_work"] == 1  # a child still exiting at its time is slow, not aborted
+    assert table["run_cupti"]["slow_exit"] == 1
     assert table["run_cupti"]["marks"] == ["free(): invalid pointer", "Traceback"]
-    assert table["query"]["aborted_after_work"] == 0
+    assert table["query"]["aborted_after_work"] == 0 and table["query"]["slow_exit"] == 0
     assert [probe_exit._ended(rc) for rc in (-6, None, 0)] == ["SIGABRT", "timeout", "rc 0"]
 
 
 @no_gpu
 def test_a_child_that_cannot_do_its_work_is_not_counted_as_an_exit_abort():
     got = probe_exit.one_child("cupti_only", 120)  # no GPU here: the work itself fails
-    assert got["ended"] == "rc 1" and got["work_done"] is False, got
+    assert got["ended"] == "rc 1" and got["work_done"] is False and got["exit_s"] is None, got
     assert any("Error" in m or "Traceback" in m for m in got["stderr_marks"]), got
 
 
