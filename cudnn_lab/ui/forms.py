@@ -191,7 +191,9 @@ class SpecForm:
         self.general_message = W.HTML("", layout=W.Layout(display="none")).add_class("cl-message")
         self.presets = PresetPicker(W, pick=lambda name: self._guard(self.apply_preset, name))
         self.op.observe(lambda ch: self._guard(self._op_changed, ch), names="value")
-        self.box = W.VBox([self.presets.box, self.op, self.op_note, self.general_message]).add_class("cl-controls")
+        self.box = W.VBox([*self.presets.parts, self.op, self.op_note, self.general_message]
+                          ).add_class("cl-controls")
+        self.presets.host = self.box
         self.set_spec(spec)
 
     def _build(self, op: str, values: dict[str, Any] | None = None) -> _OpForm:
@@ -405,7 +407,7 @@ class SpecForm:
         for part in self._built.values():
             part.box.layout.display = "flex" if part.box is shown else "none"
         if shown not in self.box.children:  # only the operation shown is on the page (the others are kept)
-            self.box.children = (self.presets.box, self.op, self.op_note, shown, self.general_message)
+            self.box.children = (*self.presets.parts, self.op, self.op_note, shown, self.general_message)
         self.op_note.value = OP_NOTE.format(html.escape(OPS[self.op.value].description or ""))
 
     def _op_changed(self, change: dict[str, Any]) -> None:

@@ -12,12 +12,12 @@ from typing import Any
 
 from ..specs import Spec
 from ..specs.presets import PRESETS, preset_info
-from .style import row, share_layout
+from .style import html_style, share_layout, shared_layout, shared_style
 
 __all__ = ["CHOOSE_TEXT", "PICKER_HELP", "PresetPicker", "preset_label", "preset_status"]
 
 #: The dropdown's first entry (value ``""``): no preset chosen, or the one chosen was edited since.
-CHOOSE_TEXT = "choose a model's layer…"
+CHOOSE_TEXT = "real-model presets: choose a model's layer…"
 #: The dropdown's tooltip before a preset is chosen.
 PICKER_HELP = ("real-model presets (cl.presets()): pick one to fill the form with a layer a popular model runs, "
                "with its published configuration; the line below says which preset is shown and where its numbers "
@@ -43,21 +43,30 @@ def _tip(name: str) -> str:
 
 
 class PresetPicker:
-    """``dropdown`` (values: preset names, ``""`` for none) and ``note`` in ``box``; :attr:`applied` is the preset
-    picked last (None: none). ``pick(name)`` is called when the user picks one; :meth:`show` says what the form
-    shows now."""
+    """``dropdown`` (values: preset names, ``""`` for none; also ``row``) and ``note``: :attr:`parts`, the first
+    children of ``host``, the form's box. :attr:`applied` is the preset picked last (None: none). ``pick(name)``
+    is called when the user picks one; :meth:`show` says what the form shows now."""
 
     def __init__(self, W: Any, pick: Callable[[str], None]) -> None:
         self._pick = pick
         self._silent = False
         self.applied: str | None = None
         self._status = ""
-        self.dropdown = share_layout(W, W.Dropdown, {"width": "300px"},
+        from ipywidgets.widgets.widget_description import DescriptionStyle
+
+        # Few widget models (a Lab at start makes few): shared layouts and styles, no box of its own (the row and
+        # the note are the first children of ``host``, the form's box), and the note is put there when it has
+        # something to say rather than hidden by a layout of its own.
+        # As wide as the controls column (the labels name model and layer, up to about 55 characters): no label
+        # before it, its first entry says what it is.
+        self.dropdown = share_layout(W, W.Dropdown, {"width": "calc(100% - 4px)", "max_width": "404px"},
                                      options=[(CHOOSE_TEXT, ""), *((preset_label(n), n) for n in PRESETS)],
-                                     value="", tooltip=PICKER_HELP, _dom_classes=("cl-preset",))
-        self.note = W.HTML("", layout=W.Layout(display="none", margin="0 0 4px 84px", width="316px"),
-                           _dom_classes=("cl-preset-note",))
-        self.box = W.VBox([row(W, "preset", self.dropdown), self.note], _dom_classes=("cl-presets",))
+                                     value="", tooltip=PICKER_HELP, _dom_classes=("cl-preset",),
+                                     style=shared_style(W, "dropdown-style", DescriptionStyle))
+        self.note = W.HTML("", layout=shared_layout(W), style=html_style(W), _dom_classes=("cl-preset-note",))
+        self.row = self.dropdown
+        #: The box the picker's row (and note) head; set by the form that shows the picker.
+        self.host: Any = None
         self.dropdown.observe(self._picked, names="value")
 
     @property
@@ -82,11 +91,30 @@ class PresetPicker:
             self._silent = False
         self.dropdown.tooltip = _tip(self.applied) if exact and self.applied else PICKER_HELP
         if self.applied is None:
-            self.note.value, self.note.layout.display = "", "none"
+            self.note.value = ""
+            self._place()
             return
         info = preset_info(self.applied)
         words = (f"<b>{html.escape(status)}</b> · source: {html.escape(info.source)}" if exact else
                  f"<b>{html.escape(status)}</b> (pick it again to go back to its numbers)")
         self.note.value = (f"<div class='cl-hint cl-preset-status' title='{html.escape(_tip(info.name), True)}' "
-                           f"style='white-space: normal; line-height: 1.3'>{words}</div>")
-        self.note.layout.display = "block"
+                           "style='white-space: normal; line-height: 1.3; margin: 0 0 4px 4px'>"
+                           f"{words}</div>")
+        self._place()
+
+    @property
+    def parts(self) -> tuple[Any, ...]:
+        """The picker's widgets as the form shows them: the row, and the note while a preset was picked."""
+        return (self.row, self.note) if self.applied is not None else (self.row,)
+
+    @property
+    def note_shown(self) -> bool:
+        """Whether the line under the dropdown is on the form (it is while a preset was picked)."""
+        return self.host is not None and self.note in self.host.children
+
+    def _place(self) -> None:
+        if self.host is None:
+            return
+        rest = tuple(c for c in self.host.children if c is not self.row and c is not self.note)
+        if tuple(self.host.children) != (*self.parts, *rest):
+            self.host.children = (*self.parts, *rest)

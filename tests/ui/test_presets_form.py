@@ -44,7 +44,7 @@ def test_the_picker_lists_every_preset_by_family_and_name() -> None:
     assert options[0] == (CHOOSE_TEXT, "")
     assert [value for _, value in options[1:]] == list(cl.presets())
     assert preset_label(MLA) == f"attention · {MLA}" and preset_label(WAN) == f"conv 3-D · {WAN}"
-    assert form.preset is None and form.preset_status == "" and form.presets.note.layout.display == "none"
+    assert form.preset is None and form.preset_status == "" and not form.presets.note_shown
 
 
 @pytest.mark.parametrize("name", cl.presets())
@@ -70,7 +70,7 @@ def test_the_drawing_and_code_follow_the_mla_preset(lab: cl.Lab) -> None:
 def test_the_note_names_the_preset_its_source_and_then_the_edit(lab: cl.Lab) -> None:
     _pick(lab, PHI3)
     note = lab.controls.presets.note
-    assert note.layout.display != "none" and f"preset: {PHI3}" in note.value
+    assert lab.controls.presets.note_shown and f"preset: {PHI3}" in note.value
     assert "Phi-3-mini-4k-instruct" in note.value  # the published configuration's source
     assert "Phi-3-mini-4k-instruct" in lab.controls.presets.dropdown.tooltip
     lab.controls.sdpa["seq_q"].value = "1024"  # an edit, as typed
@@ -126,7 +126,7 @@ def test_a_state_without_a_preset_has_no_key_and_clears_the_note(lab: cl.Lab) ->
     _pick(lab, PHI3)
     lab.apply_state(LabState(spec=cl.SdpaSpec()))
     assert lab.controls.preset is None and lab.controls.preset_status == ""
-    assert lab.controls.presets.note.layout.display == "none"
+    assert not lab.controls.presets.note_shown
 
 
 def test_a_preset_name_in_other_case_is_read_as_the_kits_name() -> None:
