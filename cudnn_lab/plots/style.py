@@ -239,11 +239,12 @@ def sweep_devices(frame: Any) -> list[str]:
     if not isinstance(frame, pd.DataFrame) or frame.empty or "gpu" not in frame.columns:
         return []
     out = []
-    for _, row in frame.iterrows():
-        gpu = cell_text(row["gpu"])
+    versions = frame["cudnn"] if "cudnn" in frame.columns else [None] * len(frame)
+    for value, version in zip(frame["gpu"], versions):  # columns, not iterrows: a sweep has thousands of rows
+        gpu = cell_text(value)
         if gpu is None:
             continue
-        name = f"{gpu}, cuDNN {cudnn_version(row['cudnn'] if 'cudnn' in frame.columns else None)}"
+        name = f"{gpu}, cuDNN {cudnn_version(version)}"
         if name not in out:
             out.append(name)
     return out

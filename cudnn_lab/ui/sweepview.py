@@ -35,7 +35,7 @@ from .status import Busy, StatusLog
 from .style import clear_invalid, mark_invalid, offer_run, section
 from .sweep_report import SweepReport
 from .sweep_axes import (MAX_POINTS, NONE, default_axes, default_sweep_axes, frame_of_op, parse_values, plot_fields,
-                         sweep_fields, validate_axes)
+                         plain_text_columns, sweep_fields, validate_axes)
 from .tables import cudnn_version_text
 from ..plots.registry import entries
 
@@ -468,7 +468,7 @@ class SweepView:
         if not isinstance(frame, pd.DataFrame):
             raise DataError(str(source), "is a single run, not a sweep",
                             hint="Load it from the results section on the left")
-        return frame
+        return plain_text_columns(frame)
 
     @staticmethod
     def _name(source: Any) -> str:

@@ -3,11 +3,14 @@ recorded sweep's figure can draw."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from lab_samples import SWEEPS
 
 import cudnn_lab as cl
-from cudnn_lab.ui.sweep_axes import MAX_POINTS, default_axes, parse_values, plot_fields, sweep_fields, validate_axes
+from cudnn_lab.ui.sweep_axes import (MAX_POINTS, default_axes, parse_values, plain_text_columns, plot_fields,
+                                     sweep_fields, validate_axes)
+from cudnn_lab.ui.sweepview import SWEEP_FIGURES
 
 SPEC = cl.ConvSpec(n=2, c=8, h=8, w=8, k=16, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
 
@@ -66,3 +69,17 @@ def test_plot_fields_of_a_recorded_sweep() -> None:
     x, color = default_axes(conv)
     assert x in plot_fields(conv)[0] and color != x
     assert default_axes(conv, "k", "layout") == ("k", "layout")
+
+
+def test_plain_text_columns_keep_values_and_draw_the_same_figure() -> None:
+    # Issue 39: pandas 3 reads Parquet text as its Arrow-backed 'str' dtype, slow per row; the Sweep view holds
+    # it as objects. Same values, same missing cells, same figure.
+    frame = cl.load_results("h100_fp8_gemm")
+    text = [c for c in frame.columns if str(frame[c].dtype) == "str"]
+    assert text, "the recorded sweep has text columns"
+    plain = plain_text_columns(frame)
+    assert all(plain[c].dtype == object for c in text)
+    pd.testing.assert_frame_equal(plain.astype(str), frame.astype(str))
+    assert plain_text_columns(plain) is plain  # nothing left to convert: the frame itself
+    drawn = [SWEEP_FIGURES["sweep"].draw(f, "m", color="dtype", which="pick").to_json() for f in (frame, plain)]
+    assert drawn[0] == drawn[1]
