@@ -117,20 +117,44 @@ class Busy:
             self.set(False)
 
 
+def running_servers() -> Iterator[dict[str, Any]]:
+    """The running Jupyter servers' info files (``jpserver-*.json`` in Jupyter's runtime folder, their process
+    alive): what ``jupyter_server.serverapp.list_running_servers`` reads, without importing the server (its import
+    took 3-8 s in a kernel on the busy 2-core machine, the most of a first Save report; issue 39)."""
+    import json
+    import re
+
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+    except ImportError:
+        return
+    folder = Path(jupyter_runtime_dir())
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if not re.fullmatch(r"jpserver-(.+)\.json", path.name):
+            continue
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+            os.kill(int(info["pid"]), 0)  # alive (a stale file of a stopped server is left out)
+        except PermissionError:
+            pass  # alive, another user's
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(info, dict):
+            yield info
+
+
 def _server_files_href(written: Path) -> str | None:
     """The Jupyter server's /files/ URL of ``written`` (the server that started this kernel, else the one serving the
     deepest folder holding it); None where no running server serves it. A /files/ URL opens the HTML in a browser
     tab of its own with its scripts on, where a plain relative link opens JupyterLab's untrusted viewer (every plotly
     figure blank until "Trust HTML")."""
-    try:
-        from jupyter_server.serverapp import list_running_servers
-    except ImportError:
-        return None
     from urllib.parse import quote
 
     best: tuple[bool, int, str, Path] | None = None
     try:
-        for info in list_running_servers():
+        for info in running_servers():
             root = Path(str(info.get("root_dir") or info.get("notebook_dir") or "")).resolve()
             try:
                 relative = written.relative_to(root)

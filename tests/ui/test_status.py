@@ -97,3 +97,15 @@ def test_the_report_link_opens_the_servers_files_url_in_a_new_tab(tmp_path: Path
     (runtime / f"jpserver-{os.getpid()}.json").write_text(json.dumps(info))
     link = file_link(report)
     assert "href='/user/ada/files/lab_output/my%20report.html'" in link and "target='_blank'" in link
+
+
+def test_the_report_link_does_not_import_the_jupyter_server(tmp_path: Path) -> None:
+    """Issue 39: importing jupyter_server.serverapp for its list of servers took 3-8 s of a first Save report in a
+    busy kernel; the link reads the servers' info files itself."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from cudnn_lab.ui.status import file_link; "
+            f"file_link(Path({str(tmp_path / 'r.html')!r})); print('jupyter_server.serverapp' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
