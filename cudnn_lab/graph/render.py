@@ -182,8 +182,8 @@ def to_dot(info: dict[str, Any], roles: dict[str, str], title: str = "", axes: s
         dot.node(ids[name], label=html_label(*rows), **_ROLE_STYLE[role])
     for j, node in enumerate(info["nodes"]):
         op_id = f"op{j}"
-        params = ", ".join(f"{k}={_fmt(v)}" for k, v in node.get("params", {}).items())
-        dot.node(op_id, label=html_label(node["name"], node["type"], small=[params] if params else ()), **_OP_STYLE)
+        params = _param_lines([f"{k}={_fmt(v)}" for k, v in node.get("params", {}).items()])
+        dot.node(op_id, label=html_label(node["name"], node["type"], small=params), **_OP_STYLE)
         for kw, tname in node.get("inputs", {}).items():
             if tname in ids:
                 dot.edge(ids[tname], op_id, label=kw)
@@ -191,6 +191,22 @@ def to_dot(info: dict[str, Any], roles: dict[str, str], title: str = "", axes: s
             if tname in ids:
                 dot.edge(op_id, ids[tname], label=kw)
     return dot
+
+
+#: Longest line of an operation's parameters in a drawing: attention's (scale, stats, alignment, bound) on one
+#: line made its box about 800 px wide, and a drawing fitted to a narrow pane unreadably small.
+_PARAM_LINE = 56
+
+
+def _param_lines(items: list[str]) -> list[str]:
+    """``k=v`` items joined by ', ' into lines of at most :data:`_PARAM_LINE` characters (an item is never cut)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= _PARAM_LINE:
+            lines[-1] += ", " + item
+        else:
+            lines.append(item)
+    return lines
 
 
 def _fmt(v: Any) -> str:
