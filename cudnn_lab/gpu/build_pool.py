@@ -175,6 +175,8 @@ class HelperPool:
         t0 = time.perf_counter()
         problems: list[str] = []
         fresh: list[Helper] = []
+        if _EXITING:
+            return [], 0.0, ["the process is exiting: no helper is started"]
         for i in range(n):
             if i < len(self.helpers) and self.helpers[i].alive() and self.helpers[i].ready:
                 continue
@@ -220,8 +222,41 @@ _POOLS: dict[int, HelperPool] = {}
 def pool_for(device: int) -> HelperPool:
     """The process's pool of helpers for ``device`` (made on first use; helpers start when first asked for)."""
     if device not in _POOLS:
+        _register_early_exit()
         _POOLS[device] = HelperPool(device)
     return _POOLS[device]
+
+
+def _abort_all() -> None:
+    """End every helper's process at once, without the workers' locks: the threads starting helpers
+    (:meth:`HelperPool.ensure`) and the run's prebuild thread reading their pipes then end at once."""
+    global _EXITING
+    _EXITING = True
+    for pool in list(_POOLS.values()):
+        for h in list(pool.helpers):
+            h.worker.abort()
+
+
+def _register_early_exit() -> None:
+    """Have :func:`_abort_all` run when the interpreter starts to exit, before Python joins its worker threads
+    (``threading._register_atexit`` hooks run newest first, so before concurrent.futures' own join of the threads
+    starting helpers) and before the kit's atexit join of its threads: a run's helpers still starting or building
+    in the background made a process take 5.2-5.5 s to exit instead of 0.6-1.0 s (H200, 2026-11-29,
+    scripts/probe_exit.py). Once per process; where this Python has no such hook, the atexit close below serves."""
+    global _EARLY_EXIT
+    register = getattr(threading, "_register_atexit", None)
+    if _EARLY_EXIT or register is None:
+        return
+    try:
+        register(_abort_all)
+        _EARLY_EXIT = True
+    except RuntimeError:  # the interpreter is already exiting
+        pass
+
+
+_EARLY_EXIT = False
+#: Set when the interpreter began to exit: no helper is started any more.
+_EXITING = False
 
 
 @atexit.register

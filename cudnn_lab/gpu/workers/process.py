@@ -240,6 +240,17 @@ class Worker:
         """End the child (if any); the worker may be used again (a new child starts)."""
         self.kill()
 
+    def abort(self) -> None:
+        """End the child's process group now without taking the worker's lock (another thread may hold it inside
+        :meth:`wait_ready` or a request): that thread then meets the pipe's end at once instead of its deadline. For
+        the interpreter's exit; :meth:`kill` still tidies up after."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
     # ---------------------------------------------------------------- the pipe
 
     def send(self, message: dict[str, Any]) -> int:

@@ -81,6 +81,17 @@ def dies_at_start(message: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _slow_start() -> dict[str, Any]:
+    time.sleep(float(os.environ.get("CUDNN_LAB_SELFTEST_START_S", "60")))
+    return {}
+
+
+@role(start=_slow_start)
+def slow_start(message: dict[str, Any]) -> dict[str, Any]:
+    """A role whose ready line comes only after ``CUDNN_LAB_SELFTEST_START_S`` seconds (a helper still starting)."""
+    return {}
+
+
 def other_plans(message: dict[str, Any]) -> Iterator[dict[str, Any]] | dict[str, Any]:
     """A plan-build helper that lists plans no run has (the pool leaves it out)."""
     if message.get("cmd") == "propose":
