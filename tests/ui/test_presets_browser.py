@@ -5,7 +5,9 @@ preset and its source, and an edit turns it into "edited from ...". Nothing in t
 outside its column or pane.
 
 Screenshots: with CUDNN_LAB_SCREENSHOT=1 to docs/ (lab_presets_<size>.png with the list open, lab_mla_<size>.png,
-lab_phi3_<size>.png, lab_conv3d_<size>.png; <size> is 1600 or 1280_sidebar), else to a temporary folder. A native
+lab_phi3_<size>.png, lab_conv3d_<size>.png; <size> is 1600 or 1280_sidebar), else to a temporary folder. At 1280
+with the file browser open, attention's drawing fitted to the pane is about half size: its shots show it at 100%,
+panned to its middle column. A native
 <select>'s open list is drawn by the browser outside the page (a screenshot never shows it), so the "list open"
 shot shows the same list unfolded in the page (the select's ``size`` set to its options' count).
 """
@@ -61,6 +63,19 @@ def _outside_left(page: Any) -> list[str]:
     }""")
 
 
+def _readable(page: Any) -> None:
+    """The drawing at dot's natural size (100%), dragged so that its middle column is in the box."""
+    page.locator(".cl-lab .cl-zoom-100").click()
+    box = page.locator(".cl-lab .cl-gw-box").bounding_box()
+    svg = page.locator(".cl-lab .cl-gw-box svg").first.bounding_box()
+    shift = max(0.0, (svg["width"] - box["width"]) / 2)
+    x, y = box["x"] + box["width"] - 20, box["y"] + 40
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - shift, y, steps=8)
+    page.mouse.up()
+
+
 def _wait_note(page: Any, text: str) -> None:
     page.wait_for_function("(t) => { const n = document.querySelector('.cl-lab .cl-preset-note');"
                            " return n && n.textContent.includes(t); }", arg=text)
@@ -106,6 +121,8 @@ def test_presets_fill_the_form_and_the_graph(server: str, browser: Any,  # noqa:
         assert _outside_left(page) == [], name
         assert boxes_outside(page) == [], name
         assert "cl-status-error" not in page.locator(".cl-lab .cl-status").inner_html(), name
+        if sidebar and spec.op == "sdpa":  # fitted to the narrow pane attention's drawing is about half size:
+            _readable(page)                 # shown at dot's size, panned to its middle (K, the op, O)
         _shot(page, f"lab_{short}_{size}.png")
 
     # An edit, as typed: the line says what the form was picked from.
