@@ -24,7 +24,7 @@ import gzip
 import html
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,8 @@ overflow:auto}
 details.cl-section>.cl-table-wrap:not(.cl-whatif-wrap) thead th,details.cl-all-columns>.cl-table-wrap thead th{
 position:sticky;top:-1px;z-index:1;box-shadow:inset 0 -1px #d1d5db,inset 0 1px #e5e7eb}
 """
+#: A run figure its caller drew already, by name, else made: ``drawn(name, make)`` (the Lab's kept drawings).
+Drawn = Callable[[str, Callable[[], Any]], Any]
 #: plotly's config in reports: resize with the page, no logo.
 _PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 #: plotly's cartesian bundle, gzipped: what every report embeds (source, version, checksum:
@@ -249,12 +251,15 @@ def whatif_html(answers: ReportAnswers) -> str:
     return f"<h2>{html.escape(title)}</h2>" + body if body else ""
 
 
-def _figures(result: RunResult, answers: ReportAnswers | None = None) -> list[Any]:
+def _figures(result: RunResult, answers: ReportAnswers | None = None, drawn: Drawn | None = None) -> list[Any]:
     """The report's figures (plots/registry.py: the Lab's too): the run's, or none when no plan was timed; then
-    those of the answers given (the SM-scaling figure)."""
+    those of the answers given (the SM-scaling figure). ``drawn(name, make)`` gives a run figure its caller drew
+    already (the Lab's views), else ``make()``."""
     figs = []
     if not metrics.timed(result.plans).empty:
-        figs = [figure.draw(result, None) for figure in RUN_FIGURES if figure.in_report and figure.applies(result)]
+        keep = drawn or (lambda _name, make: make())
+        figs = [keep(figure.name, functools.partial(figure.draw, result, None)) for figure in RUN_FIGURES
+                if figure.in_report and figure.applies(result)]
     if answers is not None:
         figs += [f for e in entries(section="figures") if e.source in REPORT_SOURCES
                  for f in [_drawn(e, answers)] if f is not None]
@@ -371,11 +376,12 @@ def _page(title: str, body: str) -> str:
 
 
 def report_html(result: RunResult, answers: ReportAnswers | None = None, *, title: str | None = None,
-                origin: Provenance | None = None) -> str:
+                origin: Provenance | None = None, drawn: Drawn | None = None) -> str:
     """The whole report as one HTML string; plotly's library is embedded once, so it opens with no network. It
     draws the result and the ``answers`` it is given (:class:`ReportAnswers`: the graph, the repro script, the
     what-if answers; a section with nothing given is left out). ``origin`` says where the numbers come from
-    (default: :func:`cudnn_lab.provenance.provenance` of the result). A sweep frame gets :func:`sweep_report_html`."""
+    (default: :func:`cudnn_lab.provenance.provenance` of the result); ``drawn`` hands over run figures drawn
+    already (see :func:`_figures`). A sweep frame gets :func:`sweep_report_html`."""
     if _is_sweep(result):
         return sweep_report_html(result, title=title)
     if not isinstance(result, RunResult):
@@ -390,7 +396,7 @@ def report_html(result: RunResult, answers: ReportAnswers | None = None, *, titl
     _check_run(result)
     title = title or f"cudnn_lab report: {result.spec.label()}"
 
-    figs = _figures(result, answers)
+    figs = _figures(result, answers, drawn)
     fig_html = _figures_html(figs) or "<p class='note'>No plan ran, so there is nothing to plot.</p>"
     origin = origin or provenance(result)
     columns = [c for c in TABLE_COLUMNS if c in result.plans and (c in ("plan", "status")
@@ -442,7 +448,7 @@ def _device_rows(result: RunResult) -> str:
 
 
 def save_report(result: Any, path: str | Path, answers: ReportAnswers | None = None, *, title: str | None = None,
-                origin: Provenance | None = None) -> Path:
+                origin: Provenance | None = None, drawn: Drawn | None = None) -> Path:
     """Write :func:`report_html` (a run, with the ``answers`` its caller gathered) or :func:`sweep_report_html` (a
     sweep frame) to ``path`` and return it; the path is checked before the report is made. ``origin`` says where the
     numbers come from (for a sweep, only its kind counts: recorded unless it says measured)."""
@@ -450,7 +456,7 @@ def save_report(result: Any, path: str | Path, answers: ReportAnswers | None = N
     if _is_sweep(result):
         recorded = origin is None or origin.kind == "recorded"
         return write_text(path, sweep_report_html(result, title=title, recorded=recorded), what="report")
-    return write_text(path, report_html(result, answers, title=title, origin=origin), what="report")
+    return write_text(path, report_html(result, answers, title=title, origin=origin, drawn=drawn), what="report")
 
 
 def save_sweep_report(frame: Any, path: str | Path, *, title: str | None = None) -> Path:

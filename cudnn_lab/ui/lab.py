@@ -40,7 +40,7 @@ from .run_form import RunForm, call_with_options
 from .state import STATE_VERSION, VIEWS, LabState
 from .state_panel import StatePanel
 from .status import Busy, StatusLog, error_sentence, file_link
-from .style import CSS, acting, answer, button, html_style, offer_run, row, section, shared_layout
+from .style import CSS, acting, answer, button, html_style, offer_run, row, section, shared_layout, show_working
 from .sweepview import SweepView
 from .whatif_view import WhatIfView
 
@@ -375,9 +375,13 @@ class Lab(RecordedResults):
         text = str(path if path is not None else self.report_path.value).strip() or DEFAULT_REPORT
         target = check_output_path(text, what="report", suffixes=(".html", ".htm"),
                                    make_parents=text == DEFAULT_REPORT)  # the default folder is made on first use
-        with self.busy_flag.working():
-            answers = report_answers(self.result)  # the graph drawn, its script, the recorded what-if answers
-            written = save_report(self.result, target, answers, origin=self.results.origin).resolve()
+        with self.busy_flag.working():  # progress under the button at once (an earlier "Saved" goes); what the
+            show_working(self.report_answer, "gathering cuDNN's answers for the report")  # views drew is reused
+            result = self.result  # the graph drawn, its script, the recorded what-if answers (kept per recording)
+            answers = self.results.kept("report answers", lambda: report_answers(result))
+            show_working(self.report_answer, "writing the report (figures, tables)")
+            written = save_report(result, target, answers, origin=self.results.origin,
+                                  drawn=self.results.kept).resolve()
         self.report_written = written
         link = file_link(written)
         self.status_log.say_html(f"Report saved: {link} (one HTML file that opens offline)")

@@ -266,6 +266,11 @@ class ResultView:
         for figure in figures_of_view("Anatomy"):
             self._show_figure(figure)
 
+    def kept(self, what: str, make: Callable[[], Any]) -> Any:
+        """``make()`` for the recording shown, kept with its drawings (a figure drawn with no plan picked, the
+        report's answers): Save report reuses what the views drew."""
+        return self._memo(what, None, make)
+
     def _memo(self, what: str, selected: str | None, make: Callable[[], Any]) -> Any:
         """``make()``, kept for the recording shown (``what`` drawn with plan ``selected``): alternating loads of
         recordings, or picks that come back to a plan, reuse what was drawn (made, not changed, by the caller)."""

@@ -23,9 +23,10 @@ CSS = """
 .cl-lab .cl-error { color: #b91c1c; font-size: 11px; line-height: 1.3; }
 .cl-lab .cl-invalid input, .cl-lab .cl-invalid select { border-color: #dc2626 !important;
   background: #fef2f2 !important; }
-.cl-lab .cl-answer-ok, .cl-lab .cl-answer-error { font-size: 11px; line-height: 1.35; white-space: normal;
-  overflow-wrap: anywhere; }
+.cl-lab .cl-answer-ok, .cl-lab .cl-answer-error, .cl-lab .cl-answer-working { font-size: 11px; line-height: 1.35;
+  white-space: normal; overflow-wrap: anywhere; }
 .cl-lab .cl-answer-ok { color: #166534; }
+.cl-lab .cl-answer-working { color: #1d4ed8; }
 .cl-lab .cl-answer-error { color: #b91c1c; }
 .cl-lab .cl-status-text { font-size: 12px; color: #374151; }
 .cl-lab .cl-status-error { font-size: 12px; color: #b91c1c; }
@@ -242,6 +243,12 @@ def show_answer(widget: Any, text: str, *, ok: bool = True, escape: bool = True)
     """Say ``text`` (one sentence; HTML when ``escape`` is False) in an :func:`answer` line, green tick or red."""
     body = html.escape(text) if escape else text
     widget.value = f"<div class='cl-answer-{'ok' if ok else 'error'}'>{'✓ ' if ok else '✗ '}{body}</div>"
+    widget.layout.display = "flex"
+
+
+def show_working(widget: Any, text: str) -> None:
+    """Say in an :func:`answer` line what a button is doing now (an earlier answer is replaced at once)."""
+    widget.value = f"<div class='cl-answer-working'>… {html.escape(text)}</div>"
     widget.layout.display = "flex"
 
 

@@ -433,3 +433,25 @@ def test_before_a_result_only_the_view_shown_holds_a_figure(lab: Lab) -> None:
     for name in ("errors", "histogram"):
         assert "No results yet" in lab.figure_host.shown(name)["layout"]["annotations"][0]["text"]
     assert not lab.figure_host.pane("latency").outputs
+
+
+def test_save_report_shows_progress_at_once_and_reuses_the_answers(lab: Lab, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: while Save report works, the line under it says what it is doing (the last "Saved" goes at once);
+    a second Save of the same recording gathers cuDNN's answers once."""
+    import cudnn_lab.ui.lab as lab_module
+
+    calls = []
+    gather = lab_module.report_answers
+    monkeypatch.setattr(lab_module, "report_answers", lambda result: calls.append(result) or gather(result))
+    lab.datasets.value = CONV_RECORDING
+    lab.load_button.click()
+    lab.report_path.value = str(tmp_path / "r.html")
+    lab.report_button.click()
+    assert "cl-answer-ok" in lab.report_answer.value
+    seen: list[str] = []
+    lab.report_answer.observe(lambda change: seen.append(change["new"]), "value")
+    lab.report_button.click()
+    assert seen and "cl-answer-working" in seen[0] and "Saved" not in seen[0]
+    assert "cl-answer-ok" in seen[-1] and "Saved" in seen[-1]
+    assert len(calls) == 1 and (tmp_path / "r.html").stat().st_size > 0
