@@ -27,7 +27,7 @@ from cudnn_lab.whatif.gpu_facts import GpuFacts, gpu
 from cudnn_lab.whatif.speed_models import (DISAGREEMENT, PREDICTORS, RECORDED_DIR, _gpu_of, _ok_plans, _read_recording,
                                            check_recording, recorded_predictions, sm_predictions)
 from cudnn_lab.whatif.speed_validation import (BASELINE_PATH, SM_GATE, TARGETS, ValidationRow, _dtype_published,
-                                               _fit_pairs_all, _sm_beta, _target_efficiency, baseline_errors,
+                                               _fit_pairs_all, _sm_fit, _target_efficiency, baseline_errors,
                                                check_baseline, format_validation, target_checks, validate,
                                                validation_frame)
 
@@ -281,9 +281,9 @@ def _forecast_sms(spec: Any, spec_dict: dict[str, Any], rec: Mapping[str, Any], 
     ranked = sorted((p for p in rec["plans"] if p.get("heuristic_rank") is not None),
                     key=lambda p: int(p["heuristic_rank"]))
     engines = {int(p.get("engine_id", -1)) for p in measured.values()}
-    beta = _sm_beta(None)
+    fit = _sm_fit(None)
     return Forecast(**base, plans=tuple(_plan_forecast(p, i, measured, engines, worst,
-                                                       lambda q: sm_predictions(q, spec_dict, full, sms, src, beta))
+                                                       lambda q: sm_predictions(q, spec_dict, full, sms, src, fit))
                                         for i, p in enumerate(ranked)))
 
 

@@ -161,27 +161,35 @@ def _tiles(spec: Mapping[str, Any], tile: str) -> int | None:
     return math.ceil(int(spec["n"]) * ph * pw / tm) * math.ceil(int(spec["k"]) / tn)
 
 
+#: (e, p, q) of the carve-out model when nothing was fitted: per-SM efficiency, blend exponent, floor share
+SM_DEFAULT = (0.95, 2.0, 0.8)
+
+
 def sm_predictions(row: Mapping[str, Any], spec: Mapping[str, Any], full: int, sms: int,
-                   src: GpuFacts, beta: float | None = None) -> tuple[dict[str, float], dict[str, str]]:
-    """Every predictor's time for one plan moved from the whole GPU (``full`` SMs) to ``sms`` SMs."""
+                   src: GpuFacts, fit: tuple[float, float, float] | None = None
+                   ) -> tuple[dict[str, float], dict[str, str]]:
+    """Every predictor's time for one plan moved from the whole GPU (``full`` SMs) to ``sms`` SMs.
+
+    The transfer: the plan's FLOPs at a per-SM efficiency ``e`` of the SM's share of the tensor peak on the SMs its
+    tile waves keep busy (tiles / ceil(tiles / SMs)), blended (exponent ``p``) with a floor of ``q`` times the whole
+    GPU's time (what SMs do not buy: latency, memory, the epilogue); ``fit`` = (e, p, q), fitted leave-one-plan-out."""
     t = float(row["median_ms"])
     m = _memory_share(row, src)
     tiles = _tiles(spec, str(row.get("tile") or ""))
-    if tiles:
-        compute = math.ceil(tiles / sms) / math.ceil(tiles / full)
-        how = f"{tiles} tiles in waves: ceil(tiles/SMs) ({math.ceil(tiles / full)} -> {math.ceil(tiles / sms)})"
-    else:
-        compute = full / sms
-        how = "the compute share scales with 1/SMs (tile count unknown)"
+    e, p, q = fit if fit is not None else SM_DEFAULT
+    _, flops = _bytes_and_flops(row)
+    per_sm = (src.peak_tflops(_dtype(spec)) or 1.0) / float(src.sm_count or full)
+    busy = tiles / math.ceil(tiles / sms) if tiles else float(sms)
+    how = (f"{tiles} tiles in waves keep {busy:.1f} of {sms} SMs busy" if tiles
+           else "tile count unknown: every SM counted busy")
+    compute = flops / (e * per_sm * 1e9 * busy) / t if flops > 0 else full / sms
     pred = {"same": t, "peak_ratio": t * full / sms, "bandwidth_ratio": t,
-            "transfer": t * ((1 - m) * compute + m), "roofline": t * full / sms if m < 1 else t}
-    notes = {"transfer": f"{how}; the HBM-bound share ({m:.0%}) unchanged (bandwidth and L2 are the whole GPU's)",
+            "transfer": t * (compute ** p + q ** p) ** (1 / p), "roofline": t * full / sms if m < 1 else t}
+    notes = {"transfer": (f"{how}; the FLOPs at {e:.0%} of the SM's share of the tensor peak, blended (p={p:g}) "
+                          f"with a floor of {q:g}x the whole GPU's time (e, p, q fitted leave-one-plan-out on the "
+                          "shipped carve-out runs)"),
              "peak_ratio": "time scales with 1/SMs", "bandwidth_ratio": "bandwidth is the whole GPU's: unchanged",
              "same": "the whole GPU's time", "roofline": "compute roof scales with SMs, memory roof unchanged"}
-    if beta is not None:
-        pred["transfer"] = t * (compute ** beta)
-        notes["transfer"] = (f"{how}, raised to beta={beta:g} (fitted leave-one-plan-out on the shipped carve-out "
-                             "runs: kernels do not fill the freed SMs' share)")
     return pred, notes
 
 

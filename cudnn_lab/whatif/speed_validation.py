@@ -6,6 +6,7 @@ it with the issue's targets met or missed; a test fails when an error grows beyo
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import statistics
@@ -19,14 +20,15 @@ from cudnn_lab.errors import DataError, PathError
 from cudnn_lab.whatif.gpu_facts import GpuFacts, load_gpu_facts
 from cudnn_lab.whatif.published import PublishedRow, load_published
 from cudnn_lab.whatif.speed_models import (DATA_DIR, DISAGREEMENT, PREDICTORS, SCALING_DIR, _ape, _best, _dtype,
-                                           _gpu_of, _memory_share, _ok_plans, _recorded_pairs,
+                                           SM_DEFAULT, _gpu_of, _memory_share, _ok_plans, _recorded_pairs,
                                            published_predictions, recorded_predictions, sm_predictions)
 
 BASELINE_PATH = DATA_DIR / "forecast" / "validation_baseline.json"
 ALPHAS = tuple(i / 20 for i in range(21))
 SCALES = tuple(0.95 + i / 200 for i in range(21))
 #: Smallest share of the source's SMs a carve-out forecast answers with a number (validated under 8% at 114 of 132
-#: SMs; 13-14% at 66 and 78, so those answer "measure this")
+#: SMs; 12-13% at 66 and 78 (2026-11-29 model: FLOPs per busy SM blended with a floor), so those answer
+#: "measure this")
 SM_GATE = 0.8
 #: The issue's targets: (dataset, target or "*", scope) -> the largest allowed MAPE (%) of the transfer predictor.
 TARGETS: dict[tuple[str, str, str], float] = {
@@ -126,14 +128,8 @@ def _validate_pairs() -> list[ValidationRow]:
 
 
 
-def _fit_beta(items: Sequence[tuple[float, float, float]]) -> float:
-    """The exponent on the waves ratio minimising the MAPE over (time, waves ratio, measured) items."""
-    best = (1.0, math.inf)
-    for b in ALPHAS:
-        e = statistics.fmean(_ape(t * w ** b, a) for t, w, a in items) if items else 0.0
-        if e < best[1] - 1e-12:
-            best = (b, e)
-    return best[0]
+#: The carve-out model's grid: per-SM efficiency e, blend exponent p, floor share q (see sm_predictions)
+SM_GRID = (tuple(0.5 + i / 40 for i in range(21)), (1.0, 2.0, 4.0, 8.0, 16.0), (0.8, 0.85, 0.9, 0.95, 1.0))
 
 
 def _sm_items(path: Path) -> tuple[dict[str, Any], int, GpuFacts, list[tuple[str, int, dict[str, Any], float]]]:
@@ -149,17 +145,34 @@ def _sm_items(path: Path) -> tuple[dict[str, Any], int, GpuFacts, list[tuple[str
     return spec, full, src, items
 
 
-@lru_cache(maxsize=4)
-def _sm_beta(skip_plan: str | None) -> float:
-    """beta fitted on every shipped carve-out run except the plan ``skip_plan`` (None: all of them)."""
+@lru_cache(maxsize=1)
+def _sm_points() -> tuple[tuple[str, float, float], ...]:
+    """(plan, compute ratio at e=1, measured / whole-GPU time) of every shipped carve-out run."""
     pts = []
     for path in sorted(SCALING_DIR.glob("*.json")):
         spec, full, src, items = _sm_items(path)
         for plan, sms, w, actual in items:
-            if plan != skip_plan:
-                pred = sm_predictions(w, spec, full, sms, src, 1.0)[0]["transfer"]
-                pts.append((float(w["median_ms"]), pred / float(w["median_ms"]), actual))
-    return _fit_beta(pts)
+            t = float(w["median_ms"])
+            pts.append((plan, sm_predictions(w, spec, full, sms, src, (1.0, 1.0, 0.0))[0]["transfer"] / t,
+                        actual / t))
+    return tuple(pts)
+
+
+@lru_cache(maxsize=64)
+def _sm_fit(skip_plan: str | None) -> tuple[float, float, float]:
+    """(e, p, q) minimising the carve-out MAPE over every shipped carve-out run except the plan ``skip_plan`` (None:
+    all of them), on :data:`SM_GRID` (the compute ratio scales as 1/e: sm_predictions' FLOPs term)."""
+    import numpy as np
+    kept = [(c, r) for plan, c, r in _sm_points() if plan != skip_plan]
+    if not kept:
+        return SM_DEFAULT
+    c, r = (np.array(x) for x in zip(*kept))
+    best: tuple[float, tuple[float, float, float]] = (math.inf, SM_DEFAULT)
+    for e, p, q in itertools.product(*SM_GRID):
+        err = float(np.mean(np.abs(((c / e) ** p + q ** p) ** (1 / p) / r - 1.0)))
+        if err < best[0] - 1e-12:
+            best = (err, (e, p, q))
+    return best[1]
 
 
 def _validate_sm() -> list[ValidationRow]:
@@ -168,7 +181,7 @@ def _validate_sm() -> list[ValidationRow]:
         spec, full, src, items = _sm_items(path)
         by_sms: dict[int, dict[str, list[float]]] = {}
         for plan, sms, w, actual in items:
-            pred, _ = sm_predictions(w, spec, full, sms, src, _sm_beta(plan))
+            pred, _ = sm_predictions(w, spec, full, sms, src, _sm_fit(plan))
             sub = by_sms.setdefault(sms, {k: [] for k in PREDICTORS})
             for k in PREDICTORS:
                 sub[k].append(_ape(pred[k], actual))
@@ -177,7 +190,7 @@ def _validate_sm() -> list[ValidationRow]:
             rows.append(ValidationRow("sm_scaling", str(spec["op"]), f"{src.key} {full} SMs", f"{sms} SMs", "every",
                                       len(sub["same"]), {k: statistics.fmean(v) for k, v in sub.items()},
                                       0.0 if answered else 1.0,
-                                      f"{path.name}; transfer's beta fitted leave-one-plan-out; 'measure this' below "
+                                      f"{path.name}; transfer's e, p, q fitted plan-out; 'measure this' below "
                                       f"{SM_GATE:.0%} of the SMs",
                                       statistics.fmean(sub["transfer"]) if answered else None))
     return rows
