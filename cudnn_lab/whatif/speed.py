@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_lab.errors import CudnnLabError, DataError, OptionError
+from cudnn_lab.whatif import speed_nvmmh
 from cudnn_lab.whatif.gpu_facts import GpuFacts, gpu
 from cudnn_lab.whatif.speed_models import (DISAGREEMENT, PREDICTORS, RECORDED_DIR, _gpu_of, _ok_plans, _read_recording,
                                            check_recording, recorded_predictions, sm_predictions)
@@ -139,10 +140,10 @@ def _source(source: Any, spec_dict: Mapping[str, Any]) -> tuple[dict[str, Any], 
     return check_recording(data, "source run"), "a live run"
 
 
-def _validation_for(dataset: str, family: str, src: str, tgt: str) -> ValidationRow | None:
+def _validation_for(dataset: str, family: str, src: str, tgt: str, scope: str = "every") -> ValidationRow | None:
     for r in validate():
         if r.dataset == dataset and r.source == src and r.target == tgt and r.family == family \
-                and r.scope == "every" and r.n > 0:
+                and r.scope == scope and r.n > 0:
             return r
     return None
 
@@ -195,9 +196,18 @@ def forecast(spec: Any, target: Any, source: Any = None) -> Forecast:
     if tgt.key in ("h100", "h200") and src.key in ("h100", "h200") and tgt.key != src.key:
         val = _validation_for("h100_h200", family, src.key, tgt.key)
         alpha, scale = _fit_pairs_all(src.key, tgt.key)
-        return Forecast(**base, plans=tuple(_plan_forecast(
-            p, i, measured, measured_engines, val,
-            lambda q: recorded_predictions(q, spec_dict, src, tgt, alpha, scale)) for i, p in enumerate(proposals)))
+        best_val = _validation_for("h100_h200", family, src.key, tgt.key, "best")
+
+        def predict(q: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
+            pred, notes = recorded_predictions(q, spec_dict, src, tgt, alpha, scale)
+            extra, extra_notes = speed_nvmmh.predictions(spec_dict, src.key, tgt.key, float(q["median_ms"]))
+            for k in extra:  # labelled beside the transfer with its validation error, never the answer
+                err = best_val.mape.get(k) if best_val is not None else None
+                extra_notes[k] += f"; validated at {err:.1f}% (matmul best plans)" if err is not None else \
+                    "; not validated"
+            return {**pred, **extra}, {**notes, **extra_notes}
+        return Forecast(**base, plans=tuple(_plan_forecast(p, i, measured, measured_engines, val, predict)
+                                            for i, p in enumerate(proposals)))
     if family == "sdpa" and src.key == "h200":
         val = _validation_for("published", "sdpa", "h200", tgt.key)
         if val is None or val.measure_this_share >= 1.0:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_lab.errors import DataError, PathError
+from cudnn_lab.whatif import speed_nvmmh
 from cudnn_lab.whatif.gpu_facts import GpuFacts, load_gpu_facts
 from cudnn_lab.whatif.published import PublishedRow, load_published
 from cudnn_lab.whatif.speed_models import (DATA_DIR, DISAGREEMENT, PREDICTORS, SCALING_DIR, _ape, _best, _dtype,
@@ -26,6 +27,8 @@ from cudnn_lab.whatif.speed_models import (DATA_DIR, DISAGREEMENT, PREDICTORS, S
 BASELINE_PATH = DATA_DIR / "forecast" / "validation_baseline.json"
 ALPHAS = tuple(i / 20 for i in range(21))
 SCALES = tuple(0.95 + i / 200 for i in range(21))
+#: The optional predictors (NVIDIA's GEMM estimator, where installed): in the table where they answered, never a target
+EXTRA = ("nvidia_estimator", "nvidia_estimator_ratio")
 #: Smallest share of the source's SMs a carve-out forecast answers with a number (validated under 8% at 114 of 132
 #: SMs; 12-13% at 66 and 78 (2026-11-29 model: FLOPs per busy SM blended with a floor), so those answer
 #: "measure this")
@@ -118,12 +121,19 @@ def _validate_pairs() -> list[ValidationRow]:
                     e = _ape(pred[k], actual)
                     errs[k].append(e)
                     fam[k].append(e)
+                if scope == "best" and families[i] == "matmul":  # the optional estimator: the problem's time
+                    extra, _ = speed_nvmmh.predictions(spec, s.key, t.key, float(p["median_ms"]))
+                    for k, v in extra.items():
+                        fam.setdefault(k, []).append(_ape(v, actual))
             note = "transfer's alpha and scale fitted leave-one-problem-out"
             rows.append(ValidationRow("h100_h200", "all", src_key, tgt_key, scope, len(items),
                                       {k: statistics.fmean(v) for k, v in errs.items() if v}, 0.0, note))
             for famname, fe in sorted(per_family.items()):
+                est_keys = [k for k in EXTRA if fe.get(k)]
                 rows.append(ValidationRow("h100_h200", famname, src_key, tgt_key, scope, len(fe["same"]),
-                                          {k: statistics.fmean(v) for k, v in fe.items() if v}, 0.0, note))
+                                          {k: statistics.fmean(v) for k, v in fe.items() if v}, 0.0,
+                                          note + (f"; {speed_nvmmh.LABEL} {speed_nvmmh.version()}: no fitted "
+                                                  "parameter" if est_keys else "")))
     return rows
 
 
@@ -293,15 +303,21 @@ def target_checks() -> list[tuple[str, float | None, float, bool]]:
 
 def format_validation() -> str:
     """The validation table and the issue's targets, met or missed, as text for the CLI."""
+    cols = PREDICTORS + tuple(k for k in EXTRA if any(k in r.mape for r in validate()))
     lines = ["dataset      family          source          target          scope  n     " +
-             "  ".join(f"{k:>9}" for k in PREDICTORS) + "  measure  answered"]
+             "  ".join(f"{k:>{max(9, len(k))}}" for k in cols) + "  measure  answered"]
     for r in validate():
-        vals = "  ".join(f"{r.mape[k]:8.1f}%" if k in r.mape else f"{'-':>9}" for k in PREDICTORS)
+        vals = "  ".join(f"{r.mape[k]:{max(9, len(k)) - 1}.1f}%" if k in r.mape else f"{'-':>{max(9, len(k))}}"
+                         for k in cols)
         lines.append(f"{r.dataset:<12} {r.family:<15} {r.source:<15} {r.target:<15} {r.scope:<6} {r.n:<5} {vals}"
                      f"  {r.measure_this_share:6.0%}  "
                      + ("-" if r.answered_mape is None else f"{r.answered_mape:7.1f}%"))
     lines.append("")
     lines.append("MAPE = mean absolute percentage error; fitted parameters validated leave-one-out (see notes).")
+    lines.append(f"{speed_nvmmh.LABEL}: " + (f"{speed_nvmmh.version()} installed; its columns are the matmul best-plan "
+                                            "rows (labelled, no fitted parameter)" if speed_nvmmh.available() else
+                                            "not installed (pip install 'cudnn-lab[estimator]'): its columns are "
+                                            "left out"))
     lines.append("Issue 35 targets (transfer predictor):")
     for what, reached, limit, met in target_checks():
         row = next((r for r in validate() if f"{r.dataset} {r.source}->{r.target} {r.scope}" == what
