@@ -22,6 +22,7 @@ from .style import (FAIL_COLOR, LINE_COLOR, LINE_WIDTH, PASS_COLOR, UNKNOWN_COLO
                     positive, title_block, us, verdict_of)
 from ..results.loading import CLASSIC_ENGINE_ID
 from ..numerics import TOLERANCES, VERDICT_METRIC_TITLE, band_rule, outside_share, tolerance_bands
+from ..whatif.speed_lines import model_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -116,11 +117,14 @@ def _no_plan_text(result: RunResult) -> str:
 
 
 @fitted
-def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
+def latency_bar(result: RunResult, selected: str | None = None, models: bool = False) -> go.Figure:
     """One bar per plan that ran, sorted by median latency (us), with +-IQR/2 error bars, coloured by engine.
 
     The heuristic's pick and the best plan (fastest within cuDNN's tolerance band) carry text annotations;
-    PyTorch's latency with ``cudnn.benchmark`` off and on (where measured) are dashed horizontal lines.
+    PyTorch's latency with ``cudnn.benchmark`` off and on (where measured) are dashed horizontal lines. With
+    ``models``, the forecast's model points beside the bars (:func:`cudnn_lab.whatif.speed_lines.model_lines`: the
+    transfer model, the datasheet roofline ratio, NVIDIA's GEMM estimator where installed), each named with its
+    validation error for the family, or a note saying why there are none.
     """
     result = require_run(result, "latency_bar")
     selected = require_plan(selected, "latency_bar")
@@ -155,6 +159,8 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
         legend_line(fig, f"{label} {ms * 1e3:.3g} µs", {"dash": dash, "color": color, "width": 1.5})
         top = max(top, ms * 1e3)
 
+    if models:
+        top = max(top, _latency_models(fig, result, order))
     low = float(ran["median_ms"].min() * 1e3)
     log_y = low > 0 and top / low > 20  # slow fallback engines would flatten every other bar
     pick, best = _pick_and_best(result, ran)
@@ -186,6 +192,35 @@ def latency_bar(result: RunResult, selected: str | None = None) -> go.Figure:
     else:
         fig.update_yaxes(title_text="median latency per call (µs)", range=[0, top * 1.3 if top > 0 else 1])
     return fig
+
+
+#: Marker of each model line (open symbols: a forecast, not a measurement)
+_MODEL_MARKS = {"transfer": ("circle-open", "#d62728"), "roofline": ("square-open", "#7f7f7f"),
+                "nvidia_estimator": ("diamond-open", "#76b900")}
+
+
+def _models_note(fig: go.Figure, text: str) -> None:
+    fig.add_annotation(text=f"model lines: {text}", xref="paper", yref="paper", x=0.01, y=1.0, showarrow=False,
+                       xanchor="left", yanchor="bottom", font={"size": 11, "color": "#555"})
+
+
+def _latency_models(fig: go.Figure, result: RunResult, order: list[str]) -> float:
+    """The model points (µs) of the plans in ``order``; the largest drawn (0 when none), a note when none."""
+    import plotly.graph_objects as go
+    lines = model_lines(result)
+    top = 0.0
+    for line in lines.lines:
+        plans = [p for p in order if p in line.times_ms]
+        if not plans:
+            continue
+        ys = [line.times_ms[p] * 1e3 for p in plans]
+        symbol, color = _MODEL_MARKS.get(line.predictor, ("x-thin-open", "#444"))
+        fig.add_trace(go.Scatter(x=plans, y=ys, mode="markers", name=line.label,
+                                 marker={"symbol": symbol, "size": 11, "color": color, "line": {"width": 2}},
+                                 hovertemplate=f"{line.label}<br>%{{y:.4g}} µs<extra>forecast</extra>"))
+        top = max(top, *ys)
+    _models_note(fig, lines.note if lines.lines else f"none ({lines.note})")
+    return top
 
 
 @fitted
@@ -372,11 +407,13 @@ def error_histogram(result: RunResult, plan: str | None = None) -> go.Figure:
 
 
 @fitted
-def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
+def roofline(result: RunResult, selected: str | None = None, models: bool = False) -> go.Figure:
     """Log-log roofline: each plan that ran at (FLOP/byte, TFLOP/s) under the measured compute and memory roofs.
 
     Arithmetic intensity is the spec's FLOP count over its minimal bytes, so every plan shares one x and differs
-    in height. Without measured ceilings (``result.ceilings`` empty) only the points are drawn, with a note.
+    in height. Without measured ceilings (``result.ceilings`` empty) only the points are drawn, with a note. With
+    ``models``, the GPU's datasheet roofs (dashed) and the forecast's model points (open markers), each named with
+    its validation error for the family (:func:`cudnn_lab.whatif.speed_lines.model_lines`).
     """
     result = require_run(result, "roofline")
     selected = require_plan(selected, "roofline")
@@ -431,6 +468,8 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
                                  hovertext=[f"<b>{label}</b><br>{ms * 1e3:.1f} us, {t:.3g} TFLOP/s"],
                                  hoverinfo="text"))
 
+    if models:
+        _roofline_models(fig, result, intensity, x_lo, x_hi)
     fig.update_xaxes(title_text="arithmetic intensity (FLOP/byte)", type="log",
                      range=[math.log10(x_lo), math.log10(x_hi)], **log_ticks(x_lo, x_hi))
     ys = [y for t in fig.data for y in map(positive, t.y or ()) if y is not None]
@@ -439,3 +478,26 @@ def roofline(result: RunResult, selected: str | None = None) -> go.Figure:
         fig.update_yaxes(range=[math.log10(y_lo), math.log10(y_hi)], **log_ticks(y_lo, y_hi))
     fig.update_yaxes(title_text="throughput (TFLOP/s)", type="log")
     return fig
+
+
+def _roofline_models(fig: go.Figure, result: RunResult, intensity: float, x_lo: float, x_hi: float) -> None:
+    """The datasheet roofs (dashed) and the model points at the run's intensity (TFLOP/s of each forecast time)."""
+    import plotly.graph_objects as go
+    lines = model_lines(result)
+    peak, bw = positive(lines.datasheet_tflops), positive(lines.datasheet_gbps)
+    if peak or bw:
+        ridge = metrics.ridge(peak, bw)
+        xs = [x for x in (x_lo, ridge, x_hi) if x]
+        err = "" if lines.roofline_mape is None else f", ratio ±{lines.roofline_mape:.1f}% on {lines.family}"
+        fig.add_trace(go.Scatter(x=xs, y=[metrics.roof(x, peak, bw) for x in xs], mode="lines",
+                                 name=f"datasheet roofline {lines.gpu}{err}",
+                                 line={"color": "#7f7f7f", "width": 1.5, "dash": "dash"},
+                                 hovertemplate="datasheet roof: %{y:.3g} TFLOP/s at %{x:.3g} FLOP/byte<extra></extra>"))
+    flops = result.spec.flops()
+    for line in lines.lines:
+        ys = [metrics.tflops(flops, ms) for ms in line.times_ms.values()]
+        symbol, color = _MODEL_MARKS.get(line.predictor, ("x-thin-open", "#444"))
+        fig.add_trace(go.Scatter(x=[intensity] * len(ys), y=ys, mode="markers", name=line.label,
+                                 marker={"symbol": symbol, "size": 11, "color": color, "line": {"width": 2}},
+                                 hovertemplate=f"{line.label}<br>%{{y:.3g}} TFLOP/s<extra>forecast</extra>"))
+    _models_note(fig, lines.note if lines.lines else f"none ({lines.note})")

@@ -1,0 +1,65 @@
+"""The forecast's model lines in a run's Latency and Roofline views (issue 35): drawn only when asked, with the
+numbers whatif/ gives (the plots do not recompute them), each named with its validation error; a note where none."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cudnn_lab import plots
+from cudnn_lab.results import RunResult, metrics
+from cudnn_lab.whatif.speed_lines import model_lines
+from cudnn_lab.whatif.speed_models import RECORDED_DIR
+
+pytest.importorskip("plotly")
+
+
+@pytest.fixture(scope="module")
+def run() -> RunResult:
+    return RunResult.load(RECORDED_DIR / "h200_conv_nhwc_fp16.json")
+
+
+def _named(fig, name):
+    return [t for t in fig.data if t.name == name]
+
+
+def test_model_lines_come_from_the_forecast_with_their_errors(run):
+    lines = model_lines(run)
+    assert lines.gpu == "h200" and lines.source.startswith("h100_")
+    assert {line.predictor for line in lines.lines} >= {"transfer", "roofline"}
+    for line in lines.lines:
+        assert line.mape is not None and f"{line.mape:.1f}%" in line.label
+        assert line.times_ms and all(math.isfinite(v) and v > 0 for v in line.times_ms.values())
+
+
+def test_latency_draws_the_model_points_beside_the_bars(run):
+    plain = plots.latency_bar(run)
+    fig = plots.latency_bar(run, models=True)
+    lines = model_lines(run)
+    for line in lines.lines:
+        assert not _named(plain, line.label)
+        (trace,) = _named(fig, line.label)
+        assert list(trace.y) == pytest.approx([line.times_ms[p] * 1e3 for p in trace.x])
+    assert any("model lines" in a.text for a in fig.layout.annotations)
+
+
+def test_roofline_draws_the_datasheet_roofs_and_model_points(run):
+    fig = plots.roofline(run, models=True)
+    lines = model_lines(run)
+    roofs = [t for t in fig.data if (t.name or "").startswith("datasheet roofline h200")]
+    assert len(roofs) == 1 and max(roofs[0].y) == pytest.approx(lines.datasheet_tflops)
+    assert f"{lines.roofline_mape:.1f}%" in roofs[0].name
+    (transfer,) = _named(fig, next(line.label for line in lines.lines if line.predictor == "transfer"))
+    want = sorted(metrics.tflops(run.spec.flops(), ms) for ms in lines.lines[0].times_ms.values())
+    assert sorted(transfer.y) == pytest.approx(want)
+
+
+def test_a_gpu_without_facts_gets_a_note_not_a_line(run):
+    other = RunResult.load(RECORDED_DIR / "h200_conv_nhwc_fp16.json")
+    object.__setattr__(other, "device", {**other.device, "gpu": "test GPU"})
+    lines = model_lines(other)
+    assert not lines.lines and "test GPU" in lines.note
+    fig = plots.latency_bar(other, models=True)
+    assert len(fig.data) == len(plots.latency_bar(other).data)
+    assert any("model lines: none" in a.text for a in fig.layout.annotations)
