@@ -281,6 +281,8 @@ def _slug(column: str) -> str:
 #: The interactive Plans table's columns: the compact table's, the plan's full name first and its notes last.
 SORTABLE_COLUMNS: tuple[str, ...] = ("plan",) + PLAN_TABLE_COLUMNS + ("notes",)
 _NUMERIC_COLUMNS = frozenset({"rank", "engine", "median (µs)", "IQR (µs)", "error (rel. L2)", "workspace"})
+#: The columns the Plans table keeps in a narrow pane (the others on demand: its "all columns" button).
+KEY_COLUMNS: tuple[str, ...] = ("plan", "rank", "median (µs)", "error (rel. L2)", "passes")
 
 
 def _number(value: Any) -> float | None:
@@ -291,11 +293,13 @@ def _number(value: Any) -> float | None:
 
 
 def plan_table_rows(result: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The compact plan table as data for a sortable table: ``columns`` (``key``, ``title``, ``numeric``) and one row
+    """The compact plan table as data for a sortable table: ``columns`` (``key``, ``title``, ``numeric``,
+    ``essential``: one of :data:`KEY_COLUMNS`, kept in a narrow pane) and one row
     per plan in heuristic order: ``plan``, ``cells`` (display text, the formatters of :func:`plan_table`), ``keys``
     (raw sort keys: numbers for numeric columns, None where missing or where the plan did not run, else text),
     ``status`` and ``title`` (the plan's name and its error, if any)."""
-    columns = [{"key": c, "title": c, "numeric": c in _NUMERIC_COLUMNS} for c in SORTABLE_COLUMNS]
+    columns = [{"key": c, "title": c, "numeric": c in _NUMERIC_COLUMNS, "essential": c in KEY_COLUMNS}
+               for c in SORTABLE_COLUMNS]
     if result is None:
         return columns, []
     table = plan_table(result)

@@ -66,19 +66,31 @@ function render({ model, el }) {
   const legend = document.createElement("span"); legend.className = "cl-pt-legend";
   legend.innerHTML = "<span class='cl-pt-badge cl-pt-pick'>pick</span> heuristics' first choice " +
                      "<span class='cl-pt-badge cl-pt-best'>best</span> fastest passing plan";
-  bar.append(filter, exp, count, legend);
+  const wide = document.createElement("button"); wide.className = "cl-pt-wide";
+  bar.append(filter, exp, wide, count, legend);
   const wrap = document.createElement("div"); wrap.className = "cl-pt-wrap cl-table-wrap";
   const table = document.createElement("table"); table.className = "cl-plan-table cl-plan-table-full cl-pt-table";
   const thead = document.createElement("thead"), tbody = document.createElement("tbody");
   table.append(thead, tbody); wrap.append(table); el.append(bar, wrap);
 
+  // Key columns only (plan names wrapped) unless "all columns" is asked for: every column scrolls sideways in a
+  // pane narrower than the table (468 px at 1280 with JupyterLab's file browser; issue 39).
+  let all_columns = false;
+  function layout() {
+    table.classList.toggle("cl-pt-compact", !all_columns);
+    wide.textContent = all_columns ? "key columns" : "all columns";
+    wide.title = all_columns ? "show the key columns only (plan, rank, median, error, passes)"
+                             : "show every column (scroll sideways in a narrow pane)";
+  }
+  wide.addEventListener("click", () => { all_columns = !all_columns; layout(); });
+  const extra = c => c.essential === false ? " cl-pt-extra" : "";
   function head() {
     const col = model.get("sort_column"), desc = model.get("sort_descending");
     const tr = document.createElement("tr");
     for (const c of model.get("columns")) {
       const th = document.createElement("th");
       th.dataset.key = c.key; th.title = "sort by " + c.title + (c.key === col ? " (click again to reverse)" : "");
-      th.className = "cl-pt-sortable" + (c.numeric ? " cl-pt-num" : "");
+      th.className = "cl-pt-sortable" + (c.numeric ? " cl-pt-num" : "") + extra(c);
       th.textContent = c.title + (c.key === col ? (desc ? " ▼" : " ▲") : "");
       if (c.key === col) th.setAttribute("aria-sort", desc ? "descending" : "ascending");
       th.addEventListener("click", () => {
@@ -106,8 +118,13 @@ function render({ model, el }) {
       r.cells.forEach((text, i) => {
         const td = document.createElement("td");
         td.className = "cl-col-" + cols[i].key.split(" (")[0].replace(/[^a-z0-9]+/gi, "-").toLowerCase()
-                       + (cols[i].numeric ? " cl-pt-num" : "");
-        td.textContent = text;
+                       + (cols[i].numeric ? " cl-pt-num" : "") + extra(cols[i]);
+        if (i === 0) {  // the plan's name may break after each '_' (a <wbr>: nothing extra when copied)
+          text.split("_").forEach((part, j, parts) => {
+            td.append(part + (j < parts.length - 1 ? "_" : ""));
+            if (j < parts.length - 1) td.append(document.createElement("wbr"));
+          });
+        } else td.textContent = text;
         if (i === 0) {
           for (const [p, name] of [[pick, "pick"], [best, "best"]]) if (r.plan === p) {
             const b = document.createElement("span"); b.className = "cl-pt-badge cl-pt-" + name;
@@ -123,6 +140,9 @@ function render({ model, el }) {
     count.textContent = rows.length + " of " + model.get("rows").length + " plans";
   }
   function all() { head(); body(); }
+  // Another result (not a live run's next rows): the table starts at its top-left corner again.
+  model.on("change:generation", () => { wrap.scrollTop = 0; wrap.scrollLeft = 0; });
+  layout();
   filter.value = model.get("filter_text") || "";
   filter.addEventListener("input", () => { model.set("filter_text", filter.value); model.save_changes(); });
   exp.addEventListener("click", () => {
@@ -158,7 +178,13 @@ _CSS = r"""
 .cl-plans-widget { width: 100%; box-sizing: border-box; font-size: 12px; }
 .cl-pt-bar { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin: 2px 0 6px; }
 .cl-pt-filter { flex: 0 1 300px; min-width: 160px; padding: 3px 6px; font-size: 12px; }
-.cl-pt-csv { padding: 2px 10px; cursor: pointer; }
+.cl-pt-csv, .cl-pt-wide { padding: 2px 10px; cursor: pointer; }
+.cl-pt-compact .cl-pt-extra { display: none; }
+.cl-plans-widget .cl-pt-table.cl-pt-compact { width: 100%; }
+.cl-plans-widget .cl-pt-table.cl-pt-compact td.cl-col-plan { white-space: normal; overflow-wrap: anywhere;
+                                                             min-width: 110px; }
+.cl-plans-widget .cl-pt-table.cl-pt-compact th { white-space: normal; vertical-align: bottom; }
+.cl-plans-widget .cl-pt-table.cl-pt-compact th, .cl-plans-widget .cl-pt-table.cl-pt-compact td { padding: 2px 5px; }
 .cl-pt-count, .cl-pt-legend { color: #6b7280; }
 .cl-pt-wrap { max-height: 560px; overflow: auto; max-width: 100%; border: 1px solid #e5e7eb; }
 .cl-pt-table { border-collapse: collapse; width: max-content; min-width: 100%; }
@@ -231,6 +257,8 @@ class PlansTable(anywidget.AnyWidget):
     sort_descending = T.Bool(False).tag(sync=True)
     filter_text = T.Unicode("").tag(sync=True)
     csv_name = T.Unicode("plans.csv").tag(sync=True)
+    #: Counts the results shown (not a live run's rows as they come): the browser scrolls the table back to its top.
+    generation = T.Int(0).tag(sync=True)
 
     def show_result(self, result: Any, *, selected: str | None = None) -> None:
         """Fill the table with ``result``'s plans (None: empty), marking its pick and best plan."""
@@ -238,16 +266,23 @@ class PlansTable(anywidget.AnyWidget):
 
     def show_data(self, columns: list[dict[str, Any]], rows: list[dict[str, Any]], pick: str | None,
                   best: str | None, csv_name: str, *, selected: str | None = None) -> None:
-        """Fill the table with :func:`table_data`'s answer (one message to the browser)."""
+        """Fill the table with :func:`table_data`'s answer (one message to the browser), scrolled to its top."""
+        self._fill(columns, rows, pick, best, csv_name, selected, new=True)
+
+    def _fill(self, columns: list[dict[str, Any]], rows: list[dict[str, Any]], pick: str | None, best: str | None,
+              csv_name: str, selected: str | None, *, new: bool) -> None:
         with self.hold_sync():
             self.columns, self.rows, self.pick, self.best, self.selected = columns, rows, pick, best, selected
             self.csv_name = csv_name
+            if new:
+                self.generation += 1
 
     def show_rows(self, spec: Any, rows: list[dict[str, Any]]) -> None:
         """Fill the table with a live run's rows so far (plain row dicts as ``cl.run``'s progress hears them, in
         heuristic order), as a result of those rows: the table fills in as a run hands out its plans."""
         result = RunResult.from_records(spec, {"plans": [dict(r) for r in rows], "device": {}, "settings": {}})
-        self.show_result(result, selected=self.selected if self.selected in {r.get("plan") for r in rows} else None)
+        selected = self.selected if self.selected in {r.get("plan") for r in rows} else None
+        self._fill(*table_data(result), selected, new=False)  # the reader's scroll position stays
 
     def sort_by(self, column: str | None, descending: bool = False) -> None:
         """Order the table by ``column`` (a column title, None: the heuristic's order)."""

@@ -141,7 +141,13 @@ CSS = """
 .cl-lab .cl-whatif-table th.cl-synthetic { color: #5b21b6; font-style: italic; }
 .cl-lab .cl-whatif-table .cl-measured { background: #f0fdf4; }
 .cl-lab .cl-whatif-table caption { white-space: normal; max-width: 760px; }
-.cl-lab .cl-why-not-table td.cl-col-reason { white-space: normal; text-align: left; min-width: 200px;
+.cl-lab .cl-whatif-table th, .cl-lab .cl-whatif-table td { padding: 2px 3px; }
+.cl-lab .cl-whatif-table thead th { white-space: normal; font-size: 11px; line-height: 1.25; vertical-align: bottom; }
+.cl-lab .cl-block-answers td, .cl-lab .cl-why-not-table td { white-space: normal; overflow-wrap: anywhere;
+  text-align: left; }
+.cl-lab .cl-block-answers td.cl-col-problem, .cl-lab .cl-block-answers td.cl-col-target,
+.cl-lab .cl-block-answers td.cl-col-answer { min-width: 70px; font-size: 11px; }
+.cl-lab .cl-why-not-table td.cl-col-reason { white-space: normal; text-align: left; min-width: 120px;
   max-width: 420px; overflow-wrap: anywhere; font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
 .cl-lab .cl-why-not-table td.cl-col-status, .cl-lab .cl-why-not-table td.cl-col-category,
 .cl-lab .cl-drift-table td.cl-col-in { text-align: left; }

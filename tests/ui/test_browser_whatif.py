@@ -3,7 +3,7 @@ recording), the What-if tab is shown at 1280x800 with the file browser open (the
 at 1600x1000 and at 1280x800 without it (the views beside the controls, the tab bar at its narrowest); its label,
 tables and controls lie inside the right pane, and the tab titles are whole.
 
-Screenshots: with CUDNN_LAB_SCREENSHOT=1 to docs/lab_whatif_1280.png and docs/lab_whatif_1600.png, else to a
+Screenshots: with CUDNN_LAB_SCREENSHOT=1 to docs/lab_whatif_1280_sidebar.png and docs/lab_whatif_1600.png, else to a
 temporary folder.
 """
 
@@ -56,7 +56,7 @@ def test_the_what_if_view_fits_its_pane(server: str, browser: Any, layout: tuple
     page.locator(".cl-lab .cl-right" if sidebar else ".cl-lab").first.evaluate(
         "el => el.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(400)
-    path = SHOTS / f"lab_whatif_{width}.png"
+    path = SHOTS / f"lab_whatif_{width}{'_sidebar' if sidebar else ''}.png"
     page.screenshot(path=str(path))
     assert path.stat().st_size > 10_000
     page.close()
