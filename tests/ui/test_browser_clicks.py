@@ -6,6 +6,8 @@ view drawn). Issue 24: a load that drew its hidden views in the kernel's idle ti
 
 from __future__ import annotations
 
+import time
+import warnings
 from typing import Any
 
 import pytest
@@ -16,26 +18,53 @@ import cudnn_lab as cl
 from cudnn_lab.ui.recordings import recordings_of
 
 pytestmark = pytest.mark.browser
-#: How long a click may take to answer here (a busy 2-core machine; the timings are lab_load.py's).
-ANSWER_MS = 30_000
+#: How long the page may stay short of the answer once the kernel is idle (its last messages drawn): a click the
+#: kernel never heard shows as this wait running out, whatever the machine's load.
+SETTLE_S = 10.0
+#: How long the kernel may work through a load and the clicks queued behind it (a busy 2-core machine in a full
+#: test run: the Load, every hidden view, a form and the Sweep view built; no click is lost while it works).
+WORK_S = 240.0
 
 
 def _answered(page: Any, recording: str, op: str, tab: str) -> None:
     """Wait until the load of ``recording`` shows (its answer under Load, the banner naming it, stale for the new
     operation), operation ``op``'s form and graph show, and ``tab`` is the current tab with its figures drawn (a tab
-    clicked here holds at least one)."""
-    page.wait_for_function("""([name, op, tab]) => {
-        const q = (s) => document.querySelector('.cl-lab ' + s);
-        const answer = q('.cl-load-answer'), info = q('.cl-result-info'), form = q(`.cl-${op}-controls`);
-        const current = q('.lm-TabBar-tab.lm-mod-current');
-        const panel = [...document.querySelectorAll('.cl-lab .widget-tab-contents > *')]
-            .find(e => e.offsetParent !== null);
-        return answer && answer.textContent.includes(name) && info && info.textContent.includes(name)
-            && info.querySelector('.cl-stale') && form && form.offsetParent !== null
-            && current && current.textContent.trim() === tab && panel
-            && panel.querySelector('.cl-figure')  // each tab clicked here holds one (Sweep's once it is built)
-            && [...panel.querySelectorAll('.cl-figure')].every(f => f.querySelector('.js-plotly-plot .main-svg'));
-    }""", arg=[recording, op, tab], timeout=ANSWER_MS)
+    clicked here holds at least one).
+
+    Not a fixed time (issue 39: a 30 s wait ran out once in a full test run on the loaded 2-core machine, while
+    the kernel still worked through the load and the clicks queued behind it): the page is polled while the kernel
+    works, and fails only when it has been idle for :data:`SETTLE_S` without the answer (a click lost), or after
+    :data:`WORK_S`; the message says which part was missing."""
+    start = idle_since = time.monotonic()
+    state: dict[str, bool] = {}
+    while time.monotonic() - start < WORK_S:
+        state = page.evaluate(_STATE, [recording, op, tab])
+        if all(state.values()):
+            return
+        now = time.monotonic()
+        if page.evaluate(_KERNEL_STATUS) != "idle":
+            idle_since = now
+        elif now - idle_since > SETTLE_S:
+            break
+        page.wait_for_timeout(100)
+    raise AssertionError(f"not answered (kernel {page.evaluate(_KERNEL_STATUS)}, "
+                         f"{time.monotonic() - start:.1f} s): missing {[k for k, v in state.items() if not v]}")
+
+
+_KERNEL_STATUS = "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+#: Each part of a load's and two clicks' answer, true once shown.
+_STATE = """([name, op, tab]) => {
+    const q = (s) => document.querySelector('.cl-lab ' + s);
+    const answer = q('.cl-load-answer'), info = q('.cl-result-info'), form = q(`.cl-${op}-controls`);
+    const current = q('.lm-TabBar-tab.lm-mod-current');
+    const panel = [...document.querySelectorAll('.cl-lab .widget-tab-contents > *')].find(e => e.offsetParent !== null);
+    const figures = panel ? [...panel.querySelectorAll('.cl-figure')] : [];
+    return {answer: !!(answer && answer.textContent.includes(name)),
+            banner: !!(info && info.textContent.includes(name)), stale: !!(info && info.querySelector('.cl-stale')),
+            form: !!(form && form.offsetParent !== null), tab: !!(current && current.textContent.trim() === tab),
+            figure: figures.length > 0,  // each tab clicked here holds one (Sweep's once it is built)
+            drawn: figures.every(f => f.querySelector('.js-plotly-plot .main-svg'))};
+}"""
 
 
 def _load_then_click(page: Any, recording: str, convs: list[str], op: str, tab: str) -> None:
@@ -70,12 +99,14 @@ def _clicks_during_a_load(server: str, browser: Any) -> None:
 
 
 def test_clicks_during_a_load_are_answered(server: str, browser: Any) -> None:
-    # Once more on a timeout: on the loaded 2-core CI machine one full-suite run of two (2026-11-29) timed out here
-    # while the test passed alone (17 s); a click lost twice in a row still fails. Issue 39 tracks the cause.
+    # Once more on a Playwright timeout (one full-suite run of two, 2026-11-29, timed out in this test while it passed
+    # alone), saying what the page showed, so that the next one names its cause: a lost click fails in _answered
+    # (an AssertionError naming the missing part, never retried). Measured at load average 7-9 (three busy loops
+    # beside the tests, 2026-11-29): each _answered took 0.0-2.3 s, the whole test 13-25 s.
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
         _clicks_during_a_load(server, browser)
-    except PlaywrightTimeout:
+    except PlaywrightTimeout as e:
+        warnings.warn(f"test_clicks_during_a_load_are_answered retried after: {str(e).splitlines()[0]}", stacklevel=1)
         _clicks_during_a_load(server, browser)
-
