@@ -1,6 +1,7 @@
-"""Which backend wins where, drawn: one square per attention shape of a sweep, coloured by its winner (the kit's best
-cuDNN plan or a PyTorch SDPA backend; grey where the tie rule names several), with the winner's margin written in
-it; sequence length across, batch and GQA ratio down, one panel per head size and mask. The decisions are
+"""Which backend wins where, drawn: one cell per attention shape of a sweep, coloured by the backend that wins it
+(cuDNN, flash, memory-efficient, math; grey where the tie rule names several backends), with the winning backend's
+margin over the next written in it and a mark where the kit's cuDNN plan and PyTorch's cuDNN path differ beyond the
+tie rule; sequence length across, batch and GQA ratio down, one panel per head size and mask. The decisions are
 :mod:`cudnn_lab.results.backend_map`'s; this module only draws them.
 """
 
@@ -19,8 +20,6 @@ __all__ = ["WINNER_COLORS", "TIE_COLOR", "plot_backend_map"]
 
 #: One colour per backend (cuDNN green, as the kit draws cuDNN's plans elsewhere), and the colour of a tie.
 WINNER_COLORS: dict[str, str] = {"cudnn": "#2ca02c", "flash": "#1f77b4", "efficient": "#ff7f0e", "math": "#8c564b"}
-#: The square's outline where the kit's best plan and PyTorch's cuDNN path differ beyond the tie rule.
-KIT_FASTER, PYTORCH_FASTER = "#000000", "#d62728"
 TIE_COLOR = "#b0b0b0"
 
 
@@ -52,6 +51,16 @@ def _hover(row: MapRow) -> str:
     return "<br>".join(lines)
 
 
+def _cell_text(row: MapRow | None, tie: float) -> str:
+    """A cell's words: the winning backend's margin, and a mark where the kit's cuDNN plan and PyTorch's cuDNN path
+    differ by more than the tie rule (▲ the kit's faster, ▼ PyTorch's)."""
+    if row is None:
+        return ""
+    q = row.kit_vs_pytorch_cudnn or 1.0
+    mark = " ▲" if q > tie else " ▼" if q < 1 / tie else ""
+    return ("" if row.backend_margin is None else f"+{row.backend_margin:.0%}") + mark
+
+
 @fitted
 def plot_backend_map(answer: Any, **_: Any) -> go.Figure:
     """The map of a :class:`~cudnn_lab.results.backend_map.BackendMap` or of a sweep frame that holds one."""
@@ -69,36 +78,35 @@ def plot_backend_map(answer: Any, **_: Any) -> go.Figure:
     seqs = sorted({int(r.shape["seq_q"]) for r in bmap.rows})
     ys = sorted({_row_key(dict(r.shape)) for r in bmap.rows},
                 key=lambda k: (int(k.split(" · ")[0][1:]), int(k.split("GQA ")[1])))
-    shown: set[str] = set()
+    keys = [*WINNER_COLORS, "tie", "none ran"]
+    colors = [WINNER_COLORS.get(k, TIE_COLOR) for k in keys]
+    n = len(keys)  # a discrete colour scale: backend i fills [i/n, (i+1)/n]
+    scale = [[edge, c] for i, c in enumerate(colors) for edge in (i / n, (i + 1) / n)]
     tie = 1 + bmap.tie_rel
     for k, panel in enumerate(panels):
         at = {"row": k // cols + 1, "col": k % cols + 1}
-        rows = [r for r in bmap.rows if _panel(dict(r.shape)) == panel]
-        for key in [*WINNER_COLORS, "tie", "none ran"]:
-            mine = [r for r in rows if r.backend == key]
-            if not mine:
-                continue
-            ratio = [r.kit_vs_pytorch_cudnn or 1.0 for r in mine]
-            fig.add_trace(go.Scatter(
-                x=[str(r.shape["seq_q"]) for r in mine], y=[_row_key(dict(r.shape)) for r in mine],
-                mode="markers+text", name=f"{key} wins" if key in WINNER_COLORS else key, legendgroup=key,
-                showlegend=key not in shown,
-                marker={"symbol": "square", "size": 26, "color": WINNER_COLORS.get(key, TIE_COLOR),
-                        "line": {"width": [3 if q > tie or q < 1 / tie else 1 for q in ratio],
-                                 "color": [KIT_FASTER if q > tie else PYTORCH_FASTER if q < 1 / tie else "white"
-                                           for q in ratio]}},
-                text=["" if r.backend_margin is None else f"+{r.backend_margin:.0%}" for r in mine],
-                textfont={"size": 9, "color": "white"}, hovertext=[_hover(r) for r in mine],
-                hoverinfo="text"), **at)
-            shown.add(key)
-        fig.update_xaxes(type="category", categoryorder="array", categoryarray=[str(s) for s in seqs],
-                         title_text="sequence length" if at["row"] == nrows else None, **at)
-        fig.update_yaxes(type="category", categoryorder="array", categoryarray=ys, **at)
-    for name, color in (("kit's cuDNN plan faster than PyTorch's cuDNN path", KIT_FASTER),
-                        ("PyTorch's cuDNN path faster than the kit's plan", PYTORCH_FASTER)):
+        cells = {(str(r.shape["seq_q"]), _row_key(dict(r.shape))): r for r in bmap.rows
+                 if _panel(dict(r.shape)) == panel}
+        grid = [[cells.get((str(x), y)) for x in seqs] for y in ys]
+        z = [[None if r is None else keys.index(r.backend) + 0.5 for r in line] for line in grid]
+        text = [[_cell_text(r, tie) for r in line] for line in grid]
+        hover = [["" if r is None else _hover(r) for r in line] for line in grid]
+        fig.add_trace(go.Heatmap(x=[str(s) for s in seqs], y=ys, z=z, text=text, texttemplate="%{text}",
+                                 textfont={"size": 10, "color": "white"}, customdata=hover,
+                                 hovertemplate="%{customdata}<extra></extra>", colorscale=scale, zmin=0, zmax=n,
+                                 showscale=False, xgap=2, ygap=2), **at)
+        fig.update_xaxes(type="category", title_text="sequence length" if at["row"] == nrows else None, **at)
+        fig.update_yaxes(type="category", **at)
+    present = dict.fromkeys(r.backend for r in bmap.rows)
+    for key in keys:  # the legend: one square per backend that wins somewhere, then what the marks mean
+        if key in present:
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", hoverinfo="skip",
+                                     name=f"{key} wins" if key in WINNER_COLORS else key,
+                                     marker={"symbol": "square", "size": 12,
+                                             "color": WINNER_COLORS.get(key, TIE_COLOR)}))
+    for name in ("▲ the kit's cuDNN plan beats PyTorch's cuDNN path", "▼ PyTorch's cuDNN path beats the kit's plan"):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
-                                 marker={"symbol": "square-open", "size": 12, "color": color,
-                                         "line": {"width": 3, "color": color}}))
+                                 marker={"size": 1, "color": "white"}))
     wins = bmap.wins()
     said = ", ".join(f"{n} {c}" for n, c in wins.items() if c)
     fig.update_layout(title=title_block(f"Which backend wins where: {bmap.gpu}",

@@ -99,10 +99,12 @@ class FigureHost:
             self._panes[name] = out
         return self._panes[name]
 
-    def show(self, name: str, fig: Any, *, empty: bool = False) -> Any:
+    def show(self, name: str, fig: Any, *, empty: bool = False, height: int | None = None) -> Any:
         """Size ``fig`` for its pane and show it there (replacing what it showed); ``empty`` sizes it as a
-        placeholder. Returns the figure."""
-        height = FIGURE_HEIGHTS["placeholder"] if empty else FIGURE_HEIGHTS.get(name, _DEFAULT_HEIGHT)
+        placeholder, ``height`` (px) overrides the pane's own (a figure whose panels need the room). Returns the
+        figure."""
+        if height is None:
+            height = FIGURE_HEIGHTS["placeholder"] if empty else FIGURE_HEIGHTS.get(name, _DEFAULT_HEIGHT)
         fit_to_pane(fig, height)
         self.figures[name] = fig
         pane = self.pane(name)

@@ -386,11 +386,13 @@ class SweepView:
         if self.x.value is None or rows is None or rows.empty:
             what = f"no {self.op_filter.value} point" if self.op_filter.value else "nothing"
             return self._placeholder(f"{what} in {self.source_text or 'this sweep'}: choose another operation")
-        if not SWEEP_Y[self.y.value]:  # who wins: the backend map of the attention points
+        height = None
+        if not SWEEP_Y[self.y.value]:  # who wins: the backend map of the attention points, at the height it asks
             bmap = SWEEP_FIGURES["backend_map"]
             if not bmap.applies(rows):
                 return self._placeholder(NO_BACKENDS_TEXT)
             fig = bmap.draw(rows)
+            height = int(fig.layout.height or 0) or None
         else:
             fig = SWEEP_FIGURES["sweep"].draw(rows, self.x.value, color=self.color.value or None,
                                               y=SWEEP_Y[self.y.value], which=SWEEP_WHICH[self.which.value])
@@ -399,7 +401,7 @@ class SweepView:
                                       f"{'' if live else 'sweep '}{html.escape(self.source_text)}: "
                                       f"{self._points(rows)} points{html.escape(self._devices(rows))}"
                                       f"{self._dropped_html()}")
-        return self._figures.show("sweep", fig)
+        return self._figures.show("sweep", fig, height=height)
 
     def compare(self, a: Any = None, b: Any = None) -> Any:
         """Draw ``plots.compare_gpus`` of two sweeps (names, files or frames; by default the two chosen)."""
