@@ -63,6 +63,17 @@ every bound met in every run. Load clicks back to back (this script's Load) now 
 views, which the browser draws after its answer: interleaved in one session (1 s pause before each click, or none),
 the old Load took 0.98 s (0.94 back to back) and the new 0.78 s (0.81); logs/cpu_2026-11-26_lab_load_1280_sidebar.log
 and logs/cpu_2026-11-26_lab_load_1600.log.
+2026-11-29 (issue 39), 1280x800 with the file browser, 5 clicks each. Before (load average 2.3 rising to 7.4): Run to
+panel 4.57 s, Load 1.33 s, Load first time 1.37 s, Load sweep 2.28 s (1.48-4.36), all missed; Compare GPUs 1.22 s.
+Causes found with cProfile: recorded sweeps read as pandas 3's Arrow-backed 'str' columns (every row access of the
+latency figure 2-3x slower; the view now holds them as objects), plots.style.sweep_devices iterating every row, and a
+first Save report importing jupyter_server.serverapp for its link (3-8 s). After, load average 3.8 -> 3.1: Run to
+panel 1.73 s, operation switch 0.26, tab switch 0.12, Load 0.67, Load first time 0.51, plan pick 0.12, Save report
+0.41 (first 3.18: missed), its progress 0.06 s after the click, Load sweep 0.57 (0.39-0.97), Compare GPUs 0.31. At
+load average 6.3-6.5 (four busy loops beside): Run to panel 1.34, operation switch 0.22, tab switch 0.15, Load 0.86,
+Load first time 0.81, plan pick 0.14, Save report 0.38 (first 3.04: missed), progress 0.06, Load sweep 0.75, Compare
+GPUs 0.34. The first Save in a kernel still gathers the whatif layer's cold state (its forecasts' validation and
+asker start ~1.2 s, the recorded answers files ~0.5 s, the rest ~0.4 s at load 6) besides the report itself.
 """
 
 from __future__ import annotations
