@@ -24,8 +24,10 @@ The rules, from the measurements (``docs/FINDINGS.md``, ``../shared/GPU_FACTS.md
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +37,7 @@ from ..options import AUTO, RunOptions
 from .build_pool import _POOLS, pool_for
 from .device import kit_thread, start_device
 from .frontend import warm_engine_family
+from .kernels import FIRST_SESSION, start_cupti
 from .session import _SESSIONS
 
 __all__ = ["Decision", "MIN_SPARE_CORES", "MAX_AUTO_HELPERS", "AUTO_PLAN_DEADLINE_S", "usable_cores", "spare_cores",
@@ -209,17 +212,24 @@ def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *
     _set(state="warming", note="")
     try:
         t = time.perf_counter()
-        import torch
+        loads_torch = "torch" not in sys.modules
+        with FIRST_SESSION if loads_torch else contextlib.nullcontext():
+            import torch
 
-        starting = start_device(device)
-        import cudnn  # noqa: F401
+            starting = start_device(device)
+            import cudnn  # noqa: F401
 
-        if starting is not None:
-            starting.wait(60.0)
-        if not torch.cuda.is_available():
-            _set(state="failed", note="CUDA is not available")
-            return warm_state()
-        seconds["torch_cuda"] = time.perf_counter() - t
+            if starting is not None:
+                starting.wait(60.0)
+            if not torch.cuda.is_available():
+                _set(state="failed", note="CUDA is not available")
+                return warm_state()
+            if loads_torch and options.kernels:  # the profiler's first session on the thread that loaded torch
+                try:
+                    seconds["cupti"] = start_cupti(device)
+                except Exception:  # noqa: BLE001 - no CUPTI here: the run says so when it records kernels
+                    pass
+        seconds["torch_cuda"] = time.perf_counter() - t - seconds.get("cupti", 0.0)
         if spec is not None:
             t = time.perf_counter()
             warm_engine_family(spec)

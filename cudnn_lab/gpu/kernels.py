@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -23,6 +24,13 @@ DEFAULT_RUNS = 5
 _MARK = "FillFunctor"
 #: Seconds the first CUPTI session of this process took (None until :func:`start_cupti` ran).
 _FIRST_USE_S: float | None = None
+#: Held while the process's first profiler session starts (:func:`start_cupti`). PyTorch's profiler (kineto) must
+#: first run on the thread that loaded torch: its client registers there when libtorch loads, and a first session on
+#: another thread logs "External init callback must run in same thread as registerClient", after which the process
+#: can abort at exit ("free(): invalid pointer"; H200, 2026-11-29, scripts/live_rows.py --defaults, whose Lab
+#: imports torch on its warm-up thread). A thread that loads torch holds this lock until it has run that first session
+#: (gpu/defaults.warm), so no other thread's session comes first.
+FIRST_SESSION = threading.RLock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,18 +114,19 @@ def start_cupti(device: Any = None) -> float:
     sets up the tracer, a one-time process cost that would otherwise land on the first plan profiled. Returns the
     seconds this call spent (0.0 once CUPTI has been started). Raises what the profiler raises (no CUPTI here)."""
     global _FIRST_USE_S
-    if _FIRST_USE_S is not None:
-        return 0.0
-    import torch
+    with FIRST_SESSION:
+        if _FIRST_USE_S is not None:
+            return 0.0
+        import torch
 
-    t0 = time.perf_counter()
-    x = torch.zeros(1, device=device if device is not None else "cuda")
-    torch.cuda.synchronize(x.device)
-    with cupti_profiler():
-        x.fill_(1.0)
+        t0 = time.perf_counter()
+        x = torch.zeros(1, device=device if device is not None else "cuda")
         torch.cuda.synchronize(x.device)
-    _FIRST_USE_S = time.perf_counter() - t0
-    return _FIRST_USE_S
+        with cupti_profiler():
+            x.fill_(1.0)
+            torch.cuda.synchronize(x.device)
+        _FIRST_USE_S = time.perf_counter() - t0
+        return _FIRST_USE_S
 
 
 def cupti_first_use_s() -> float | None:
