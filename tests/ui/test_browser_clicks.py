@@ -99,10 +99,12 @@ def _clicks_during_a_load(server: str, browser: Any) -> None:
 
 
 def test_clicks_during_a_load_are_answered(server: str, browser: Any) -> None:
-    # Once more on a Playwright timeout (one full-suite run of two, 2026-11-29, timed out in this test while it passed
-    # alone), saying what the page showed, so that the next one names its cause: a lost click fails in _answered
-    # (an AssertionError naming the missing part, never retried). Measured at load average 7-9 (three busy loops
-    # beside the tests, 2026-11-29): each _answered took 0.0-2.3 s, the whole test 13-25 s.
+    # Once more on a Playwright timeout, with a warning naming it. Issue 39, 2026-11-29: each _answered took 0.0-2.3 s
+    # at load average 7-9, so no answer's wait was short; the flake is a lost click. Caught twice in 13 runs (none in
+    # 27 more while the websocket frames were logged): after the first load, the click on 'conv' that goes back to
+    # conv's recordings left the page showing 'conv' chosen while the kernel, idle, still held matmul
+    # (lab.controls.op index 1) and the list stayed matmul's: the ToggleButtons' index out of sync between browser
+    # and kernel (ipywidgets 8.1.9 echo/throttle), the wait for conv's list (line 'back to conv') running out.
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
