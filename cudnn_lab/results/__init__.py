@@ -17,7 +17,7 @@ store, and the one loading layer every file the kit reads goes through.
 
 from __future__ import annotations
 
-from . import backend_map, metrics, recordings
+from . import backend_map, metrics, recordings  # noqa: F401 - backend_map registers its recordings kind
 from .datasets import DATASET_COLUMNS, RECORDED_DIR, SWEEPS_DIR, load_results, recorded_datasets
 from .loading import (read_json, read_parquet, read_result_file, read_spec_file, read_state_file, read_sweep_file,
                       read_sweep_frame)
