@@ -78,10 +78,14 @@ def check_head_dims(spec: str, dtype: str, head_dim: object, head_dim_v: object,
             near = sorted({c for c in (below, below + step) if step <= c <= top} or {top})
             side = "Q and K" if field == "head_dim" else "V and O"
             where = f"{dtype} attention, {direction}" if direction else f"{dtype} attention"
-            raise SpecError(field, v, f"must be {head_dim_rule(dtype, direction)} for {where} ({side}): cuDNN 9.19 "
-                            f"on Hopper refuses other head sizes ('hidden_dim should be multiple of {step}', head "
-                            f"sizes up to {top} here; {HEAD_DIM_SOURCE}); nearest: {' or '.join(map(str, near))}",
-                            spec=spec)
+            if d % step or top == SDPA_HEAD_DIM_MAX:  # what cuDNN itself refuses
+                why = (f"cuDNN 9.19 on Hopper refuses other head sizes ('hidden_dim should be multiple of {step}', "
+                       f"head sizes up to {top} here; {HEAD_DIM_SOURCE})")
+            else:  # past the largest size asked: cuDNN's answer is not known
+                why = (f"{top} is the largest head size cuDNN 9.19 was asked on Hopper (it ran every size tried up "
+                       f"to it; larger ones were not asked: scripts/probe_shapes.py --beyond; {HEAD_DIM_SOURCE})")
+            raise SpecError(field, v, f"must be {head_dim_rule(dtype, direction)} for {where} ({side}): {why}; "
+                            f"nearest: {' or '.join(map(str, near))}", spec=spec)
         out.append(d)
     d_qk, d_v = out
     assert d_qk is not None
