@@ -483,7 +483,12 @@ def _backend_map(args: argparse.Namespace) -> int:
     from cudnn_lab.results.backend_map import backend_map
     out = check_output_path(args.json, what="backend map") if args.json else None
     bmap = backend_map(load_results(args.results))
-    code = _save(lambda p: (bmap.to_json(p), p)[1], out, "backend map", ".json") if out is not None else 0
+
+    def write(path: Path) -> Path:
+        bmap.to_json(path)
+        return path
+
+    code = _save(write, out, "backend map", ".json") if out is not None else 0
     _say(bmap.summary(), *([f"saved {out}"] if out is not None and code == 0 else []))
     return code
 

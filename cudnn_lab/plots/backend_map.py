@@ -28,8 +28,13 @@ def _group(shape: dict[str, Any]) -> int:
     return max(1, int(shape.get("heads") or 1) // int(kv))
 
 
-def _row_key(shape: dict[str, Any]) -> str:
-    return f"b{shape.get('batch')} · GQA {_group(shape)}"
+def _row_key(shape: dict[str, Any]) -> tuple[int, int]:
+    """A shape's row of its panel: (batch, GQA ratio)."""
+    return int(shape.get("batch") or 1), _group(shape)
+
+
+def _row_label(key: tuple[int, int]) -> str:
+    return f"b{key[0]} · GQA {key[1]}"
 
 
 def _panel(shape: dict[str, Any]) -> tuple[Any, ...]:
@@ -76,8 +81,8 @@ def plot_backend_map(answer: Any, **_: Any) -> go.Figure:
     fig = make_subplots(rows=nrows, cols=cols, subplot_titles=names, horizontal_spacing=0.04, shared_yaxes=True,
                         vertical_spacing=0.16 / max(1, nrows - 1) if nrows > 1 else 0.1)
     seqs = sorted({int(r.shape["seq_q"]) for r in bmap.rows})
-    ys = sorted({_row_key(dict(r.shape)) for r in bmap.rows},
-                key=lambda k: (int(k.split(" · ")[0][1:]), int(k.split("GQA ")[1])))
+    keys_y = sorted({_row_key(dict(r.shape)) for r in bmap.rows})
+    ys = [_row_label(k) for k in keys_y]
     keys = [*WINNER_COLORS, "tie", "none ran"]
     colors = [WINNER_COLORS.get(k, TIE_COLOR) for k in keys]
     n = len(keys)  # a discrete colour scale: backend i fills [i/n, (i+1)/n]
@@ -87,7 +92,7 @@ def plot_backend_map(answer: Any, **_: Any) -> go.Figure:
         at = {"row": k // cols + 1, "col": k % cols + 1}
         cells = {(str(r.shape["seq_q"]), _row_key(dict(r.shape))): r for r in bmap.rows
                  if _panel(dict(r.shape)) == panel}
-        grid = [[cells.get((str(x), y)) for x in seqs] for y in ys]
+        grid = [[cells.get((str(x), y)) for x in seqs] for y in keys_y]
         z = [[None if r is None else keys.index(r.backend) + 0.5 for r in line] for line in grid]
         text = [[_cell_text(r, tie) for r in line] for line in grid]
         hover = [["" if r is None else _hover(r) for r in line] for line in grid]

@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import DataError, OptionError, shorten
 from . import metrics, recordings
 from .json_files import MAX_JSON_BYTES, read_json
+from .sweep_checks import plain_cell
 from .datasets import SWEEPS_DIR
 
 __all__ = ["CONTENDERS", "BACKENDS", "SHAPE_FIELDS", "MapRow", "BackendMap", "backend_map", "has_backends",
@@ -189,16 +190,15 @@ class BackendMap:
         if margins:
             text += (f" The winner's margin over the next backend: {margins[0]:.0%} to {margins[-1]:.0%} "
                      f"(median {margins[len(margins) // 2]:.0%}).")
-        ratios = [(r.kit_vs_pytorch_cudnn, r) for r in self.rows if r.kit_vs_pytorch_cudnn is not None]
-        faster = [x for x in ratios if x[0] > 1 + self.tie_rel]
-        slower = [x for x in ratios if x[0] < 1 / (1 + self.tie_rel)]
+        ratios = sorted(((r.kit_vs_pytorch_cudnn, r) for r in self.rows if r.kit_vs_pytorch_cudnn is not None),
+                        key=lambda x: x[0])
         if ratios:
+            faster = [x for x in ratios if x[0] > 1 + self.tie_rel]
+            slower = [x for x in ratios if x[0] < 1 / (1 + self.tie_rel)]
             text += (f" The kit's best cuDNN plan against PyTorch's cuDNN path: faster in {len(faster)} shapes"
-                     + (f" (up to {max(faster, key=lambda x: x[0])[0] - 1:.0%}, at "
-                        f"{shape_label(max(faster, key=lambda x: x[0])[1].shape)})" if faster else "")
+                     + (f" (up to {faster[-1][0] - 1:.0%}, at {shape_label(faster[-1][1].shape)})" if faster else "")
                      + f", slower in {len(slower)}"
-                     + (f" (up to {1 / min(slower, key=lambda x: x[0])[0] - 1:.0%}, at "
-                        f"{shape_label(min(slower, key=lambda x: x[0])[1].shape)})" if slower else "")
+                     + (f" (up to {1 / slower[0][0] - 1:.0%}, at {shape_label(slower[0][1].shape)})" if slower else "")
                      + f", tied in {len(ratios) - len(faster) - len(slower)}.")
         default = [r for r in self.rows if r.pytorch_default_ms is not None and r.winner is not None]
         if default:
@@ -286,13 +286,6 @@ def has_backends(frame: Any) -> bool:
     return bool(cells.map(lambda c: isinstance(c, str) and any(f'"{n}"' in c for n in CONTENDERS)).any())
 
 
-def _cell(value: Any) -> Any:
-    """A frame cell as a plain value (pandas NA and numpy scalars unwrapped)."""
-    if metrics.is_missing(value):
-        return None
-    return value.item() if hasattr(value, "item") else value
-
-
 def backend_map(frame: Any, *, tie_rel: float = metrics.TIE_REL) -> BackendMap:
     """The map of a sweep frame's attention points (:func:`has_backends`): per point the best plan's median beside
     each backend's; OptionError when the frame has none."""
@@ -307,18 +300,18 @@ def backend_map(frame: Any, *, tie_rel: float = metrics.TIE_REL) -> BackendMap:
         first = point.iloc[0]
         if metrics.cell_text(first.get("point_status")) != "ok":
             continue
-        gpu, cudnn = gpu or _cell(first.get("gpu")), cudnn or _cell(first.get("cudnn"))
-        created = max(created, str(_cell(first.get("created")) or ""))
-        spec = json.loads(first["spec"]) if isinstance(_cell(first.get("spec")), str) else {}
-        shape = {k: spec.get(k, _cell(first.get(f"spec_{k}"))) for k in SHAPE_FIELDS}  # the spec's own types
+        gpu, cudnn = gpu or plain_cell(first.get("gpu")), cudnn or plain_cell(first.get("cudnn"))
+        created = max(created, str(plain_cell(first.get("created")) or ""))
+        spec = json.loads(first["spec"]) if isinstance(plain_cell(first.get("spec")), str) else {}
+        shape = {k: spec.get(k, plain_cell(first.get(f"spec_{k}"))) for k in SHAPE_FIELDS}  # the spec's own types
         times: dict[str, float] = {}
         refused: dict[str, str] = {}
-        best = point[point["is_best"].map(lambda v: v is True or bool(v) if not metrics.is_missing(v) else False)]
+        best = point[point["is_best"].map(lambda v: not metrics.is_missing(v) and bool(v))]
         if len(best) and metrics.is_finite(best.iloc[0].get("median_ms")):
             times["cudnn"] = float(best.iloc[0]["median_ms"])
         else:
             refused["cudnn"] = "no plan ran"
-        cell = _cell(first.get("baselines"))
+        cell = plain_cell(first.get("baselines"))
         for name, item in (json.loads(cell) if isinstance(cell, str) else {}).items():
             if name not in CONTENDERS:
                 continue
@@ -326,7 +319,7 @@ def backend_map(frame: Any, *, tie_rel: float = metrics.TIE_REL) -> BackendMap:
                 times[name] = float(item["ms"])
             else:
                 refused[name] = str(item.get("error", "not timed"))
-        default = _cell(first.get("torch_off_ms"))
+        default = plain_cell(first.get("torch_off_ms"))
         rows.append(MapRow.decide(shape, times, refused, tie_rel, default if metrics.is_finite(default) else None))
     if not rows:
         raise OptionError("frame", "sweep", "has no attention point that ran; nothing to map")

@@ -17,7 +17,7 @@ from .paths import check_input_path
 from .result_checks import FLOAT_COLUMNS, INT_COLUMNS, JSON_COLUMNS, VALUE_RANGES, _is_missing, check_cell
 from .schema import point_columns_of
 
-__all__ = ["PARQUET_MAGIC", "SWEEP_NUMBER_COLUMNS", "SWEEP_REQUIRED", "parquet_problem", "read_parquet",
+__all__ = ["PARQUET_MAGIC", "plain_cell", "SWEEP_NUMBER_COLUMNS", "SWEEP_REQUIRED", "parquet_problem", "read_parquet",
            "check_sweep_columns", "RowProblem", "sweep_row_problems", "check_sweep_frame", "read_sweep_frame"]
 
 PARQUET_MAGIC = b"PAR1"
@@ -112,7 +112,7 @@ def _problem_of(check: Callable[[], Any]) -> str | None:
     return None
 
 
-def _plain(value: Any) -> Any:
+def plain_cell(value: Any) -> Any:
     """A frame's cell as a plain Python value (numpy and pandas scalars unwrapped, missing as None)."""
     if _is_missing(value):
         return None
@@ -135,7 +135,7 @@ def sweep_row_problems(frame: Any) -> list[RowProblem]:
     out: list[RowProblem] = []
 
     def cell(col: str, pos: int) -> Any:
-        return _plain(frame[col].iloc[pos])
+        return plain_cell(frame[col].iloc[pos])
 
     for col, (low, high) in VALUE_RANGES.items():
         if col not in frame.columns:
@@ -180,7 +180,7 @@ def sweep_row_problems(frame: Any) -> list[RowProblem]:
             try:
                 return found[value]
             except KeyError:
-                found[value] = p = _problem_of(lambda: check_cell("", col, col, _plain(value)))
+                found[value] = p = _problem_of(lambda: check_cell("", col, col, plain_cell(value)))
                 return p
             except TypeError:  # an unhashable cell (a list): checked each time
                 return _problem_of(lambda: check_cell("", col, col, value))
@@ -213,7 +213,7 @@ def _listed(problems: list[str | None]) -> Callable[[int], str]:
 def _row_label(frame: Any, pos: int) -> str:
     """'row 12 (point 3f2a..., plan eng4_k24=45)': where a sweep frame's row is, for a message."""
     def value(col: str) -> Any:
-        return _plain(frame[col].iloc[pos]) if col in frame.columns else None
+        return plain_cell(frame[col].iloc[pos]) if col in frame.columns else None
 
     plan = value("plan")
     return (f"row {pos} (point {shorten(value('point_id'), 40)}"
