@@ -221,18 +221,31 @@ def check_determinism(call: Any, outputs: dict[str, Any], stream: Any, runs: int
         stream.wait_stream(torch.cuda.current_stream(stream.device))
         for r in range(runs):
             run_poisoned(call, outputs, stream)
-            for name, t in outputs.items():
-                raw = t.detach().contiguous().view(-1)
-                if raw.is_floating_point():
-                    unwritten = max(unwritten, int(torch.isnan(raw).sum().item()))
-                if r == 0:
-                    first[name] = raw.clone()
-                    continue
-                a, b = first[name], raw
-                if a.element_size() in (1, 2, 4, 8):  # compare bits, so NaN == NaN of the same payload
-                    view = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
-                    a, b = a.view(view), b.view(view)
-                differing = max(differing, int((a != b).sum().item()))
+            # read on ``stream`` and wait: a clone of the first run queued on the caller's stream could otherwise run
+            # after the next run's NaN fill and pose as a whole output that differs (H200 2026-11-29, 8 workers)
+            with torch.cuda.stream(stream):
+                differing, unwritten = _compare_round(outputs, first, r, differing, unwritten)
+            stream.synchronize()
     except Exception as e:  # noqa: BLE001 - a plan that fails to run has no answer
         return Determinism(None, runs, error=" ".join(str(e).split())[:240])
     return Determinism(differing == 0, runs, differing, unwritten=unwritten)
+
+
+def _compare_round(outputs: dict[str, Any], first: dict[str, Any], r: int, differing: int,
+                   unwritten: int) -> tuple[int, int]:
+    """Keep round 0's output bytes in ``first``; for later rounds count elements whose bits differ from them."""
+    import torch
+
+    for name, t in outputs.items():
+        raw = t.detach().contiguous().view(-1)
+        if raw.is_floating_point():
+            unwritten = max(unwritten, int(torch.isnan(raw).sum().item()))
+        if r == 0:
+            first[name] = raw.clone()
+            continue
+        a, b = first[name], raw
+        if a.element_size() in (1, 2, 4, 8):  # compare bits, so NaN == NaN of the same payload
+            view = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+            a, b = a.view(view), b.view(view)
+        differing = max(differing, int((a != b).sum().item()))
+    return differing, unwritten

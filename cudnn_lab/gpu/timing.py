@@ -354,9 +354,11 @@ def replay_over_kernel(median_ms: Any, kernel_ms: Any) -> float | None:
 
 def run_poisoned(call: Callable[[], Any], outputs: dict[str, Any], stream: Any) -> None:
     """Fill the floating-point ``outputs`` with NaN, then ``call()`` on ``stream`` and wait for it: a value the
-    plan did not write cannot pass as its answer."""
+    plan did not write cannot pass as its answer. ``stream`` first waits for the caller's stream: a read of the last
+    run's outputs still queued there (a clone, a comparison) must not see this run's NaN (docs/FINDINGS.md)."""
     import torch
 
+    stream.wait_stream(torch.cuda.current_stream(stream.device))
     with torch.cuda.stream(stream):
         for t in outputs.values():
             if t.is_floating_point():
