@@ -58,7 +58,17 @@ class CudnnLabError(Exception):
     """Base of every error raised by cudnn_lab."""
 
 
-class SpecError(CudnnLabError, ValueError):
+class _RefusedValue(CudnnLabError, ValueError):
+    """A named value the kit cannot take: keeps ``value`` and ``allowed``; reads ``<where><name>=<value>: <allowed>``
+    (the base of SpecError and OptionError, the one place that message is made)."""
+
+    def __init__(self, where: str, name: str, value: Any, allowed: str) -> None:
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{where}{name}={shorten(value)}: {allowed}")
+
+
+class SpecError(_RefusedValue):
     """A problem description holds a value cuDNN cannot take; names the field, the value and what is allowed."""
 
     #: the sweep point a refused grid combination was (``sweeps.grid``: base spec and axis values); None elsewhere
@@ -66,23 +76,17 @@ class SpecError(CudnnLabError, ValueError):
 
     def __init__(self, field: str, value: Any, allowed: str, *, spec: str = "") -> None:
         self.field = field
-        self.value = value
-        self.allowed = allowed
         self.spec = spec
-        where = f"{spec}." if spec else ""
-        super().__init__(f"{where}{field}={shorten(value)}: {allowed}")
+        super().__init__(f"{spec}." if spec else "", field, value, allowed)
 
 
-class OptionError(CudnnLabError, ValueError):
+class OptionError(_RefusedValue):
     """A run, sweep, plot or UI option holds a value the kit cannot take; names the option and what is allowed."""
 
     def __init__(self, option: str, value: Any, allowed: str, *, where: str = "") -> None:
         self.option = option
-        self.value = value
-        self.allowed = allowed
         self.where = where
-        prefix = f"{where}: " if where else ""
-        super().__init__(f"{prefix}option {option}={shorten(value)}: {allowed}")
+        super().__init__(f"{where}: option " if where else "option ", option, value, allowed)
 
 
 class _FileProblem(CudnnLabError):
