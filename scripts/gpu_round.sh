@@ -16,6 +16,7 @@
 # pooling GPU tests), exitprobe (scripts/probe_exit.py: exit codes per exit variant, the determinism recipe under
 # load, issue 37), throughput (benchmarks/sweep_throughput.py: every GPU; run it
 # alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
+# A step written NAME.TAG runs NAME with its own log (e.g. 0:tests.a 0:tests.b: two suites at once on GPU 0).
 # throughput takes $POINTS points (12 unless set); record takes only the problems in $RECORD_ONLY when set.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -38,14 +39,14 @@ gpu_name() {  # the GPU's short name, as recordings are named (results.datasets.
     CUDA_VISIBLE_DEVICES=$1 $PY -c 'import torch; from cudnn_lab.results.datasets import dataset_prefix
 print(dataset_prefix(torch.cuda.get_device_name(0)))' 2>/dev/null || echo gpu; }
 
-step() {  # step GPU NAME: run one step on one GPU under what is left of the round
-    local gpu=$1 name=$2 secs log
+step() {  # step GPU NAME[.TAG]: run one step on one GPU under what is left of the round (TAG: a second copy's log)
+    local gpu=$1 name=${2%%.*} secs log
     secs=$(left)
     local cap=${BUDGET[$name]:-100000}
     [ "$cap" -lt "$secs" ] && secs=$cap
-    log="$WORK/logs/gpu${gpu}_${name}.log"
+    log="$WORK/logs/gpu${gpu}_${2}.log"
     if [ "$secs" -lt 20 ]; then echo "skipped: $secs s left" >"$log"; return; fi
-    echo "[$(date -u +%T)] gpu $gpu: $name (at most $secs s)" | tee -a "$WORK/logs/round.log"
+    echo "[$(date -u +%T)] gpu $gpu: $2 (at most $secs s)" | tee -a "$WORK/logs/round.log"
     local slug; slug=$(gpu_name "$gpu")
     export CUDA_VISIBLE_DEVICES=$gpu
     case $name in
@@ -96,7 +97,7 @@ step() {  # step GPU NAME: run one step on one GPU under what is left of the rou
         *) echo "unknown step $name" ;;
     esac >"$log" 2>&1
     local rc=$?
-    echo "[$(date -u +%T)] gpu $gpu: $name exited $rc" | tee -a "$WORK/logs/round.log"
+    echo "[$(date -u +%T)] gpu $gpu: $2 exited $rc" | tee -a "$WORK/logs/round.log"
 }
 
 lane() {  # lane GPU:step,step,...
