@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError, shorten
-from .base import DTYPES, LAYOUTS, check_choice, check_float
+from .base import DTYPES, LAYOUTS, check_float
 from .tensor4d import Tensor4dSpec
 
 #: Each activation and what it computes (``cudnnActivationMode_t``); ``coef`` is the coefficient it takes.
@@ -57,7 +57,7 @@ class ActivationSpec(Tensor4dSpec):
     def __post_init__(self) -> None:
         name = type(self).__name__
         self._check_tensor()
-        self._set("mode", check_choice(name, "mode", self.mode, tuple(ACTIVATIONS)))
+        self._check_choices("mode")
         if self.mode not in COEF_DEFAULTS:
             if self.coef is not None:
                 try:  # junk is refused, not dropped: only a coefficient another mode could take is ignored

@@ -153,6 +153,13 @@ class Spec:
         # Validation normalizes values (lists to tuples, pairs to ints) on a frozen instance.
         object.__setattr__(self, name, value)
 
+    def _check_choices(self, *fields: str) -> None:
+        """Check each of ``fields`` against its allowed values in :meth:`field_choices`, the list a form shows, so
+        a family states each choice once."""
+        choices, name = self.field_choices(), type(self).__name__
+        for f in fields:
+            self._set(f, check_choice(name, f, getattr(self, f), choices[f]))
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict with an ``op`` key naming the spec kind."""
         out: dict[str, Any] = {"op": self.op}

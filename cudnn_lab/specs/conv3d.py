@@ -110,11 +110,10 @@ class Conv3dSpec(Spec):
         self._set("dilation", check_triple(name, "dilation", self.dilation, 1, 64))
         self._set("padding", check_triple(name, "padding", self.padding, 0))
         self._set("groups", check_int(name, "groups", self.groups, 1, self.c))
-        self._set("layout", check_choice(name, "layout", self.layout, CONV3D_LAYOUTS))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+        self._check_choices("layout", "dtype")
         allowed_compute = ("fp32", "fp16") if self.dtype == "fp16" else ("fp32",)
         self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, allowed_compute))
-        self._set("direction", check_choice(name, "direction", self.direction, CONV3D_DIRECTIONS))
+        self._check_choices("direction")
         self._set("epilogue", check_epilogue(name, self.epilogue))
         self._check_geometry(name)
 

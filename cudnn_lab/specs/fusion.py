@@ -193,7 +193,7 @@ class ConvPrologueSpec(_ConvFusionSpec):
         name = type(self).__name__
         self._set("genstats", check_bool(name, "genstats", self.genstats))
         self._check_conv()
-        self._set("param_dtype", check_choice(name, "param_dtype", self.param_dtype, PARAM_DTYPES))
+        self._check_choices("param_dtype")
         if self.param_dtype not in ("fp32", self.dtype):
             raise SpecError("param_dtype", self.param_dtype, f"needs dtype={self.param_dtype} (scale and bias are "
                             f"fp32 or the data's own dtype, here {self.dtype})", spec=name)
@@ -247,10 +247,8 @@ class ConvReductionSpec(_ConvFusionSpec):
     axes: str = "c"
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
         self._check_conv()
-        self._set("mode", check_choice(name, "mode", self.mode, CONV_REDUCTION_MODES))
-        self._set("axes", check_choice(name, "axes", self.axes, CONV_REDUCTION_AXES))
+        self._check_choices("mode", "axes")
         self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "R": ("n", "h", "w", "k")})
 
     def _has_genstats(self) -> bool:

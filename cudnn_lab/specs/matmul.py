@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_choice, check_int
+from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_int
 from .epilogue import check_epilogue
 from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
 from .layout import packed_strides
@@ -66,14 +66,12 @@ class MatmulSpec(Fp8Operands, Spec):
         name = type(self).__name__
         for f in ("batch", "m", "n", "k"):
             self._set(f, check_int(name, f, getattr(self, f)))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, MATMUL_DTYPES))
-        self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, ("fp32",)))
+        self._check_choices("dtype", "compute_dtype")
         self._set("transpose_a", check_bool(name, "transpose_a", self.transpose_a))
         self._set("transpose_b", check_bool(name, "transpose_b", self.transpose_b))
         self._set("epilogue", check_epilogue(name, self.epilogue))
         # FP8 fields are validated whatever the dtype (junk never enters), used only when it is FP8.
-        self._set("b_dtype", check_choice(name, "b_dtype", self.b_dtype, B_DTYPES))
-        self._set("out_dtype", check_choice(name, "out_dtype", self.out_dtype, FP8_GEMM_OUT_DTYPES))
+        self._check_choices("b_dtype", "out_dtype")
         self._set("scale_a", check_scale(name, "scale_a", self.scale_a))
         self._set("scale_b", check_scale(name, "scale_b", self.scale_b))
         self._set("amax", check_amax(name, self.amax))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, MAX_DIM, Spec, check_choice, check_float, check_int, read_int
+from .base import DTYPE_BYTES, MAX_DIM, Spec, check_float, check_int, read_int
 from .layout import packed_strides
 
 #: The frontend's MoE wrapper (cudnn/gemm/ops/moe_grouped_matmul.py, 1.32): "HALF and BFLOAT16 io with FLOAT
@@ -100,8 +100,7 @@ class MoeSpec(Spec):
         name = type(self).__name__
         for f in ("experts", "tokens", "hidden_in", "hidden_out"):
             self._set(f, check_int(name, f, getattr(self, f)))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, MOE_DTYPES))
-        self._set("distribution", check_choice(name, "distribution", self.distribution, DISTRIBUTIONS))
+        self._check_choices("dtype", "distribution")
         # Validated whatever the distribution (junk never enters), read only by the distribution that uses it.
         self._set("skew", check_float(name, "skew", self.skew, 0.0, MAX_SKEW, lo_open=True))
         self._set("hot_share", check_float(name, "hot_share", self.hot_share, 0.0, 1.0))

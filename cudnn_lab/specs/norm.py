@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_bool, check_choice, check_float, check_int
+from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_bool, check_float, check_int
 from .layout import layout_strides
 
 KINDS: tuple[str, ...] = ("layernorm", "rmsnorm", "batchnorm", "instancenorm")
@@ -89,12 +89,10 @@ class NormSpec(Spec):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        self._set("kind", check_choice(name, "kind", self.kind, KINDS))
-        self._set("phase", check_choice(name, "phase", self.phase, PHASES))
+        self._check_choices("kind", "phase")
         for f in ("rows", "features", "n", "c", "h", "w"):
             self._set(f, check_int(name, f, getattr(self, f)))
-        self._set("layout", check_choice(name, "layout", self.layout, LAYOUTS))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+        self._check_choices("layout", "dtype")
         self._set("epsilon", check_float(name, "epsilon", self.epsilon, 0.0, 1.0, lo_open=True))
         self._set("momentum", check_float(name, "momentum", self.momentum, 0.0, 1.0))
         self._set("residual", check_bool(name, "residual", self.residual))

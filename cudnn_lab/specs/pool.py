@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, blame_largest, check_choice, check_int, check_pair,
+from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, blame_largest, check_int, check_pair,
                    pair, read_int, read_sides)
 from .layout import layout_strides
 
@@ -56,12 +56,11 @@ class PoolSpec(Spec):
         name = type(self).__name__
         for f in ("n", "c", "h", "w"):
             self._set(f, check_int(name, f, getattr(self, f)))
-        self._set("mode", check_choice(name, "mode", self.mode, POOL_MODES))
+        self._check_choices("mode")
         self._set("window", check_pair(name, "window", self.window, 1, MAX_DIM))
         self._set("stride", check_pair(name, "stride", self.stride, 1, MAX_DIM))
         self._set("padding", check_pair(name, "padding", self.padding, 0, MAX_DIM))
-        self._set("layout", check_choice(name, "layout", self.layout, LAYOUTS))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+        self._check_choices("layout", "dtype")
         self._check_geometry(name)
 
     def _check_geometry(self, name: str) -> None:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from .base import DTYPE_BYTES, DTYPES, LAYOUTS, check_choice
+from .base import DTYPE_BYTES, DTYPES, LAYOUTS
 from .tensor4d import Tensor4dSpec
 from .tolerance import CUDNN_SOURCE, TORCH_SOURCE, ToleranceBand
 
@@ -56,10 +56,8 @@ class ReductionSpec(Tensor4dSpec):
     axes: str = "nhw"
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
         self._check_x()  # a graph API node: check_elements below bounds its size, not the classic 32-bit limit
-        self._set("mode", check_choice(name, "mode", self.mode, REDUCTION_MODES))
-        self._set("axes", check_choice(name, "axes", self.axes, tuple(REDUCTION_AXES)))
+        self._check_choices("mode", "axes")
         self.check_elements({"X": ("n", "c", "h", "w"), "R": ("n", "c", "h", "w")})
 
     @classmethod

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, MAX_DIM, Spec, check_bool, check_choice, check_int
+from .base import DTYPE_BYTES, DTYPES, MAX_DIM, Spec, check_bool, check_int
 
 CELLS: tuple[str, ...] = ("lstm", "gru", "rnn_relu", "rnn_tanh")
 #: Each cell's gates, in the order PyTorch stacks them in a weight and cuDNN numbers them (linLayerID).
@@ -99,15 +99,12 @@ class RnnSpec(Spec):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        self._set("cell", check_choice(name, "cell", self.cell, CELLS))
+        self._check_choices("cell")
         self._set("layers", check_int(name, "layers", self.layers, 1, MAX_LAYERS))
         for f in ("hidden_size", "input_size", "seq_len", "batch"):
             self._set(f, check_int(name, f, getattr(self, f), 1, MAX_DIM))
         self._set("bidirectional", check_bool(name, "bidirectional", self.bidirectional))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
-        self._set("algo", check_choice(name, "algo", self.algo, ALGO_CHOICES))
-        self._set("math_type", check_choice(name, "math_type", self.math_type, MATH_TYPES))
-        self._set("direction", check_choice(name, "direction", self.direction, RNN_DIRECTIONS))
+        self._check_choices("dtype", "algo", "math_type", "direction")
         self.check_elements({n: self._size_fields(n) for n in self.tensor_shapes()})
         widest = max(self.input_size, self.directions * self.hidden_size)
         if self.gates * self.hidden_size * widest > _INT32_MAX:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from ..errors import SpecError
 from .attention_masks import (BIAS_KINDS, DIAGONAL_ALIGNMENTS, check_dropout, check_seq_lens, kept_pairs_batch)
-from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_choice, check_int, read_int
+from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_int, read_int
 from .fp8 import (SDPA_FP8, SDPA_FP8_BOTTOM_RIGHT, SDPA_FP8_BWD_HEAD_DIM, SDPA_FP8_BWD_RAGGED,
                   SDPA_FP8_HALF_OUT, GpuRequirement, check_scale, is_fp8)
 from .layout import packed_strides
@@ -130,9 +130,9 @@ class SdpaSpec(Spec):
             self._set("kv_heads", None if kv == self.heads else kv)
         self._set("causal", check_bool(name, "causal", self.causal))
         self._set("sliding_window", check_int(name, "sliding_window", self.sliding_window, 0, MAX_DIM))
-        self._set("layout", check_choice(name, "layout", self.layout, SDPA_LAYOUTS))
+        self._check_choices("layout")
         self._check_dtype(name)
-        self._set("direction", check_choice(name, "direction", self.direction, SDPA_DIRECTIONS))
+        self._check_choices("direction")
         d, dv = check_head_dims(name, self.dtype, self.head_dim, self.head_dim_v, self.direction)  # cuDNN's rule
         self._set("head_dim", d)
         self._set("head_dim_v", None if dv == d else dv)
@@ -171,12 +171,10 @@ class SdpaSpec(Spec):
         self._set("seq_lens_kv", check_seq_lens(name, "seq_lens_kv", self.seq_lens_kv, self.batch, self.seq_kv,
                                                 "seq_kv"))
         self._set("ragged", check_bool(name, "ragged", self.ragged))
-        self._set("bias", check_choice(name, "bias", self.bias, BIAS_KINDS))
+        self._check_choices("bias")
         self._set("dropout", check_dropout(name, self.dropout))
         self._set("dropout_seed", check_int(name, "dropout_seed", self.dropout_seed, 0, 2**63 - 1))
-        self._set("diagonal_alignment", check_choice(name, "diagonal_alignment", self.diagonal_alignment,
-                                                     DIAGONAL_ALIGNMENTS))
-        self._set("out_dtype", check_choice(name, "out_dtype", self.out_dtype, SDPA_FP8_OUT_DTYPES))
+        self._check_choices("diagonal_alignment", "out_dtype")
         for f in FP8_FIELDS[1:]:
             self._set(f, check_scale(name, f, getattr(self, f)))
         if self.ragged and not self.padded:

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from .base import DTYPES, LAYOUTS, check_choice
+from .base import DTYPES, LAYOUTS
 from .tensor4d import Tensor4dSpec
 
 #: ``cudnnSoftmaxAlgorithm_t``: accurate subtracts the max before exp (no overflow), fast does not, log gives
@@ -41,10 +41,8 @@ class SoftmaxSpec(Tensor4dSpec):
     mode: str = "channel"
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
         self._check_tensor()
-        self._set("algo", check_choice(name, "algo", self.algo, SOFTMAX_ALGOS))
-        self._set("mode", check_choice(name, "mode", self.mode, SOFTMAX_MODES))
+        self._check_choices("algo", "mode")
 
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:

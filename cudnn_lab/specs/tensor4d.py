@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, blame_largest, check_choice, check_int
+from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, blame_largest, check_int
 from .layout import layout_strides
 
 #: cuDNN's classic API takes 32-bit dims and strides.
@@ -32,8 +32,7 @@ class Tensor4dSpec(Spec):
         name = type(self).__name__
         for f in ("n", "c", "h", "w"):
             self._set(f, check_int(name, f, getattr(self, f), 1, MAX_DIM))
-        self._set("layout", check_choice(name, "layout", self.layout, LAYOUTS))
-        self._set("dtype", check_choice(name, "dtype", self.dtype, DTYPES))
+        self._check_choices("layout", "dtype")
 
     def _check_tensor(self) -> None:
         """:meth:`_check_x`, then x within the classic API's 32-bit addressing (a classic-call family calls this
@@ -44,6 +43,10 @@ class Tensor4dSpec(Spec):
             field = blame_largest(self, ("n", "c", "h", "w"))
             raise SpecError(field, getattr(self, field), f"makes x {list(self.x_dims)} = {self.numel} elements, more "
                             "than cuDNN's classic API addresses with 32-bit strides; use smaller sizes", spec=name)
+
+    @classmethod
+    def field_choices(cls) -> dict[str, tuple[Any, ...]]:
+        return {"layout": LAYOUTS, "dtype": DTYPES}
 
     @classmethod
     def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:

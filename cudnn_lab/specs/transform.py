@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..errors import SpecError
-from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, check_choice, check_int, read_int
+from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, check_int, read_int
 from .layout import layout_strides, packed_strides
 from .tensor4d import Tensor4dSpec
 
@@ -82,11 +82,7 @@ class TransformSpec(Tensor4dSpec):
     def __post_init__(self) -> None:
         name = type(self).__name__
         self._check_tensor()
-        self._set("kind", check_choice(name, "kind", self.kind, TRANSFORM_KINDS))
-        self._set("out_layout", check_choice(name, "out_layout", self.out_layout, LAYOUTS))
-        self._set("out_dtype", check_choice(name, "out_dtype", self.out_dtype, DTYPES))
-        self._set("permutation", check_choice(name, "permutation", self.permutation, PERMUTATIONS))
-        self._set("reshape_to", check_choice(name, "reshape_to", self.reshape_to, tuple(RESHAPES)))
+        self._check_choices("kind", "out_layout", "out_dtype", "permutation", "reshape_to")
         self._set("axis", check_int(name, "axis", self.axis, 0, 3))
         self._set("start", check_int(name, "start", self.start, 0, MAX_DIM))
         self._set("stop", check_int(name, "stop", self.stop, 1, MAX_DIM))
