@@ -96,8 +96,8 @@ class _ConvFusionSpec(Spec):
                                 "in 16-byte vectors", spec=name)
 
     def _has_genstats(self) -> bool:
-        """Whether the graph holds a genstats node (whose 9.19 engine takes fp16 only)."""
-        return bool(getattr(self, "genstats", True))
+        """Whether the graph holds a genstats node (whose 9.19 engine takes fp16 only): it writes SUM."""
+        return "SUM" in self.output_names()
 
     @property
     def conv(self) -> ConvSpec:
@@ -251,9 +251,6 @@ class ConvReductionSpec(_ConvFusionSpec):
         self._check_choices("mode", "axes")
         self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "R": ("n", "h", "w", "k")})
 
-    def _has_genstats(self) -> bool:
-        return False
-
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
         return {"dtype": FUSION_DTYPES, "mode": CONV_REDUCTION_MODES, "axes": CONV_REDUCTION_AXES}
@@ -310,9 +307,6 @@ class ConvConcatSpec(_ConvFusionSpec):
         self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y0": ("n", "k0", "h", "w"),
                              "Y1": ("n", "k", "k0", "h", "w")})
 
-    def _has_genstats(self) -> bool:
-        return False
-
     @classmethod
     def field_limits(cls, values: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
         return {**super().field_limits(values), "k0": (1, MAX_DIM)}
@@ -349,9 +343,6 @@ class ConvDgradReluSpec(_ConvFusionSpec):
         self._check_conv()
         self.check_elements({"X": ("n", "c", "h", "w"), "DX": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"),
                              "DY": ("n", "k", "h", "w")})
-
-    def _has_genstats(self) -> bool:
-        return False
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         conv = self._conv_shapes()
