@@ -58,23 +58,14 @@ def _one(message: str) -> bool | None:
     return False if _LACKS in message and "with name" not in message else True if _HAS in message else None
 
 
-Config = tuple[int, dict[Any, int]]
-
-
-def _note_graph(spec: Any, handle: Any, modes: Sequence[str], extra: Iterable[Config],
-                configs: Sequence[Config] | None = None) -> Any:
-    """A fresh graph with the heuristic modes' plans (or, when known, the same ``configs`` made directly: no second
-    heuristics query) and the ``extra`` (engine id, frontend knobs) plans appended."""
+def _note_graph(spec: Any, handle: Any, modes: Sequence[str], extra: Iterable[tuple[int, dict[Any, int]]]) -> Any:
+    """A fresh graph with the heuristic modes' plans and the ``extra`` (engine id, frontend knobs) plans appended."""
     import cudnn
 
     g = build_graph(spec, handle=handle).pygraph
     g.validate()
     g.build_operation_graph()
-    if configs is None:
-        g.create_execution_plans([getattr(cudnn.heur_mode, m) for m in modes])
-    else:  # the note filter keeps state per graph, so each note needs its own graph; the query need not repeat
-        for engine_id, knobs in configs:
-            g.create_execution_plan(engine_id, knobs)
+    g.create_execution_plans([getattr(cudnn.heur_mode, m) for m in modes])
     for engine_id, knobs in extra:
         try:
             g.create_execution_plan(engine_id, knobs)
@@ -110,40 +101,15 @@ def _names_by_backend_index(g: Any) -> dict[int, str]:
     return out
 
 
-def backend_configs(g: Any) -> list[Config]:
-    """The distinct (engine id, knobs) of a graph's backend plans, in backend order (what a note graph remakes)."""
-    lowered = _lowered(g)
-    if lowered is None:
-        return []
-    out: list[Config] = []
-    seen: set[tuple[int, str]] = set()
-    for i in range(lowered.get_execution_plan_count()):
-        engine_id, knobs = lowered.get_engine_and_knobs_at_index(i)
-        key = (int(engine_id), repr(knobs))
-        if key not in seen:
-            seen.add(key)
-            out.append((int(engine_id), knobs))
-    return out
-
-
-#: Remake each note's graph from the first note graph's plan configurations instead of asking the heuristics again
-#: (tests turn it off to compare both ways on a GPU).
-REUSE_CONFIGS = True
-
-
-def _ask(spec: Any, handle: Any, modes: Sequence[str], extra: list[Config], note: str,
-         configs: list[Config] | None = None) -> tuple[dict[str, bool | None], str]:
-    """Which backend plans carry ``note``: plan name -> True/False/None, and an error text ('' when answered).
-    ``configs``: a list to fill with the graph's plan configurations (when empty) or to remake the graph from."""
+def _ask(spec: Any, handle: Any, modes: Sequence[str], extra: list[tuple[int, dict[Any, int]]], note: str
+         ) -> tuple[dict[str, bool | None], str]:
+    """Which backend plans carry ``note``: plan name -> True/False/None, and an error text ('' when answered)."""
     import cudnn
 
     member = getattr(cudnn.numerical_note, note, None)
     if member is None:
         return {}, f"{note}: not a numerical note of this frontend"
-    reuse = list(configs) if configs and REUSE_CONFIGS else None
-    g = _note_graph(spec, handle, modes, () if reuse else extra, reuse)  # remade configs hold the extras
-    if configs is not None and not configs:
-        configs.extend(backend_configs(g))
+    g = _note_graph(spec, handle, modes, extra)
     names = _names_by_backend_index(g)
     if not names:
         return {}, ""  # no backend plans (a python engine serves the graph): nothing to ask the backend
@@ -158,7 +124,7 @@ def _ask(spec: Any, handle: Any, modes: Sequence[str], extra: list[Config], note
         if found:
             return {names[i]: v for i, v in found.items() if i in names}, ""
     # No per-plan lines (or a plan passed): ask each backend plan once on a fresh graph.
-    g = _note_graph(spec, handle, modes, () if reuse else extra, reuse)
+    g = _note_graph(spec, handle, modes, extra)
     g.select_numeric_notes([member])
     g.deselect_workspace_greater_than(-1)
     out: dict[str, bool | None] = {}
@@ -196,19 +162,18 @@ def numeric_notes(spec: Any, handle: Any, modes: Sequence[str] = ("A", "FALLBACK
     return result
 
 
-def _numeric_notes(spec: Any, handle: Any, modes: Sequence[str], extra: list[Config],
+def _numeric_notes(spec: Any, handle: Any, modes: Sequence[str], extra: list[tuple[int, dict[Any, int]]],
                    notes: Sequence[str]) -> NotesResult:
     result = NotesResult()
     has: dict[str, list[str]] = {}
     unknown: dict[str, list[str]] = {}
     asked = list(notes)
-    configs: list[Config] = []  # filled by the first note's graph, remade by the others'
     i = 0
     while i < len(asked):
         note = asked[i]
         i += 1
         try:
-            answers, error = _ask(spec, handle, modes, extra, note, configs)
+            answers, error = _ask(spec, handle, modes, extra, note)
         except Exception as e:  # noqa: BLE001
             answers, error = {}, f"{note}: {' '.join(str(e).split())[:200]}"
         if error:

@@ -236,24 +236,6 @@ def test_numerical_notes_by_filtering_and_determinism():
     assert torch.isfinite(next(iter(bench.outputs.values()))).all()
 
 
-@pytest.mark.parametrize("spec", [FP32_NCHW, NHWC, cl.MatmulSpec(batch=1, m=512, n=512, k=512, dtype="bf16")],
-                         ids=["conv-fp32-nchw", "conv-fp16-nhwc", "matmul-bf16"])
-def test_notes_from_remade_configs_equal_the_notes_from_asking_the_heuristics_per_note(spec, monkeypatch):
-    """Issue 36: each note's graph is remade from the first one's plan configurations instead of a second
-    heuristics query; the answers must be the same both ways, plan by plan."""
-    from cudnn_lab.gpu import notes as notes_mod
-
-    bench = Bench(spec)
-    monkeypatch.setattr(notes_mod, "_CACHE", {})
-    reused = notes_mod.numeric_notes(spec, bench.handle, ("A", "FALLBACK"))
-    monkeypatch.setattr(notes_mod, "_CACHE", {})
-    monkeypatch.setattr(notes_mod, "REUSE_CONFIGS", False)
-    asked = notes_mod.numeric_notes(spec, bench.handle, ("A", "FALLBACK"))
-    assert not reused.errors and not asked.errors, (reused.errors, asked.errors)
-    assert reused.notes and reused.notes == asked.notes
-    assert reused.unknown == asked.unknown
-
-
 def test_engine_space_lists_every_engine_and_explores_beyond_the_proposals():
     import cudnn
     import torch
