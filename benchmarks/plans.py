@@ -53,6 +53,7 @@ import time
 import cudnn_lab as cl
 from cudnn_lab import cache_dir
 from cudnn_lab.gpu.session import session
+from cudnn_lab.gpu.defaults import MAX_AUTO_HELPERS as MAX_AUTO_HELPERS_KIT
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.results.metrics import tied_with_best
 
@@ -282,7 +283,7 @@ def bench(name: str, spec: cl.Spec) -> dict:
 # What the fresh processes below start with: their imports and ``Rows``, the progress object of a run that notes when
 # the first measured row (one with a median) and the last row came.
 FRESH_HEAD = """
-import json, sys, time
+import json, os, sys, time
 class Rows:
     def __init__(self):
         self.first = self.last = None
@@ -421,8 +422,11 @@ import torch
 torch.zeros(1, device="cuda")
 torch.cuda.synchronize()
 import cudnn_lab as cl
+import cudnn_lab.gpu.defaults as kit_defaults
 from cudnn_lab.gpu.ceilings import measure_ceilings
 from cudnn_lab.gpu.defaults import warm
+if os.environ.get("BENCH_MAX_AUTO_HELPERS"):  # --max-auto-helpers: what 'auto' does with another cap (an experiment)
+    kit_defaults.MAX_AUTO_HELPERS = int(os.environ["BENCH_MAX_AUTO_HELPERS"])
 from cudnn_lab.gpu.fp8 import ceiling_dtype
 problems = {name: cl.spec_from_dict(data) for name, data in json.loads(sys.argv[1]).items()}
 budget = float(sys.argv[2]) if sys.argv[2] != "none" else None
@@ -664,6 +668,9 @@ def main() -> None:
                         "all")
     parser.add_argument("--budget-s", type=float, help="issue 27 parallel part and the default-options rows: start "
                         "no new problem after this long")
+    parser.add_argument("--max-auto-helpers", type=int, metavar="N",
+                        help="the default-options rows with 'auto' capped at N helpers instead of the kit's "
+                             "MAX_AUTO_HELPERS (an experiment: what a larger pool would give)")
     parser.add_argument("--defaults", nargs="*", metavar="PROBLEM",
                         help="only the default-options rows (issue 36): the problems a user runs, no options set, in "
                         "a warm process; optionally some of them by name (default: all of DEFAULT_PROBLEMS)")
@@ -677,6 +684,12 @@ def main() -> None:
     os.environ[cache_dir.ENV_DIR] = tempfile.mkdtemp(prefix="cudnn_lab_bench_cache_")
     os.environ.pop(cache_dir.ENV_OFF, None)
     fresh: dict = {}
+    if args.max_auto_helpers is not None:
+        if args.max_auto_helpers < 0:
+            parser.error("--max-auto-helpers: a whole number of helpers, 0 or more")
+        os.environ["BENCH_MAX_AUTO_HELPERS"] = str(args.max_auto_helpers)
+        print(f"defaults: 'auto' capped at {args.max_auto_helpers} helpers for this benchmark (the kit's cap: "
+              f"{MAX_AUTO_HELPERS_KIT})", flush=True)
     if args.defaults is not None or args.issue27 in ("all", "parallel"):  # beside the tuned rows
         unknown = [p for p in args.defaults or [] if p not in DEFAULT_PROBLEMS]
         if unknown:
