@@ -7,10 +7,8 @@ import dataclasses
 from ..specs.conv import ConvSpec
 from ..specs.conv3d import Conv3dSpec
 from ..specs.matmul import MatmulSpec
+from ..specs.epilogue import OPERAND_TENSORS
 from .recipe import OpDecl, Recipe, TensorDecl, data_type
-
-#: The tensor each operand-taking step reads.
-OPERAND_TENSORS = {"bias": "bias", "scale": "scale", "add": "residual"}
 
 #: Each step in the exported script's float64 reference, applied to ``y``.
 _STEP_CODE = {"bias": "y = y + inputs['bias'].double()", "scale": "y = y * inputs['scale'].double()",

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ..errors import SpecError
 from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_choice, check_int, check_pair, pair, read_int,
                    read_sides)
-from .epilogue import check_epilogue
+from .epilogue import EPILOGUE_HINT, check_epilogue, epilogue_shapes
 from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
 from .layout import layout_strides
 
@@ -18,6 +18,54 @@ DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
 CONV_DTYPES: tuple[str, ...] = (*DTYPES, *FP8_DTYPES)
 #: The fields only an FP8 convolution reads (ignored, as given, otherwise; a form hides them).
 FP8_FIELDS: tuple[str, ...] = ("out_dtype", "scale_x", "scale_w", "amax")
+#: Each direction's main inputs and output (2-D and 3-D convolutions alike).
+CONV_IO: dict[str, tuple[tuple[str, ...], str]] = {"fprop": (("X", "W"), "Y"), "dgrad": (("DY", "W"), "DX"),
+                                                   "wgrad": (("X", "DY"), "DW")}
+
+
+def compute_dtypes(dtype: str) -> tuple[str, ...]:
+    """The compute (accumulator) types a convolution of ``dtype`` data takes: fp32, and fp16 for fp16 data."""
+    return ("fp32", "fp16") if dtype == "fp16" else ("fp32",)
+
+
+def check_conv_epilogue(spec: str, epilogue: tuple[str, ...], direction: str) -> None:
+    """An epilogue follows a forward convolution only."""
+    if epilogue and direction != "fprop":
+        raise SpecError("epilogue", epilogue, "epilogues are fused only after direction='fprop'", spec=spec)
+
+
+def check_padding_reach(spec: str, padding: Any, side: str, p: int, d: int, f: int, along: str = "") -> None:
+    """One axis's padding ``p`` at most the dilated filter's reach d*(f-1) (``side``: the filter's field)."""
+    reach = d * (f - 1)
+    if p > reach:
+        allowed = f"{side}-1={f - 1}" if d == 1 else f"dilation*({side}-1)={reach}"
+        raise SpecError("padding", padding, f"is larger than the filter allows{along} ({allowed})", spec=spec)
+
+
+def check_fits_filter(spec: str, field: str, size: int, p: int, d: int, f: int, extent: str = "extent") -> None:
+    """One input side plus both paddings holds the dilated filter (d*(f-1) + 1)."""
+    need = d * (f - 1) + 1
+    if size + 2 * p < need:
+        raise SpecError(field, size, f"is too small for the filter: {field} + 2*padding must be at least {need} "
+                        f"(the dilated filter's {extent})", spec=spec)
+
+
+def side_range(p: int, d: int, f: int) -> tuple[int, int]:
+    """A form's range of an input side: at least the dilated filter less both paddings."""
+    return max(1, d * (f - 1) + 1 - 2 * p), MAX_DIM
+
+
+def filter_range(size: int, p: int, d: int) -> tuple[int, int]:
+    """A form's range of a filter side: from what the padding needs (p <= d*(f-1)) to what the padded input holds
+    (size + 2p >= d*(f-1) + 1)."""
+    return math.ceil(p / d) + 1, min((size + 2 * p - 1) // d + 1, MAX_DIM)
+
+
+def dilation_range(size: int, p: int, f: int) -> tuple[int, int]:
+    """A form's range of one axis's dilation (1 to 64): what the padding needs to what the padded input holds."""
+    if f == 1:
+        return 1, 64
+    return max(1, math.ceil(p / (f - 1))), min(64, (size + 2 * p - 1) // (f - 1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,8 +125,7 @@ class ConvSpec(Fp8Operands, Spec):
         self._set("scale_x", check_scale(name, "scale_x", self.scale_x))
         self._set("scale_w", check_scale(name, "scale_w", self.scale_w))
         self._set("amax", check_amax(name, self.amax))
-        allowed_compute = ("fp32", "fp16") if self.dtype == "fp16" else ("fp32",)
-        self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, allowed_compute))
+        self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, compute_dtypes(self.dtype)))
         self._check_choices("direction")
         self._set("epilogue", check_epilogue(name, self.epilogue))
         self._check_geometry(name)
@@ -90,17 +137,10 @@ class ConvSpec(Fp8Operands, Spec):
             raise SpecError("groups", self.groups, f"must divide k={self.k}", spec=name)
         (ph, pw), (dh, dw) = pair(self.padding), pair(self.dilation)
         for side, p, d, f in (("r", ph, dh, self.r), ("s", pw, dw, self.s)):
-            reach = d * (f - 1)
-            if p > reach:
-                allowed = f"{side}-1={f - 1}" if d == 1 else f"dilation*({side}-1)={reach}"
-                raise SpecError("padding", self.padding, f"is larger than the filter allows ({allowed})", spec=name)
+            check_padding_reach(name, self.padding, side, p, d, f)
         for side, size, p, d, f in (("h", self.h, ph, dh, self.r), ("w", self.w, pw, dw, self.s)):
-            if size + 2 * p < d * (f - 1) + 1:
-                raise SpecError(side, size, f"is too small for the filter: {side} + 2*padding must be at least "
-                                f"{d * (f - 1) + 1} (the dilated filter's extent)", spec=name)
-        if self.epilogue and self.direction != "fprop":
-            raise SpecError("epilogue", self.epilogue, "epilogues are fused only after direction='fprop'",
-                            spec=name)
+            check_fits_filter(name, side, size, p, d, f)
+        check_conv_epilogue(name, self.epilogue, self.direction)
         if self.fp8:
             self._check_fp8(name)
         image, filt, out = ("n", "c", "h", "w"), ("k", "c", "r", "s"), ("n", "k", "h", "w")
@@ -151,21 +191,10 @@ class ConvSpec(Fp8Operands, Spec):
         h, w = max(read_int(values, "h", 1), 1), max(read_int(values, "w", 1), 1)
         ph, pw = (max(x, 0) for x in read_sides(values, "padding", 0))
         dh, dw = (max(x, 1) for x in read_sides(values, "dilation", 1))
-
-        def filter_range(size: int, p: int, d: int) -> tuple[int, int]:
-            lo = math.ceil(p / d) + 1  # padding <= d*(f-1)
-            hi = (size + 2 * p - 1) // d + 1  # size + 2p >= d*(f-1) + 1
-            return lo, min(hi, MAX_DIM)
-
-        def dilation_range(size: int, p: int, f: int) -> tuple[int, int]:
-            if f == 1:
-                return 1, 64
-            return max(1, math.ceil(p / (f - 1))), min(64, (size + 2 * p - 1) // (f - 1))
-
         (dh_lo, dh_hi), (dw_lo, dw_hi) = dilation_range(h, ph, r), dilation_range(w, pw, s)
         return {
             "n": (1, MAX_DIM), "c": (1, MAX_DIM), "k": (1, MAX_DIM),
-            "h": (max(1, dh * (r - 1) + 1 - 2 * ph), MAX_DIM), "w": (max(1, dw * (s - 1) + 1 - 2 * pw), MAX_DIM),
+            "h": side_range(ph, dh, r), "w": side_range(pw, dw, s),
             "r": filter_range(h, ph, dh), "s": filter_range(w, pw, dw),
             "padding": (0, min(dh * (r - 1), dw * (s - 1))),
             "stride": (1, 64),
@@ -207,20 +236,14 @@ class ConvSpec(Fp8Operands, Spec):
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
         """Names of the main op's inputs and of its output, for this direction."""
-        return {"fprop": (("X", "W"), "Y"), "dgrad": (("DY", "W"), "DX"),
-                "wgrad": (("X", "DY"), "DW")}[self.direction]
+        return CONV_IO[self.direction]
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         dims = {"X": self.x_dims, "W": self.w_dims, "Y": self.y_dims,
                 "DY": self.y_dims, "DX": self.x_dims, "DW": self.w_dims}
         ins, out = self.io_names()
         shapes: dict[str, tuple[int, ...]] = {n: dims[n] for n in (*ins, out)}
-        if "bias" in self.epilogue:
-            shapes["bias"] = (1, self.k, 1, 1)
-        if "scale" in self.epilogue:
-            shapes["scale"] = (1, self.k, 1, 1)
-        if "add" in self.epilogue:
-            shapes["residual"] = self.y_dims
+        shapes.update(epilogue_shapes(self.epilogue, (1, self.k, 1, 1), self.y_dims))
         if self.fp8:
             shapes.update({"descale_X": (1, 1, 1, 1), "descale_W": (1, 1, 1, 1)})
             if self.amax:
@@ -261,9 +284,7 @@ class ConvSpec(Fp8Operands, Spec):
             return f"Channel counts c={self.c}, k={self.k} that are not multiples of 8 rule out tensor-core engines."
         if self.groups > 1:
             return "Grouped convolutions have fewer engines; try groups=1 or depthwise (groups=c)."
-        if self.epilogue:
-            return "Fused epilogues narrow the choice of engines; try without the epilogue."
-        return ""
+        return EPILOGUE_HINT if self.epilogue else ""
 
     def label(self) -> str:
         pad = self.padding if isinstance(self.padding, int) else "x".join(map(str, self.padding))

@@ -16,7 +16,9 @@ from typing import Any, ClassVar
 
 from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, MAX_DIM, Spec, check_choice, check_int, read_int
-from .epilogue import check_epilogue
+from .conv import (CONV_IO, check_conv_epilogue, check_fits_filter, check_padding_reach, compute_dtypes,
+                   dilation_range, filter_range, side_range)
+from .epilogue import EPILOGUE_HINT, OPERAND_TENSORS, check_epilogue, epilogue_shapes
 from .layout import packed_strides
 
 CONV3D_DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
@@ -111,8 +113,7 @@ class Conv3dSpec(Spec):
         self._set("padding", check_triple(name, "padding", self.padding, 0))
         self._set("groups", check_int(name, "groups", self.groups, 1, self.c))
         self._check_choices("layout", "dtype")
-        allowed_compute = ("fp32", "fp16") if self.dtype == "fp16" else ("fp32",)
-        self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, allowed_compute))
+        self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, compute_dtypes(self.dtype)))
         self._check_choices("direction")
         self._set("epilogue", check_epilogue(name, self.epilogue))
         self._check_geometry(name)
@@ -125,17 +126,9 @@ class Conv3dSpec(Spec):
         pads, dils = triple(self.padding), triple(self.dilation)
         for axis, side, size, p, dl, f in zip(_AXES, ("t", "r", "s"), (self.d, self.h, self.w), pads, dils,
                                               (self.t, self.r, self.s)):
-            reach = dl * (f - 1)
-            if p > reach:
-                allowed = f"{side}-1={f - 1}" if dl == 1 else f"dilation*({side}-1)={reach}"
-                raise SpecError("padding", self.padding, f"is larger than the filter allows along {axis} "
-                                f"({allowed})", spec=name)
-            if size + 2 * p < reach + 1:
-                field = {"depth": "d", "height": "h", "width": "w"}[axis]
-                raise SpecError(field, size, f"is too small for the filter: {field} + 2*padding must be at least "
-                                f"{reach + 1} (the dilated filter's {axis})", spec=name)
-        if self.epilogue and self.direction != "fprop":
-            raise SpecError("epilogue", self.epilogue, "epilogues are fused only after direction='fprop'", spec=name)
+            check_padding_reach(name, self.padding, side, p, dl, f, along=f" along {axis}")
+            check_fits_filter(name, {"depth": "d", "height": "h", "width": "w"}[axis], size, p, dl, f, extent=axis)
+        check_conv_epilogue(name, self.epilogue, self.direction)
         image, filt, out = ("n", "c", "d", "h", "w"), ("k", "c", "t", "r", "s"), ("n", "k", "d", "h", "w")
         self.check_elements({"X": image, "DX": image, "W": filt, "DW": filt, "Y": out, "DY": out, "residual": out,
                              "bias": ("k",), "scale": ("k",)})
@@ -161,12 +154,11 @@ class Conv3dSpec(Spec):
                                            "stride": (1, 64), "groups": (1, max(1, math.gcd(c, k)))}
         for i, (side, fside) in enumerate((("d", "t"), ("h", "r"), ("w", "s"))):
             p, dl, size, f = pads[i], dils[i], sizes[i], filt[i]
-            out[side] = (max(1, dl * (f - 1) + 1 - 2 * p), MAX_DIM)
-            out[fside] = (math.ceil(p / dl) + 1, min((size + 2 * p - 1) // dl + 1, MAX_DIM))
+            out[side] = side_range(p, dl, f)
+            out[fside] = filter_range(size, p, dl)
         out["padding"] = (0, min(dl * (f - 1) for dl, f in zip(dils, filt)))
-        dil_hi = [64 if f == 1 else min(64, (size + 2 * p - 1) // (f - 1)) for size, p, f in zip(sizes, pads, filt)]
-        dil_lo = [1 if f == 1 else max(1, math.ceil(p / (f - 1))) for p, f in zip(pads, filt)]
-        out["dilation"] = (max(dil_lo), min(dil_hi))
+        dil = [dilation_range(size, p, f) for size, p, f in zip(sizes, pads, filt)]
+        out["dilation"] = (max(lo for lo, _ in dil), min(hi for _, hi in dil))
         return out
 
     @classmethod
@@ -210,27 +202,19 @@ class Conv3dSpec(Spec):
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
         """Names of the main op's inputs and of its output, for this direction."""
-        return {"fprop": (("X", "W"), "Y"), "dgrad": (("DY", "W"), "DX"),
-                "wgrad": (("X", "DY"), "DW")}[self.direction]
+        return CONV_IO[self.direction]
 
     def input_names(self) -> tuple[str, ...]:
         """The main op's operands, then the epilogue's (bias, scale, residual) in chain order."""
         ins, _ = self.io_names()
-        ops = {"bias": "bias", "scale": "scale", "add": "residual"}
-        return (*ins, *(ops[e] for e in self.epilogue if e in ops))
+        return (*ins, *(OPERAND_TENSORS[e] for e in self.epilogue if e in OPERAND_TENSORS))
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         dims = {"X": self.x_dims, "W": self.w_dims, "Y": self.y_dims, "DY": self.y_dims, "DX": self.x_dims,
                 "DW": self.w_dims}
         ins, out = self.io_names()
         shapes: dict[str, tuple[int, ...]] = {n: dims[n] for n in (*ins, out)}
-        if "bias" in self.epilogue:
-            shapes["bias"] = (1, self.k, 1, 1, 1)
-        if "scale" in self.epilogue:
-            shapes["scale"] = (1, self.k, 1, 1, 1)
-        if "add" in self.epilogue:
-            shapes["residual"] = self.y_dims
-        return shapes
+        return {**shapes, **epilogue_shapes(self.epilogue, (1, self.k, 1, 1, 1), self.y_dims)}
 
     def tensor_strides(self) -> dict[str, tuple[int, ...]]:
         """Strides of every tensor in the spec's layout (dims in N, C, D, H, W order)."""
@@ -257,9 +241,7 @@ class Conv3dSpec(Spec):
             return "Half-precision 3-D convolutions have most engines in channels-last; try layout='NDHWC'."
         if self.groups > 1:
             return "Grouped 3-D convolutions have fewer engines; try groups=1 or depthwise (groups=c=k)."
-        if self.epilogue:
-            return "Fused epilogues narrow the choice of engines; try without the epilogue."
-        return ""
+        return EPILOGUE_HINT if self.epilogue else ""
 
     def label(self) -> str:
         def text(v: int | tuple[int, ...]) -> str:

@@ -16,8 +16,20 @@ EPILOGUES: dict[str, str] = {
     "sigmoid": "1 / (1 + exp(-y))",
     "tanh": "tanh(y)",
 }
+#: The tensor each operand-taking epilogue brings into the graph.
+OPERAND_TENSORS: dict[str, str] = {"bias": "bias", "scale": "scale", "add": "residual"}
 #: Epilogues that bring a tensor of their own into the graph.
-WITH_OPERAND = ("bias", "scale", "add")
+WITH_OPERAND = tuple(OPERAND_TENSORS)
+#: What a fused epilogue costs in engines (a family's support hint when cuDNN has none for the problem).
+EPILOGUE_HINT = "Fused epilogues narrow the choice of engines; try without the epilogue."
+
+
+def epilogue_shapes(epilogue: tuple[str, ...], per_channel: tuple[int, ...],
+                    out: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    """The tensors ``epilogue`` brings, in the order bias, scale, residual: bias and scale one value per output
+    channel (``per_channel``), the residual the output's dims (``out``)."""
+    dims = {"bias": per_channel, "scale": per_channel, "add": out}
+    return {OPERAND_TENSORS[step]: dims[step] for step in WITH_OPERAND if step in epilogue}
 
 
 def check_epilogue(spec: str, value: Any) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_int
-from .epilogue import check_epilogue
+from .epilogue import EPILOGUE_HINT, check_epilogue, epilogue_shapes
 from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
 from .layout import packed_strides
 
@@ -137,13 +137,7 @@ class MatmulSpec(Fp8Operands, Spec):
             shapes.update({"descale_A": (1, 1, 1), "descale_B": (1, 1, 1)})
             if self.amax:
                 shapes.update({"scale_C": (1, 1, 1), "Amax": (1, 1, 1)})
-        if "bias" in self.epilogue:
-            shapes["bias"] = (1, 1, self.n)
-        if "scale" in self.epilogue:
-            shapes["scale"] = (1, 1, self.n)
-        if "add" in self.epilogue:
-            shapes["residual"] = (self.batch, self.m, self.n)
-        return shapes
+        return {**shapes, **epilogue_shapes(self.epilogue, (1, 1, self.n), (self.batch, self.m, self.n))}
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
         return ("A", "B"), "C"
@@ -165,7 +159,7 @@ class MatmulSpec(Fp8Operands, Spec):
 
     def support_hint(self) -> str:
         """A fused epilogue is what most often leaves a matmul without an engine."""
-        return "Fused epilogues narrow the choice of engines; try without the epilogue." if self.epilogue else ""
+        return EPILOGUE_HINT if self.epilogue else ""
 
     def label(self) -> str:
         t = ("T" if self.transpose_a else "N") + ("T" if self.transpose_b else "N")
