@@ -26,6 +26,7 @@ from .. import cache_dir
 from ..errors import CudnnLabError, DataError, shorten
 from .timing import Timer, TimingOptions
 from ..files import finite_number, parse_json, read_regular
+from ..specs.records import AsDict
 
 __all__ = ["Ceilings", "measure_ceilings", "gpu_identity", "load_or_measure", "FORMAT", "MAX_FILE_BYTES", "foreign"]
 
@@ -39,7 +40,7 @@ MEASURED_NOW = "measured now"
 
 
 @dataclasses.dataclass(frozen=True)
-class Ceilings:
+class Ceilings(AsDict):
     """Peak TFLOP/s of a large matmul in ``dtype`` (TF32 for fp32) and GB/s of a device copy (read + write).
 
     ``tflops``/``gbps`` are medians over ``samples`` timed calls; ``*_iqr`` their interquartile range; ``measured``
@@ -61,9 +62,6 @@ class Ceilings:
     def ridge_flop_per_byte(self) -> float:
         """Arithmetic intensity where the memory roof meets the compute roof."""
         return self.tflops * 1e12 / (self.gbps * 1e9)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> Ceilings | None:

@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from ..specs.records import AsDict
+
 __all__ = ["EngineReason", "CATEGORIES", "read_reasons", "reasons_frame", "summarize", "category_of"]
 
 #: Categories, in the order a summary lists them, each with what it tells the user.
@@ -55,7 +57,7 @@ def category_of(status: str, reason: str) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class EngineReason:
+class EngineReason(AsDict):
     """One engine configuration cuDNN tried and refused: its engine id (-1 if unnamed), the SM architecture of that
     engine configuration, its knob choices, cuDNN's status, its reason (the innermost check) and a category."""
 
@@ -65,9 +67,6 @@ class EngineReason:
     status: str
     reason: str
     category: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 #: Most brackets an engine header line may open (a real one opens 2: the header and its knob choices); beyond it,

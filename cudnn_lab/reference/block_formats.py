@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SpecError
 from ..specs.fp8 import FP8_FORMATS
+from ..specs.records import AsDict
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -85,7 +86,7 @@ SCALE_RULES: dict[str, tuple[str, ...]] = {"e8m0": ("floor", "ceil"), "e4m3": ("
 
 
 @dataclasses.dataclass(frozen=True)
-class BlockFormat:
+class BlockFormat(AsDict):
     """A block-scaled format: ``element`` grid, ``block_size`` elements per scale, ``scale_format``; an E4M3 scale
     (NVFP4) comes with a per-tensor FP32 scale. Validated on creation (SpecError naming the field)."""
 
@@ -137,9 +138,6 @@ class BlockFormat:
         return (f"{self.name}: {self.element.upper()} elements (max {self.grid.max:g}), one "
                 f"{self.scale_format.upper()} scale per {self.block_size} along the reduction axis{extra}; "
                 f"{self.bits_per_element:g} bits per element")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 #: The formats cuDNN runs on compute capability 10.x, by the name a user passes.
@@ -314,7 +312,7 @@ def block_dequantize(q: BlockQuantized) -> torch.Tensor:
 
 
 @dataclasses.dataclass(frozen=True)
-class BlockQuantError:
+class BlockQuantError(AsDict):
     """How far a block-quantized tensor is from the float data it came from (float64; emulated, not measured)."""
 
     fmt: str
@@ -326,9 +324,6 @@ class BlockQuantError:
     scale_clipped: int
     blocks: int
     numel: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     def summary(self) -> str:
         """One line: the error and what clipped or vanished."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import SpecError
 from ..specs.fp8 import check_scale, descale_of, fp8_format, recommended_scale
+from ..specs.records import AsDict
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -107,7 +108,7 @@ def dequantize(q: Quantized | torch.Tensor, descale: float | None = None) -> tor
 
 
 @dataclasses.dataclass(frozen=True)
-class QuantError:
+class QuantError(AsDict):
     """How far the FP8 values are from the float data they came from (float64 arithmetic)."""
 
     dtype: str
@@ -120,9 +121,6 @@ class QuantError:
     saturated: int
     flushed: int
     numel: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     def summary(self) -> str:
         """One line: the error and what clipped or vanished."""

@@ -4,7 +4,8 @@ looser band than its dtype's (``Spec.tolerances``); :mod:`cudnn_lab.numerics` ap
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+
+from .records import AsDict
 
 __all__ = ["ToleranceBand", "TORCH_SOURCE", "CUDNN_SOURCE"]
 
@@ -14,13 +15,9 @@ CUDNN_SOURCE = "cuDNN frontend's test tolerance"
 
 
 @dataclasses.dataclass(frozen=True)
-class ToleranceBand:
+class ToleranceBand(AsDict):
     """An element passes when |actual - expected| <= atol + rtol * |expected| (torch.testing's rule)."""
 
     rtol: float
     atol: float
     source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict."""
-        return dataclasses.asdict(self)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cudnn_lab.errors import DataError, OptionError, PathError
 from cudnn_lab.results import recordings
+from cudnn_lab.specs.records import AsDict
 
 FACTS_DIR = Path(__file__).resolve().parent.parent / "data" / "forecast" / "gpus"
 FACTS_PATH = FACTS_DIR / "gpus.json"
@@ -29,7 +30,7 @@ _DTYPES = {"bf16": "bf16_tflops", "bfloat16": "bf16_tflops", "fp16": "fp16_tflop
 
 
 @dataclass(frozen=True)
-class GpuFacts:
+class GpuFacts(AsDict):
     """One GPU's datasheet facts (None where its source does not state one) and the source they come from."""
 
     key: str
@@ -58,9 +59,6 @@ class GpuFacts:
         key = "fp8" if "fp8" in dtype.lower() else "bfloat16"
         value = self.published_peak_mma_tflops.get(key)
         return float(value) if value is not None else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GpuFacts:

@@ -8,7 +8,7 @@ facts. A row that does not is refused with the kit's DataError naming file, row 
 NVIDIA's inference CSVs (``published_inference/``: DeepSeek-V4 MLA attention, H200 and B200, cuDNN 9.27.0) have
 another schema and no peak column: their rows take the peak from the kit's GPU facts (datasheet) and are checked by
 NVIDIA's own ``tflops`` column instead (it must agree with ``time_ms`` and the shape's FLOPs within 2%); every
-target file names the H200 file it is paired with (``h200_counterpart``).
+target file names the H200 file it is paired with (``h200_counterpart``, kept on each row as ``counterpart``).
 
 A published folder is one kind of the kit's recordings (``published`` in ``results/recordings.py``), keyed by its
 ``provenance.json``: the registry's guards (a regular file, at most :data:`MAX_PROVENANCE_BYTES`) and its one cache
@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cudnn_lab.errors import DataError, PathError
 from cudnn_lab.files import regular_size
 from cudnn_lab.results import recordings
+from cudnn_lab.specs.records import AsDict
 from cudnn_lab.whatif.gpu_facts import json_value, load_gpu_facts
 
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent / "data" / "forecast" / "published"
@@ -50,7 +51,7 @@ _COLUMNS = ("backend", "data_type", "attn_mask", "batch_size", "q_seqlen", "kv_s
 
 
 @dataclass(frozen=True)
-class PublishedRow:
+class PublishedRow(AsDict):
     """One published timing: the GPU (facts key), the problem, NVIDIA's median time and the file it came from."""
 
     gpu: str
@@ -72,6 +73,8 @@ class PublishedRow:
     row: int
     #: "training" (attention_training CSVs), or an inference CSV's phase: "context" (prefill) or "generation"
     phase: str = "training"
+    #: an inference target row's H200 file (its provenance's ``h200_counterpart``): its source rows; "" otherwise
+    counterpart: str = ""
 
     @property
     def problem(self) -> tuple[Any, ...]:
@@ -89,9 +92,6 @@ class PublishedRow:
             q, kv = self.seq_q, self.seq_kv
             f *= (q * kv - q * (q - 1) / 2.0) / (q * kv) if q <= kv else 0.5
         return f * (2.5 if self.pass_ == "bwd" else 1.0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _provenance(path: Path) -> tuple[str, list[dict[str, Any]]]:
@@ -206,7 +206,7 @@ def _inference_row(rec: dict[str, Any], raw: dict[str, str], path: Path, n: int,
                        heads_q=ints["num_q_heads"], heads_kv=ints["num_kv_heads"], head_dim=ints["head_dim_qk"],
                        pass_="fwd", deterministic=False, time_ms=time_ms, peak_mma_tflops=float(peak),
                        cudnn_version=int(version[0]) * 10000 + int(version[1]) * 100 + int(version[2]), file=path.name,
-                       row=n, phase=raw["phase"])
+                       row=n, phase=raw["phase"], counterpart=str(rec.get("h200_counterpart") or ""))
     if abs(out.flops / (time_ms * 1e9) / tflops - 1.0) > TFLOPS_TOLERANCE:
         raise bad("tflops", f"disagrees with time_ms and the shape ({out.flops / (time_ms * 1e9):.3f} TFLOP/s from "
                   f"them) by more than {TFLOPS_TOLERANCE:.0%}")
