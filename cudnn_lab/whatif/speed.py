@@ -11,8 +11,10 @@ predictors that each state what they assumed:
 - and the naive baselines ``same`` (the source time), ``peak_ratio`` and ``bandwidth_ratio``.
 
 A number is given only where a validation row for the family and target kind exists (:func:`validate`, on data that
-ships); otherwise, where the target's pick is an engine never measured in the source, or where the predictors
-disagree by more than 25%, the answer is "measure this" with the reason.
+ships); otherwise, where the target's pick is an engine never measured in the source, where the problem lies outside
+the validated family (attention: no published row of its dtype, pass and head dim on the target), or where the
+predictors disagree by more than 25% (the transfer faster than the target's datasheet roofline bound, a lower bound,
+or NVIDIA's GEMM estimator off it; the naive baselines never vote), the answer is "measure this" with the reason.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from typing import Any
 from cudnn_lab.errors import CudnnLabError, DataError, OptionError
 from cudnn_lab.whatif import speed_nvmmh
 from cudnn_lab.whatif.gpu_facts import GpuFacts, gpu
-from cudnn_lab.whatif.speed_models import (DISAGREEMENT, PREDICTORS, RECORDED_DIR, _gpu_of, _ok_plans, _read_recording,
-                                           check_recording, recorded_predictions, sm_predictions)
+from cudnn_lab.whatif.speed_models import (PREDICTORS, RECORDED_DIR, _gpu_of, _ok_plans, _read_recording,
+                                           check_recording, disagreement, recorded_predictions, sm_predictions)
 from cudnn_lab.whatif.speed_validation import (BASELINE_PATH, SM_GATE, TARGETS, ValidationRow, _dtype_published,
-                                               _fit_pairs_all, _sm_fit, _target_efficiency, baseline_errors,
+                                               _fit_pairs_all, _sm_fit, _spec_efficiency, baseline_errors,
                                                check_baseline, format_validation, target_checks, validate,
                                                validation_frame)
 
@@ -213,10 +215,10 @@ def forecast(spec: Any, target: Any, source: Any = None) -> Forecast:
         if val is None or val.measure_this_share >= 1.0:
             return Forecast(**base, measure_this=f"no validated forecast of attention from h200 to {tgt.key}: "
                             + (val.note if val else "no published rows for it"))
-        eff = _target_efficiency(tgt.key, _dtype_published(spec_dict))
-        if eff is None or abs(eff - 1.0) > DISAGREEMENT:
-            return Forecast(**base, measure_this=f"the transfer (efficiency {eff}) and the peak ratio disagree by "
-                            f"more than {DISAGREEMENT:.0%} on {tgt.key}")
+        eff, why = _spec_efficiency(spec_dict, tgt.key)
+        if eff is None:
+            return Forecast(**base, measure_this=f"this attention lies outside the validated family on {tgt.key}: "
+                            + why)
         return Forecast(**base, plans=tuple(_plan_forecast(
             p, i, measured, measured_engines, val,
             lambda q: _recorded_as_published(q, spec_dict, src, tgt, eff)) for i, p in enumerate(proposals)))
@@ -242,7 +244,8 @@ def _recorded_as_published(plan: Mapping[str, Any], spec: Mapping[str, Any], src
     pred["peak_ratio"] = float(plan["median_ms"]) * ps / pt
     pred["transfer"] = pred["peak_ratio"] * eff
     notes["transfer"] = (f"NVIDIA's published peak ratio ({ps:g} -> {pt:g}) times {tgt.key}'s efficiency relative "
-                         f"to H200 ({eff:.3f}, the median over NVIDIA's published {dtype} rows)")
+                         f"to H200 ({eff:.3f}, over NVIDIA's two published {dtype} rows nearest in shape of the same "
+                         "pass, head dim and mask, as validated)")
     return pred, notes
 
 
@@ -258,10 +261,9 @@ def _plan_forecast(p: Mapping[str, Any], rank: int, measured: Mapping[str, Mappi
     pred, notes = predict(measured[name])
     if val is None:
         return _measure(p, rank, "no validation row for this family and target kind", pred, notes)
-    others = [pred[k] for k in ("roofline", "peak_ratio") if k in pred]
-    spread = max(abs(pred["transfer"] / o - 1.0) for o in others) if others else 0.0
-    if spread > DISAGREEMENT and min(abs(pred["transfer"] / o - 1.0) for o in others) > DISAGREEMENT:
-        return _measure(p, rank, f"the predictors disagree by more than {DISAGREEMENT:.0%}", pred, notes)
+    why = disagreement(pred)
+    if why:
+        return _measure(p, rank, why, pred, notes)
     err = val.mape["transfer"] / 100.0
     t = pred["transfer"]
     return PlanForecast(plan=name, engine_id=int(p.get("engine_id", -1)), rank=rank, predicted_ms=t,

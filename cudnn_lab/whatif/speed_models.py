@@ -23,6 +23,14 @@ RECORDED_DIR = DATA_DIR / "recorded"
 SCALING_DIR = DATA_DIR / "whatif" / "sm_scaling"
 DISAGREEMENT = 0.25
 PREDICTORS = ("transfer", "roofline", "same", "peak_ratio", "bandwidth_ratio")
+#: The target's datasheet roofline time (predictor (b) of issue 35): a lower bound, in every predictions dict beside
+#: the predictors; not in the table (a bound is not a forecast). "same", "peak_ratio", "bandwidth_ratio" and the
+#: roofline *ratio* ("roofline", Habitat-style) are naive baselines: shown, never consulted by :func:`disagreement`.
+BOUND = "roofline_bound"
+#: The predictors that vote in :func:`disagreement` besides the bound (NVIDIA's GEMM estimator, where installed).
+VOTERS = ("nvidia_estimator_ratio",)
+_BOUND_NOTE = ("the target's datasheet roofline (FLOPs at the tensor peak; bytes beyond its L2 at HBM bandwidth): a "
+               "lower bound, so a transfer slower than it agrees with it")
 
 
 # ------------------------------------------------------------------------------------------------------- predictors
@@ -34,6 +42,31 @@ def _bytes_and_flops(plan: Mapping[str, Any]) -> tuple[float, float]:
 
 def _roof_ms(flops: float, nbytes: float, peak_tflops: float, gbps: float) -> float:
     return max(flops / (peak_tflops * 1e9), nbytes / (gbps * 1e6))
+
+
+def bound_ms(flops: float, nbytes: float, facts: GpuFacts, dtype: str, share: float = 1.0) -> float:
+    """The datasheet roofline time on ``facts`` (``share`` of its SMs): the FLOPs at the dense tensor peak, and the
+    bytes at HBM bandwidth where they exceed its L2 (the kit and NVIDIA time with a warm L2); 0 where unknown."""
+    peak = (facts.peak_tflops(dtype) or 0.0) * share
+    compute = flops / (peak * 1e9) if peak > 0 else 0.0
+    in_l2 = facts.l2_mib is not None and nbytes <= facts.l2_mib * 2**20
+    memory = nbytes / (float(facts.hbm_gbps) * 1e6) if facts.hbm_gbps and not in_l2 else 0.0
+    return max(compute, memory)
+
+
+def disagreement(pred: Mapping[str, float]) -> str:
+    """Why the transfer is not given as a number ("" when it is): it predicts faster than the target's datasheet
+    roofline bound by more than :data:`DISAGREEMENT`, or a voting predictor (:data:`VOTERS`) differs from it by more.
+    Slower than the bound is consistent with it; the naive baselines never vote."""
+    t = pred["transfer"]
+    bound = pred.get(BOUND, 0.0)
+    if bound > 0 and t < (1 - DISAGREEMENT) * bound:
+        return (f"the transfer ({t:.4g} ms) is faster than the target's datasheet roofline bound ({bound:.4g} ms) "
+                f"by more than {DISAGREEMENT:.0%}")
+    for k in VOTERS:
+        if k in pred and abs(t / pred[k] - 1.0) > DISAGREEMENT:
+            return f"the transfer and {k} ({pred[k]:.4g} ms) disagree by more than {DISAGREEMENT:.0%}"
+    return ""
 
 
 def _memory_share(plan: Mapping[str, Any], src: GpuFacts) -> float:
@@ -63,7 +96,8 @@ def recorded_predictions(plan: Mapping[str, Any], spec: Mapping[str, Any], src: 
             "transfer": t * scale * ((1 - m) * clock + m * bws / bwt)}
     roof_s = _roof_ms(flops, nbytes, ps, bws)
     pred["roofline"] = t * _roof_ms(flops, nbytes, pt, bwt) / roof_s if roof_s > 0 else t
-    notes = {"same": "the source time unchanged",
+    pred[BOUND] = bound_ms(flops, nbytes, tgt, dtype)
+    notes = {"same": "the source time unchanged", BOUND: _BOUND_NOTE,
              "peak_ratio": f"time scales with the {dtype} tensor peak ({ps:g} -> {pt:g} TFLOP/s)",
              "bandwidth_ratio": f"time scales with HBM bandwidth ({bws:g} -> {bwt:g} GB/s)",
              "transfer": (f"the share of the time streaming more bytes than L2 ({src.l2_mib} MiB) holds, times "
@@ -184,12 +218,14 @@ def sm_predictions(row: Mapping[str, Any], spec: Mapping[str, Any], full: int, s
            else "tile count unknown: every SM counted busy")
     compute = flops / (e * per_sm * 1e9 * busy) / t if flops > 0 else full / sms
     pred = {"same": t, "peak_ratio": t * full / sms, "bandwidth_ratio": t,
-            "transfer": t * (compute ** p + q ** p) ** (1 / p), "roofline": t * full / sms if m < 1 else t}
+            "transfer": t * (compute ** p + q ** p) ** (1 / p), "roofline": t * full / sms if m < 1 else t,
+            BOUND: bound_ms(flops, _bytes_and_flops(row)[0], src, _dtype(spec), sms / float(src.sm_count or full))}
     notes = {"transfer": (f"{how}; the FLOPs at {e:.0%} of the SM's share of the tensor peak, blended (p={p:g}) "
                           f"with a floor of {q:g}x the whole GPU's time (e, p, q fitted leave-one-plan-out on the "
                           "shipped carve-out runs)"),
              "peak_ratio": "time scales with 1/SMs", "bandwidth_ratio": "bandwidth is the whole GPU's: unchanged",
-             "same": "the whole GPU's time", "roofline": "compute roof scales with SMs, memory roof unchanged"}
+             "same": "the whole GPU's time", "roofline": "compute roof scales with SMs, memory roof unchanged",
+             BOUND: _BOUND_NOTE + " (the tensor peak scaled to the SMs kept)"}
     return pred, notes
 
 
@@ -208,8 +244,9 @@ def published_predictions(src_row: PublishedRow, tgt: GpuFacts, src: GpuFacts,
     roof_s = _roof_ms(src_row.flops, nbytes, ds, bws)
     pred = {"same": t, "peak_ratio": t * ps / pt, "bandwidth_ratio": t * bws / bwt,
             "roofline": t * _roof_ms(src_row.flops, nbytes, dt, bwt) / roof_s,
-            "transfer": t * ps / pt * (efficiency if efficiency is not None else 1.0)}
-    notes = {"peak_ratio": f"time scales with NVIDIA's published peak ({ps:g} -> {pt:g} TFLOP/s)",
+            "transfer": t * ps / pt * (efficiency if efficiency is not None else 1.0),
+            BOUND: bound_ms(src_row.flops, nbytes, tgt, src_row.data_type)}
+    notes = {BOUND: _BOUND_NOTE, "peak_ratio": f"time scales with NVIDIA's published peak ({ps:g} -> {pt:g} TFLOP/s)",
              "transfer": (f"peak ratio times the target's efficiency relative to the source ({efficiency:.3f}), the "
                           "median over the other published rows of the same dtype and pass (leave-one-out)"
                           if efficiency is not None else "peak ratio (no efficiency factor available)"),

@@ -20,8 +20,8 @@ from cudnn_lab.errors import DataError, PathError
 from cudnn_lab.whatif import speed_nvmmh
 from cudnn_lab.whatif.gpu_facts import GpuFacts, load_gpu_facts
 from cudnn_lab.whatif.published import PublishedRow, load_published
-from cudnn_lab.whatif.speed_models import (DATA_DIR, DISAGREEMENT, PREDICTORS, SCALING_DIR, _ape, _best, _dtype,
-                                           SM_DEFAULT, _gpu_of, _memory_share, _ok_plans, _recorded_pairs,
+from cudnn_lab.whatif.speed_models import (DATA_DIR, PREDICTORS, SCALING_DIR, SM_DEFAULT, _ape, _best, _dtype,
+                                           _gpu_of, _memory_share, _ok_plans, _recorded_pairs, disagreement,
                                            published_predictions, recorded_predictions, sm_predictions)
 
 BASELINE_PATH = DATA_DIR / "forecast" / "validation_baseline.json"
@@ -82,6 +82,14 @@ def _fit_pairs(items: Sequence[tuple[dict[str, Any], dict[str, Any], dict[str, A
     return float(ALPHAS[i]), float(SCALES[j])
 
 
+def _row(dataset: str, family: str, source: str, target: str, scope: str, n: int,
+         errs: Mapping[str, Sequence[float]], kept: Sequence[float], note: str) -> ValidationRow:
+    """A table line from every row's errors and the transfer's errors on the rows answered with a number."""
+    return ValidationRow(dataset, family, source, target, scope, n,
+                         {k: statistics.fmean(v) for k, v in errs.items() if v}, 1.0 - len(kept) / n if n else 1.0,
+                         note, statistics.fmean(kept) if kept else None)
+
+
 def _validate_pairs() -> list[ValidationRow]:
     """H100 -> H200 and H200 -> H100 on the shipped pairs, best plan and every plan both cards measured."""
     rows: list[ValidationRow] = []
@@ -108,6 +116,8 @@ def _validate_pairs() -> list[ValidationRow]:
             fitted: dict[str, tuple[float, float]] = {}
             errs: dict[str, list[float]] = {k: [] for k in PREDICTORS}
             per_family: dict[str, dict[str, list[float]]] = {}
+            # the transfer's errors on the rows the forecast answers with a number (no disagreement), all and family
+            kept: dict[str, list[float]] = {"all": []}
             for i, (p, q, spec, s, t) in enumerate(items):
                 prob = problems[i]
                 if prob not in fitted:
@@ -121,19 +131,23 @@ def _validate_pairs() -> list[ValidationRow]:
                     e = _ape(pred[k], actual)
                     errs[k].append(e)
                     fam[k].append(e)
-                if scope == "best" and families[i] == "matmul":  # the optional estimator: the problem's time
+                extra: dict[str, float] = {}
+                if families[i] == "matmul":  # the optional estimator: the problem's time (a voter, as in forecast)
                     extra, _ = speed_nvmmh.predictions(spec, s.key, t.key, float(p["median_ms"]))
-                    for k, v in extra.items():
-                        fam.setdefault(k, []).append(_ape(v, actual))
-            note = "transfer's alpha and scale fitted leave-one-problem-out"
-            rows.append(ValidationRow("h100_h200", "all", src_key, tgt_key, scope, len(items),
-                                      {k: statistics.fmean(v) for k, v in errs.items() if v}, 0.0, note))
+                    if scope == "best":
+                        for k, v in extra.items():
+                            fam.setdefault(k, []).append(_ape(v, actual))
+                if not disagreement({**pred, **extra}):
+                    for key in ("all", families[i]):
+                        kept.setdefault(key, []).append(errs["transfer"][-1])
+            note = ("transfer's alpha and scale fitted leave-one-problem-out; 'measure this' where it is faster than "
+                    "the datasheet roofline bound (or NVIDIA's estimator differs) by more than 25%")
+            rows.append(_row("h100_h200", "all", src_key, tgt_key, scope, len(items), errs, kept["all"], note))
             for famname, fe in sorted(per_family.items()):
                 est_keys = [k for k in EXTRA if fe.get(k)]
-                rows.append(ValidationRow("h100_h200", famname, src_key, tgt_key, scope, len(fe["same"]),
-                                          {k: statistics.fmean(v) for k, v in fe.items() if v}, 0.0,
-                                          note + (f"; {speed_nvmmh.LABEL} {speed_nvmmh.version()}: no fitted "
-                                                  "parameter" if est_keys else "")))
+                rows.append(_row("h100_h200", famname, src_key, tgt_key, scope, len(fe["same"]), fe,
+                                 kept.get(famname, []), note + (f"; {speed_nvmmh.LABEL} {speed_nvmmh.version()}: "
+                                                                "no fitted parameter" if est_keys else "")))
     return rows
 
 
@@ -190,40 +204,46 @@ def _validate_sm() -> list[ValidationRow]:
     for path in sorted(SCALING_DIR.glob("*.json")):
         spec, full, src, items = _sm_items(path)
         by_sms: dict[int, dict[str, list[float]]] = {}
+        kept: dict[int, list[float]] = {}
         for plan, sms, w, actual in items:
             pred, _ = sm_predictions(w, spec, full, sms, src, _sm_fit(plan))
             sub = by_sms.setdefault(sms, {k: [] for k in PREDICTORS})
             for k in PREDICTORS:
                 sub[k].append(_ape(pred[k], actual))
+            if sms / full >= SM_GATE and not disagreement(pred):
+                kept.setdefault(sms, []).append(sub["transfer"][-1])
         for sms, sub in sorted(by_sms.items()):
-            answered = sms / full >= SM_GATE
-            rows.append(ValidationRow("sm_scaling", str(spec["op"]), f"{src.key} {full} SMs", f"{sms} SMs", "every",
-                                      len(sub["same"]), {k: statistics.fmean(v) for k, v in sub.items()},
-                                      0.0 if answered else 1.0,
-                                      f"{path.name}; transfer's e, p, q fitted plan-out; 'measure this' below "
-                                      f"{SM_GATE:.0%} of the SMs",
-                                      statistics.fmean(sub["transfer"]) if answered else None))
+            rows.append(_row("sm_scaling", str(spec["op"]), f"{src.key} {full} SMs", f"{sms} SMs", "every",
+                             len(sub["same"]), sub, kept.get(sms, []),
+                             f"{path.name}; transfer's e, p, q fitted plan-out; 'measure this' below "
+                             f"{SM_GATE:.0%} of the SMs or where faster than the datasheet bound by more than 25%"))
     return rows
 
 
 def _efficiency(pairs: Sequence[tuple[PublishedRow, PublishedRow]], src: GpuFacts, tgt: GpuFacts,
                 like: PublishedRow, skip: PublishedRow | None) -> float | None:
-    """Measured / peak-ratio time over ``pairs`` of ``like``'s dtype and pass (its mask where there are such), the
-    two nearest in sequence length, leaving ``skip`` out: the target's efficiency relative to the source."""
-    cand = [(s, t) for s, t in pairs if t is not skip and s.data_type == like.data_type and s.pass_ == like.pass_]
+    """Measured / peak-ratio time over ``pairs`` of ``like``'s dtype, pass and head dim (its mask where there are
+    such), the two nearest in shape (the sum of |log ratio| of query length, key length and batch), leaving ``skip``
+    out: the target's efficiency relative to the source."""
+    cand = [(s, t) for s, t in pairs if t is not skip and s.data_type == like.data_type and s.pass_ == like.pass_
+            and s.head_dim == like.head_dim]
     same_mask = [(s, t) for s, t in cand if s.attn_mask == like.attn_mask]
     cand = same_mask or cand
     if not cand:
         return None
-    cand.sort(key=lambda st: abs(math.log(st[0].seq_q / like.seq_q)))
+    cand.sort(key=lambda st: abs(math.log(st[0].seq_q / like.seq_q)) + abs(math.log(st[0].seq_kv / like.seq_kv))
+              + abs(math.log(st[0].batch / like.batch)))
     vals = [t.time_ms / published_predictions(s, tgt, src, None)[0]["peak_ratio"] for s, t in cand[:2]]
     return statistics.fmean(vals)
 
 
 def _published_pairs(rows: Sequence[PublishedRow], src_key: str, tgt_key: str
                      ) -> list[tuple[PublishedRow, PublishedRow]]:
-    source = {r.problem: r for r in rows if r.gpu == src_key}
-    return [(source[r.problem], r) for r in rows if r.gpu == tgt_key and r.problem in source]
+    """(source row, target row) of the same problem: an inference target row with the rows of the H200 file its
+    provenance pairs it with (``counterpart``), a training row with the source's training row."""
+    source = {(r.file if r.phase != "training" else "", r.problem): r for r in rows if r.gpu == src_key}
+    keys = [((r.counterpart if r.phase != "training" else ""), r.problem) for r in rows if r.gpu == tgt_key]
+    return [(source[k], r) for k, r in zip(keys, (r for r in rows if r.gpu == tgt_key)) if k in source]
 
 
 def _validate_published() -> list[ValidationRow]:
@@ -239,21 +259,18 @@ def _validate_published() -> list[ValidationRow]:
                                      "no published rows imported for this GPU: every forecast says measure this"))
             continue
         errs: dict[str, list[float]] = {k: [] for k in PREDICTORS}
-        refused = 0
         kept: list[float] = []
         for s, t in pairs:
             eff = _efficiency(pairs, src, tgt, s, t)
             pred, _ = published_predictions(s, tgt, src, eff)
-            if eff is None or abs(eff - 1.0) > DISAGREEMENT:
-                refused += 1
-            else:
-                kept.append(_ape(pred["transfer"], t.time_ms))
             for k in PREDICTORS:
                 errs[k].append(_ape(pred[k], t.time_ms))
-        out.append(ValidationRow("published", "sdpa", "h200", tgt_key, "every", len(pairs),
-                                 {k: statistics.fmean(v) for k, v in errs.items()}, refused / len(pairs),
-                                 "efficiency factor leave-one-out; 'measure this' when transfer and peak ratio "
-                                 "disagree by more than 25%", statistics.fmean(kept) if kept else None))
+            if eff is not None and not disagreement(pred):
+                kept.append(errs["transfer"][-1])
+        out.append(_row("published", "sdpa", "h200", tgt_key, "every", len(pairs), errs, kept,
+                        "efficiency factor leave-one-out (the two rows nearest in shape of the same dtype, pass, "
+                        "head dim and mask); 'measure this' where the transfer is faster than the datasheet roofline "
+                        "bound by more than 25% (the peak ratio is a baseline: it does not vote)"))
     return out
 
 
@@ -364,16 +381,31 @@ def _dtype_published(spec: Mapping[str, Any]) -> str:
     return "fp8" if "fp8" in _dtype(spec) else "bfloat16"
 
 
-@lru_cache(maxsize=16)
-def _target_efficiency(tgt_key: str, dtype: str) -> float | None:
-    rows = load_published()
-    pairs = [(s, t) for s, t in _published_pairs(rows, "h200", tgt_key) if s.data_type == dtype]
-    if not pairs:
-        return None
+def published_like(spec: Mapping[str, Any]) -> PublishedRow:
+    """A kit attention spec described as NVIDIA's published rows are (dtype, mask, shape, pass), to find its nearest
+    published rows; no time (NaN)."""
+    mask = str(spec.get("diagonal_alignment") or "top_left") if spec.get("causal") else "no_mask"
+    heads = int(spec.get("heads") or 1)
+    return PublishedRow(gpu="h200", gpu_name="", data_type=_dtype_published(spec), attn_mask=mask,
+                        batch=int(spec.get("batch") or 1), seq_q=int(spec.get("seq_q") or 1),
+                        seq_kv=int(spec.get("seq_kv") or 1), heads_q=heads,
+                        heads_kv=int(spec.get("kv_heads") or heads), head_dim=int(spec.get("head_dim") or 0),
+                        pass_="bwd" if spec.get("direction") == "bwd" else "fwd", deterministic=False,
+                        time_ms=math.nan, peak_mma_tflops=math.nan, cudnn_version=0, file="", row=0)
+
+
+def _spec_efficiency(spec: Mapping[str, Any], tgt_key: str) -> tuple[float | None, str]:
+    """``tgt_key``'s efficiency relative to H200 for a kit attention spec by the validated rule (:func:`_efficiency`:
+    the two published rows nearest in shape of its dtype, pass, head dim and mask), or None and why not."""
+    like = published_like(spec)
     facts = load_gpu_facts()
-    vals = [t.time_ms / published_predictions(s, facts[tgt_key], facts["h200"], None)[0]["peak_ratio"]
-            for s, t in pairs]
-    return statistics.median(vals)
+    pairs = _published_pairs(load_published(), "h200", tgt_key)
+    eff = _efficiency(pairs, facts["h200"], facts[tgt_key], like, None)
+    if eff is not None:
+        return eff, ""
+    have = sorted({f"{t.data_type} {t.pass_} head dim {t.head_dim}" for _, t in pairs})
+    return None, (f"no published {like.data_type} {like.pass_} row of head dim {like.head_dim} for {tgt_key} "
+                  f"(published: {', '.join(have) or 'none'})")
 
 
 @lru_cache(maxsize=4)
