@@ -12,7 +12,7 @@ from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_choice, ch
                    read_sides)
 from .epilogue import EPILOGUE_HINT, check_epilogue, epilogue_shapes
 from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
-from .layout import layout_strides
+from .layout import InLayout
 
 DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
 CONV_DTYPES: tuple[str, ...] = (*DTYPES, *FP8_DTYPES)
@@ -69,7 +69,7 @@ def dilation_range(size: int, p: int, f: int) -> tuple[int, int]:
 
 
 @dataclasses.dataclass(frozen=True)
-class ConvSpec(Fp8Operands, Spec):
+class ConvSpec(Fp8Operands, InLayout, Spec):
     """A 2-D convolution: input [n, c, h, w], filter [k, c/groups, r, s], output [n, k, p, q].
 
     ``layout`` says how every 4-D tensor is stored (dims are always given N, C, H, W); ``direction`` picks the
@@ -229,10 +229,6 @@ class ConvSpec(Fp8Operands, Spec):
     @property
     def y_dims(self) -> tuple[int, int, int, int]:
         return (self.n, self.k, *self.out_hw)
-
-    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
-        """Strides of every tensor in the spec's layout (dims in N, C, H, W order)."""
-        return {n: layout_strides(d, self.layout) for n, d in self.tensor_shapes().items()}
 
     def io_names(self) -> tuple[tuple[str, ...], str]:
         """Names of the main op's inputs and of its output, for this direction."""

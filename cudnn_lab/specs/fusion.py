@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from ..errors import SpecError
 from .base import DTYPE_BYTES, MAX_DIM, Spec, check_bool, check_choice, check_int
 from .conv import ConvSpec
-from .layout import layout_strides
+from .layout import InLayout
 
 #: The data types cuDNN's runtime-fusion conv engines take (fp32 data has no tensor-core fusion engine).
 FUSION_DTYPES: tuple[str, ...] = ("fp16", "bf16")
@@ -50,7 +50,7 @@ CONV_REDUCTION_AXES: tuple[str, ...] = ("c", "nhw")
 
 
 @dataclasses.dataclass(frozen=True)
-class _ConvFusionSpec(Spec):
+class _ConvFusionSpec(InLayout, Spec):
     """Base (no ``op``): a forward conv x [n, c, h, w] (*) w [k, c, r, s] -> y [n, k, p, q], all NHWC."""
 
     field_order: ClassVar[tuple[str, ...]] = (*_CONV_FIELDS, "dtype")
@@ -122,9 +122,6 @@ class _ConvFusionSpec(Spec):
 
     def _stats_shapes(self) -> dict[str, tuple[int, ...]]:
         return {"SUM": (1, self.k, 1, 1), "SQ_SUM": (1, self.k, 1, 1)}
-
-    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
-        return {n: layout_strides(d, "NHWC") for n, d in self.tensor_shapes().items()}
 
     def tensor_dtypes(self) -> dict[str, str]:
         """Data in ``dtype``; the statistics in float32."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 
 def packed_strides(dims: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
@@ -25,6 +26,21 @@ def layout_strides(dims: Sequence[int], layout: str) -> tuple[int, ...]:
     if len(dims) == 4 and layout == "NHWC":
         return packed_strides(dims, (0, 2, 3, 1))
     return packed_strides(dims, tuple(range(len(dims))))
+
+
+class InLayout:
+    """Mixin of a family whose every tensor is stored in its ``layout`` (dims always given N, C, H, W; tensors of
+    another rank row-major)."""
+
+    if TYPE_CHECKING:  # what the family's Spec gives the mixin (a field or a ClassVar), named so it is checked
+        @property
+        def layout(self) -> str: ...
+
+        def tensor_shapes(self) -> dict[str, tuple[int, ...]]: ...
+
+    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
+        """Strides of every tensor in the spec's layout (dims in N, C, H, W order)."""
+        return {name: layout_strides(dims, self.layout) for name, dims in self.tensor_shapes().items()}
 
 
 def describe_layout(dims: Sequence[int], strides: Sequence[int], axes: str | None = None) -> str:

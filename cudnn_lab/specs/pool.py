@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from ..errors import SpecError
 from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, blame_largest, check_int, check_pair,
                    pair, read_int, read_sides)
-from .layout import layout_strides
+from .layout import InLayout
 
 #: ``max``; ``avg`` divides by the full window (padding counts as zeros, PyTorch's ``count_include_pad=True``);
 #: ``avg_exclude_pad`` divides by the number of real elements under the window (``count_include_pad=False``).
@@ -25,7 +25,7 @@ _INT32_MAX = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
-class PoolSpec(Spec):
+class PoolSpec(InLayout, Spec):
     """Pooling of X [n, c, h, w] into Y [n, c, p, q] with a ``window`` (kh, kw), ``stride`` and ``padding``.
 
     ``window``, ``stride`` and ``padding`` take an int or an (h, w) pair; ``padding`` is added on every side and
@@ -121,10 +121,6 @@ class PoolSpec(Spec):
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         return {"X": self.x_dims, "Y": self.y_dims}
-
-    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
-        """Strides of X and Y in the spec's layout (dims in N, C, H, W order)."""
-        return {name: layout_strides(dims, self.layout) for name, dims in self.tensor_shapes().items()}
 
     def flops(self) -> int:
         """One compare (max) or add (average) per window element per output; the average's divide not counted."""

@@ -10,14 +10,14 @@ from typing import Any
 
 from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, blame_largest, check_int
-from .layout import layout_strides
+from .layout import InLayout
 
 #: cuDNN's classic API takes 32-bit dims and strides.
 INT32_MAX = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
-class Tensor4dSpec(Spec):
+class Tensor4dSpec(InLayout, Spec):
     """Base (no ``op`` of its own): x [n, c, h, w] in ``layout`` and ``dtype``; y with x's dims."""
 
     n: int = 32
@@ -65,9 +65,6 @@ class Tensor4dSpec(Spec):
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         return {"X": self.x_dims, "Y": self.x_dims}
-
-    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
-        return {name: layout_strides(dims, self.layout) for name, dims in self.tensor_shapes().items()}
 
     def min_bytes(self) -> int:
         return 2 * self.numel * DTYPE_BYTES[self.dtype]

@@ -178,7 +178,7 @@ class TransformSpec(Tensor4dSpec):
     def tensor_strides(self) -> dict[str, tuple[int, ...]]:
         """x (and X2) in ``layout``; y in ``out_layout`` (convert), in x's layout (slice, concatenate) or packed in
         its own dim order (transpose, reshape: the data really moves)."""
-        out = {name: layout_strides(dims, self.layout) for name, dims in self.tensor_shapes().items()}
+        out = super().tensor_strides()
         y = self.y_dims
         if self.kind == "convert":
             out["Y"] = layout_strides(y, self.out_layout)
