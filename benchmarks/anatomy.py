@@ -13,12 +13,11 @@ Run on a GPU machine:  python benchmarks/anatomy.py [--json out.json] [--budget 
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 
 import cudnn_lab as cl
+from _shared import parser, write_json
 
 SPEC = cl.ConvSpec(n=32, c=64, h=56, w=56, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
 MODES = ("A", "FALLBACK")
@@ -104,10 +103,9 @@ def exploration_cost(budget: int, time_budget_s: float) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", help="also write the numbers to this JSON file")
-    parser.add_argument("--budget", type=int, default=200, help="configurations to sample (default 200)")
-    args = parser.parse_args()
+    cli = parser(__doc__, "also write the numbers to this JSON file")
+    cli.add_argument("--budget", type=int, default=200, help="configurations to sample (default 200)")
+    args = cli.parse_args()
     a = anatomy_cost()
     print(f"{SPEC.label()}: {a['plans']} plans, {a['ran']} ran; all-plan run {a['plain_run_s']:.2f} s, with kernels "
           f"+ notes {a['anatomy_run_s']:.2f} s (the first anatomy run of this process)")
@@ -137,9 +135,7 @@ def main() -> None:
     import torch
 
     print(f"device: {torch.cuda.get_device_name()}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"anatomy": a, "explore": e}, f, indent=1, default=str)
+    write_json(args.json, {"anatomy": a, "explore": e}, default=str)
 
 
 if __name__ == "__main__":

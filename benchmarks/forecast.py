@@ -14,6 +14,7 @@ import time
 import cudnn_lab as cl
 from cudnn_lab.specs.base import spec_from_dict
 from cudnn_lab.whatif.speed_models import RECORDED_DIR
+from _shared import write_json
 
 #: The source recording and five targets: the other Hopper card, two published GPUs, and two SM carve-outs.
 SOURCE = RECORDED_DIR / "h200_sdpa_bf16_causal.json"
@@ -45,11 +46,9 @@ def main() -> None:
         what = f.measure_this or (pick.measure_this if pick and pick.predicted_ms is None else "")
         got = f"measure this: {what[:90]}" if what else f"{pick.predicted_ms:.4g} ms" if pick else "no plan"
         print(f"  {f.target:<16} {got}")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"targets": [str(t) for t in TARGETS], "first_s": first_s, "spans_s": spans,
-                       "median_s": median, "bound_s": BOUND_S, "met": median <= BOUND_S,
-                       "forecasts": [f.to_dict() for f in first]}, fh, indent=1)
+    write_json(args.json, {"targets": [str(t) for t in TARGETS], "first_s": first_s, "spans_s": spans,
+                           "median_s": median, "bound_s": BOUND_S, "met": median <= BOUND_S,
+                           "forecasts": [f.to_dict() for f in first]})
 
 
 if __name__ == "__main__":

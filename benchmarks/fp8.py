@@ -14,11 +14,10 @@ Without a GPU:         python benchmarks/fp8.py --dry-run   (builds every graph 
 
 from __future__ import annotations
 
-import argparse
-import json
 from typing import Any
 
 import cudnn_lab as cl
+from _shared import device_line, fmt, table_args, write_json
 
 #: Datasheet dense peaks shared by H100 SXM and H200 (same GH100 compute), TFLOP/s; see ../shared/REFERENCES.md.
 DATASHEET_TFLOPS = {"bf16": 989.0, "fp8": 1979.0}
@@ -56,10 +55,6 @@ PROBLEMS: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "attention b8 h16 s2048 d128": (_sdpa, (8, 16, 2048, 128, False)),
 }
 QUICK = ("GEMM 4096^3", "conv rn50 3x3 28px 256->256", "attention b8 h16 s2048 d128")
-
-
-def _fmt(v: Any, spec: str) -> str:
-    return "n/a" if v is None else format(v, spec)
 
 
 def _quantization(result: Any) -> tuple[float | None, float | None]:
@@ -110,12 +105,12 @@ def _print_row(name: str, kind: str, row: dict[str, Any], roofs: dict[str, Any])
         print(f"{name:<38} {kind:<5} cuDNN could not run it: {row['error']}", flush=True)
         return
     t = row["tflops"]
-    print(f"{name:<38} {kind:<5} {row['us']:10.1f} us {_fmt(t, '8.1f')} TF/s "
-          f"{_fmt(_pct(t, roofs['fp8']['tflops']), '5.1f')}% fp8roof {_fmt(_pct(t, roofs['bf16']['tflops']), '5.1f')}%"
-          f" bf16roof {_fmt(_pct(t, DATASHEET_TFLOPS[kind]), '5.1f')}% sheet | err kernel "
-          f"{_fmt(row['kernel_rel_l2'], '.1e')} pass {row['pass']}, quantization: inputs "
-          f"{_fmt(row['quant_rel_l2'], '.1e')} output {_fmt(row['quant_out_rel_l2'], '.1e')} | "
-          f"{row['torch_op']} {_fmt(row['torch_us'], '.1f')} us {row['torch_error']}", flush=True)
+    print(f"{name:<38} {kind:<5} {row['us']:10.1f} us {fmt(t, '8.1f')} TF/s "
+          f"{fmt(_pct(t, roofs['fp8']['tflops']), '5.1f')}% fp8roof {fmt(_pct(t, roofs['bf16']['tflops']), '5.1f')}%"
+          f" bf16roof {fmt(_pct(t, DATASHEET_TFLOPS[kind]), '5.1f')}% sheet | err kernel "
+          f"{fmt(row['kernel_rel_l2'], '.1e')} pass {row['pass']}, quantization: inputs "
+          f"{fmt(row['quant_rel_l2'], '.1e')} output {fmt(row['quant_out_rel_l2'], '.1e')} | "
+          f"{row['torch_op']} {fmt(row['torch_us'], '.1f')} us {row['torch_error']}", flush=True)
 
 
 def dry_run(names: tuple[str, ...]) -> None:
@@ -132,12 +127,7 @@ def dry_run(names: tuple[str, ...]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", help="also write the rows to this JSON file")
-    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
-    parser.add_argument("--dry-run", action="store_true", help="build the graphs only (works without a GPU)")
-    args = parser.parse_args()
-    names = QUICK if args.quick else tuple(PROBLEMS)
+    args, names = table_args(__doc__, QUICK, PROBLEMS)
     if args.dry_run:
         dry_run(names)
         return
@@ -154,14 +144,12 @@ def main() -> None:
             _print_row(name, kind, pair[kind], roofs)
         a, b = pair["bf16"].get("us"), pair["fp8"].get("us")
         speedup = a / b if a and b else None
-        print(f"{'':<38} FP8 speed-up over bf16: {_fmt(speedup, '.2f')}x", flush=True)
+        print(f"{'':<38} FP8 speed-up over bf16: {fmt(speedup, '.2f')}x", flush=True)
         rows.append({"problem": name, "bf16": pair["bf16"], "fp8": pair["fp8"], "speedup": speedup})
     if rows:
         first = next((r[k] for r in rows for k in ("bf16", "fp8") if "device" in r[k]), {})
-        print(f"device: {first.get('device')}, cuDNN {first.get('cudnn')}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"ceilings": roofs, "datasheet_tflops": DATASHEET_TFLOPS, "rows": rows}, f, indent=1)
+        print(device_line(first))
+    write_json(args.json, {"ceilings": roofs, "datasheet_tflops": DATASHEET_TFLOPS, "rows": rows})
 
 
 if __name__ == "__main__":

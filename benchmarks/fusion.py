@@ -11,13 +11,11 @@ Run on a GPU machine:  python benchmarks/fusion.py [--json out.json]
 
 from __future__ import annotations
 
-import argparse
-import json
-
 import cudnn_lab as cl
 from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.reference import torch_op
+from _shared import finish, fmt, parser
 
 CONV = dict(n=32, c=128, h=28, w=28, k=128, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
 #: The fusion specs are NHWC by construction.
@@ -54,9 +52,7 @@ def compiled_ms(spec: cl.Spec) -> tuple[float | None, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", help="also write the rows to this JSON file")
-    args = parser.parse_args()
+    args = parser(__doc__).parse_args()
     rows = []
     for name, spec in PATTERNS.items():
         try:
@@ -73,15 +69,10 @@ def main() -> None:
                "compile/cudnn": comp / best["median_ms"] if comp else None, "compile_error": why,
                "device": r.device["gpu"], "cudnn": r.device["cudnn_backend"]}
         rows.append(row)
-        fmt = lambda v, f: format(v, f) if v is not None else "n/a"  # noqa: E731
         print(f"{name:<34} plans {row['plans']:>3} | cuDNN best {row['cudnn_us']:8.1f} us (pass {row['pass']}) | "
               f"eager {fmt(row['eager_us'], '8.1f')} us x{fmt(row['eager/cudnn'], '.2f')} | torch.compile "
               f"{fmt(row['compile_us'], '8.1f')} us x{fmt(row['compile/cudnn'], '.2f')} {why}", flush=True)
-    if rows:
-        print(f"device: {rows[0]['device']}, cuDNN {rows[0]['cudnn']}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    finish(rows, args.json)
 
 
 if __name__ == "__main__":

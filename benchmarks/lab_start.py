@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 
+from _shared import write_json
+
 TARGET_S = 2.0
 HEAVY = ("torch", "cudnn", "plotly", "pandas", "ipywidgets", "graphviz", "numpy")
 
@@ -51,9 +53,7 @@ def main() -> None:
     no_torch = all("torch" not in r["imported"] for r in runs)
     print(f"median {med:.2f} s over {len(runs)} fresh processes: {'met' if med <= TARGET_S else 'MISSED'} "
           f"(target <= {TARGET_S} s); torch imported: {'no' if no_torch else 'YES'}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(runs, f, indent=1)
+    write_json(args.json, runs)
 
 
 if __name__ == "__main__":

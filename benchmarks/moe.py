@@ -12,11 +12,10 @@ Without a GPU:         python benchmarks/moe.py --dry-run   (builds every graph 
 
 from __future__ import annotations
 
-import argparse
-import json
 from typing import Any
 
 import cudnn_lab as cl
+from _shared import device_line, fmt, table_args, write_json
 
 #: 8 experts x 2048 tokens each on average, 2048 -> 2048 (the size GPU_FACTS.md first ran), routed four ways.
 BASE = dict(experts=8, tokens=8 * 2048, hidden_in=2048, hidden_out=2048, dtype="bf16")
@@ -28,10 +27,6 @@ PROBLEMS: dict[str, dict[str, Any]] = {
     "one-hot": dict(distribution="hot", hot_share=1.0),
 }
 QUICK = ("balanced", "zipf 1.2", "one-hot")
-
-
-def _fmt(v: Any, spec: str) -> str:
-    return "n/a" if v is None else format(v, spec)
 
 
 def _us(ms: Any) -> float | None:
@@ -66,13 +61,13 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
     if "error" in row:
         print(f"{name:<15} cuDNN could not run it: {row['error']}", flush=True)
         return
-    gmm = (f"{_fmt(row['grouped_mm_us'], '8.1f')} us {_fmt(row['grouped_mm_tflops'], '6.1f')} TF/s"
+    gmm = (f"{fmt(row['grouped_mm_us'], '8.1f')} us {fmt(row['grouped_mm_tflops'], '6.1f')} TF/s"
            if row["grouped_mm_us"] else f"n/a ({(row['grouped_mm_error'] or 'not in this PyTorch')[:40]})")
-    print(f"{name:<15} imb {row['imbalance']:4.2f} | cuDNN {row['us']:8.1f} us {_fmt(row['tflops'], '6.1f')} TF/s "
-          f"({row['ok']}/{row['plans']} plans, all in band {row['all_pass']}, rel L2 {_fmt(row['rel_l2'], '.1e')}) | "
-          f"loop {_fmt(row['loop_us'], '8.1f')} us | _grouped_mm {gmm} | dense GEMM "
-          f"{_fmt(row['dense_us'], '8.1f')} us {_fmt(row['dense_tflops'], '6.1f')} TF/s | cuDNN/dense "
-          f"{_fmt(row['over_dense'], '.2f')}x", flush=True)
+    print(f"{name:<15} imb {row['imbalance']:4.2f} | cuDNN {row['us']:8.1f} us {fmt(row['tflops'], '6.1f')} TF/s "
+          f"({row['ok']}/{row['plans']} plans, all in band {row['all_pass']}, rel L2 {fmt(row['rel_l2'], '.1e')}) | "
+          f"loop {fmt(row['loop_us'], '8.1f')} us | _grouped_mm {gmm} | dense GEMM "
+          f"{fmt(row['dense_us'], '8.1f')} us {fmt(row['dense_tflops'], '6.1f')} TF/s | cuDNN/dense "
+          f"{fmt(row['over_dense'], '.2f')}x", flush=True)
 
 
 def dry_run(names: tuple[str, ...]) -> None:
@@ -85,12 +80,7 @@ def dry_run(names: tuple[str, ...]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", help="also write the rows to this JSON file")
-    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
-    parser.add_argument("--dry-run", action="store_true", help="build the graphs only (works without a GPU)")
-    args = parser.parse_args()
-    names = QUICK if args.quick else tuple(PROBLEMS)
+    args, names = table_args(__doc__, QUICK, PROBLEMS)
     if args.dry_run:
         dry_run(names)
         return
@@ -100,10 +90,8 @@ def main() -> None:
         _print_row(name, row)
         rows.append({"problem": name, **row})
     first = next((r for r in rows if "device" in r), {})
-    print(f"device: {first.get('device')}, cuDNN {first.get('cudnn')}, driver {first.get('driver')}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"base": BASE, "rows": rows}, f, indent=1, default=str)
+    print(f"{device_line(first)}, driver {first.get('driver')}")
+    write_json(args.json, {"base": BASE, "rows": rows}, default=str)
 
 
 if __name__ == "__main__":

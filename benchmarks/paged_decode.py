@@ -14,14 +14,13 @@ Run on a GPU machine:  python benchmarks/paged_decode.py [--json out.json] [--qu
 
 from __future__ import annotations
 
-import argparse
-import json
 from typing import Any
 
 import cudnn_lab as cl
 from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.reference.sdpa_paged import gather_pages
+from _shared import finish, fmt, table_parser
 
 LLAMA3_70B_DECODE = dict(heads=64, kv_heads=8, seq_q=1, head_dim=128, dtype="bf16", causal=True,
                          diagonal_alignment="bottom_right")
@@ -66,10 +65,7 @@ def torch_best(spec: cl.SdpaSpec, timer: Timer, inputs: dict[str, Any]) -> dict[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", help="also write the rows to this JSON file")
-    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
-    args = parser.parse_args()
+    args = table_parser(__doc__, QUICK, dry_run=False).parse_args()
     rows = []
     for name, spec in PROBLEMS.items():
         if args.quick and name not in QUICK:
@@ -99,17 +95,12 @@ def main() -> None:
                "torch_tried": {k: v for k, v in t["tried"].items()},
                "device": r.device["gpu"], "cudnn": r.device["cudnn_backend"]}
         rows.append(row)
-        fmt = lambda v, f: format(v, f) if v is not None else "n/a"  # noqa: E731
         print(f"{name:<18} plans {row['plans']:>2} | cuDNN paged {row['cudnn_us']:8.1f} us (pass {row['pass']}, "
               f"{row['kv_gb_per_s']:6.0f} GB/s K+V) | cuDNN contiguous {fmt(row['cudnn_contiguous_us'], '8.1f')} us "
               f"| torch {row['torch_backend'] or 'n/a'} on gathered cache "
               f"{fmt(row['torch_sdpa_us'], '8.1f')} us x{fmt(row['sdpa/cudnn'], '.2f')} | gather+sdpa "
               f"{fmt(row['torch_gather_sdpa_us'], '8.1f')} us x{fmt(row['gather_sdpa/cudnn'], '.2f')}", flush=True)
-    if rows:
-        print(f"device: {rows[0]['device']}, cuDNN {rows[0]['cudnn']}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    finish(rows, args.json)
 
 
 if __name__ == "__main__":

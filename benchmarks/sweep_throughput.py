@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import cudnn_lab as cl
 from cudnn_lab import cache_dir
+from _shared import write_json
 
 NEEDED = {2: 1.8, 4: 3.4}
 
@@ -165,9 +165,7 @@ def main() -> None:
             need = NEEDED.get(int(g))
             verdict = "-" if need is None else ("met" if x >= need else "MISSED")
             print(f"  {g} GPUs, {how:<12} {x:5.2f}x  {verdict}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    write_json(args.json, out)
 
 
 if __name__ == "__main__":
