@@ -11,8 +11,8 @@ import cudnn_lab as cl
 from cudnn_lab.errors import SpecError
 from cudnn_lab.specs import ConvSpec, MatmulSpec, Spec
 from cudnn_lab.specs.base import pair
+from scripting import CUDNN_DT
 
-CUDNN_DT = {"fp32": "data_type.FLOAT", "fp16": "data_type.HALF", "bf16": "data_type.BFLOAT16"}
 SMALL = dict(n=2, c=8, h=9, w=7, k=16, r=3, s=3, padding=1)
 
 

@@ -5,7 +5,6 @@ reference agrees with the kit's."""
 
 from __future__ import annotations
 
-import ast
 import itertools
 
 import pytest
@@ -13,13 +12,13 @@ import torch
 
 import cudnn_lab as cl
 from cudnn_lab.graph.norm import recipe, reference_code
-from cudnn_lab.reference import make_inputs, reference_outputs
+from cudnn_lab.reference import make_inputs
 from cudnn_lab.reference.norm import backward64
 from cudnn_lab.specs import NormSpec
 from cudnn_lab.specs.norm import KINDS, PHASES
-from scripting import load
+from scripting import (CUDNN_DT, assert_drawing_shows_every_tensor, assert_float_compute_context,
+                       assert_flat_reference_code, load, rebuilt_by_script, script_and_kit_main_output)
 
-CUDNN_DT = {"fp16": "data_type.HALF", "bf16": "data_type.BFLOAT16", "fp32": "data_type.FLOAT"}
 SIZES = dict(rows=6, features=16, n=2, c=8, h=3, w=5)
 
 
@@ -159,9 +158,7 @@ def test_residual_add_feeds_the_norm() -> None:
 
 
 def test_graph_context_types(spec: NormSpec) -> None:
-    context = cl.build_graph(spec).inspect()["context"]
-    assert context["io_data_type"] == CUDNN_DT[spec.dtype]
-    assert context["compute_data_type"] == "data_type.FLOAT"
+    assert_float_compute_context(spec)
 
 
 def test_roles_and_recipe_order(spec: NormSpec) -> None:
@@ -180,22 +177,13 @@ def test_inference_drops_the_statistics_results() -> None:
 
 
 def test_drawing_shows_every_tensor(spec: NormSpec) -> None:
-    source = cl.build_graph(spec).to_dot().source
-    for name in spec.tensor_shapes():
-        assert name in source
+    assert_drawing_shows_every_tensor(spec)
 
 
 # --- the exported script -----------------------------------------------------------------------------------------
 
 def test_script_compiles_and_rebuilds_the_same_graph(spec: NormSpec) -> None:
-    script = cl.build_graph(spec).to_script()
-    ast.parse(script)
-    ns = load(script)
-    graph, tensors = ns["build_graph"]()
-    lab = cl.build_graph(spec)
-    assert graph.inspect() == lab.inspect()
-    assert set(tensors) == set(lab.tensors)
-    assert list(ns["OUTPUTS"]) == list(spec.output_names())
+    ns, tensors = rebuilt_by_script(spec)
     assert list(ns["INPUTS"]) == list(spec.input_names())
     for name, (_dims, _strides, _dtype, value) in ns["INPUTS"].items():
         assert value == spec.scalars().get(name)
@@ -203,18 +191,11 @@ def test_script_compiles_and_rebuilds_the_same_graph(spec: NormSpec) -> None:
 
 
 def test_reference_code_ends_with_return_y(spec: NormSpec) -> None:
-    lines = reference_code(spec)
-    assert lines[-1] == "return y"
-    assert all(not line.startswith(" ") for line in lines)
+    assert_flat_reference_code(reference_code(spec))
 
 
 def test_script_reference_agrees_with_kit_reference(spec: NormSpec) -> None:
-    ns = load(cl.build_graph(spec).to_script())
-    inputs = make_inputs(spec, seed=3)
-    main = spec.output_names()[0]
-    got, want = ns["reference"](inputs), reference_outputs(spec, inputs)[main]
-    assert got.dtype == torch.float64 and got.shape == want.shape
-    assert want.abs().max() > 0
+    got, want = script_and_kit_main_output(spec)
     torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
 
 

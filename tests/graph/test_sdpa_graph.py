@@ -4,7 +4,6 @@ exported script rebuilds the same graph and its reference agrees with the kit's.
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 
@@ -16,9 +15,9 @@ from cudnn_lab.graph.sdpa import recipe, reference_code
 from cudnn_lab.reference import make_inputs, reference_outputs
 from cudnn_lab.reference.sdpa import attention
 from cudnn_lab.specs import SdpaSpec
-from scripting import load, run_without_gpu
+from scripting import (CUDNN_DT, assert_drawing_shows_every_tensor, assert_float_compute_context,
+                       assert_flat_reference_code, load, rebuilt_by_script, run_without_gpu, script_and_kit_main_output)
 
-CUDNN_DT = {"fp16": "data_type.HALF", "bf16": "data_type.BFLOAT16", "fp32": "data_type.FLOAT"}
 BASE = dict(batch=2, heads=4, seq_q=16, seq_kv=24, head_dim=64)
 
 SPECS = {
@@ -118,9 +117,7 @@ def test_default_scale_is_one_over_sqrt_head_dim() -> None:
 
 
 def test_graph_context_types(spec: SdpaSpec) -> None:
-    context = cl.build_graph(spec).inspect()["context"]
-    assert context["io_data_type"] == CUDNN_DT[spec.dtype]
-    assert context["compute_data_type"] == "data_type.FLOAT"
+    assert_float_compute_context(spec)
 
 
 def test_roles_and_recipe_outputs_in_order(spec: SdpaSpec) -> None:
@@ -137,22 +134,13 @@ def test_inference_drops_the_stats_result() -> None:
 
 
 def test_drawing_shows_every_tensor(spec: SdpaSpec) -> None:
-    source = cl.build_graph(spec).to_dot().source
-    for name in spec.tensor_shapes():
-        assert name in source
+    assert_drawing_shows_every_tensor(spec)
 
 
 # --- the exported script -----------------------------------------------------------------------------------------
 
 def test_script_compiles_and_rebuilds_the_same_graph(spec: SdpaSpec) -> None:
-    script = cl.build_graph(spec).to_script()
-    ast.parse(script)
-    ns = load(script)
-    graph, tensors = ns["build_graph"]()
-    lab = cl.build_graph(spec)
-    assert graph.inspect() == lab.inspect()
-    assert set(tensors) == set(lab.tensors)
-    assert list(ns["OUTPUTS"]) == list(spec.output_names())
+    ns, _ = rebuilt_by_script(spec)
     assert set(ns["INPUTS"]) == set(spec.io_names()[0])
 
 
@@ -164,18 +152,11 @@ def test_script_stats_tensor_is_float32() -> None:
 
 
 def test_reference_code_ends_with_return_y(spec: SdpaSpec) -> None:
-    lines = reference_code(spec)
-    assert lines[-1] == "return y"
-    assert all(not line.startswith(" ") for line in lines)
+    assert_flat_reference_code(reference_code(spec))
 
 
 def test_script_reference_agrees_with_kit_reference(spec: SdpaSpec) -> None:
-    ns = load(cl.build_graph(spec).to_script())
-    inputs = make_inputs(spec, seed=3)
-    main = spec.output_names()[0]
-    got, want = ns["reference"](inputs), reference_outputs(spec, inputs)[main]
-    assert got.dtype == torch.float64 and got.shape == want.shape
-    assert want.abs().max() > 0
+    got, want = script_and_kit_main_output(spec)
     if spec.direction == "bwd":
         # the script uses the O and Stats it is given (rounded to fp16/bf16 and fp32 by make_inputs)
         assert ((got - want).norm() / want.norm()).item() < 2e-2
