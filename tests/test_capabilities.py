@@ -145,25 +145,17 @@ def test_broken_torch_library_does_not_raise(monkeypatch: pytest.MonkeyPatch) ->
     assert "libcudart.so.13" in caps.reasons["torch"]
 
 
-def test_missing_cudnn_frontend_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "cudnn", None)
+@pytest.mark.parametrize("module,field,absent,reason,install", [
+    ("cudnn", "cudnn_frontend_version", None, "cudnn_frontend", "pip install 'nvidia-cudnn-frontend"),
+    ("ipywidgets", "widgets", False, "widgets", "pip install 'ipywidgets>=8'"),
+    ("anywidget", "anywidget", False, "anywidget", "pip install anywidget"),
+], ids=["cudnn_frontend", "ipywidgets", "anywidget"])
+def test_missing_package_is_explained(monkeypatch: pytest.MonkeyPatch, module: str, field: str, absent: object,
+                                      reason: str, install: str) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
     caps = probe()
-    assert caps.cudnn_frontend_version is None
-    assert "pip install 'nvidia-cudnn-frontend" in caps.reasons["cudnn_frontend"]
-
-
-def test_missing_ipywidgets_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "ipywidgets", None)
-    caps = probe()
-    assert caps.widgets is False
-    assert "pip install 'ipywidgets>=8'" in caps.reasons["widgets"]
-
-
-def test_missing_anywidget_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "anywidget", None)
-    caps = probe()
-    assert caps.anywidget is False
-    assert "pip install anywidget" in caps.reasons["anywidget"]
+    assert getattr(caps, field) is absent
+    assert install in caps.reasons[reason]
 
 
 def fake_cuda_build(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
