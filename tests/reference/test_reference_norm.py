@@ -198,6 +198,14 @@ def _forward_for_autograd(spec: NormSpec, x: torch.Tensor, w: torch.Tensor, b: t
     return F.instance_norm(x, weight=w.reshape(c), bias=b.reshape(c), eps=eps)
 
 
+def _autograd_backward(spec: NormSpec, t: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """(dx, dscale, dbias) of the float64 forward by autograd, from the inputs' X, scale and DY (a zero bias)."""
+    x = t["X"].clone().requires_grad_(True)
+    w = t["scale"].clone().requires_grad_(True)
+    b = torch.zeros_like(w, requires_grad=True)
+    return torch.autograd.grad(_forward_for_autograd(spec, x, w, b), (x, w, b), t["DY"])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
 def test_backward_matches_float64_autograd(kind: str, layout: str) -> None:
@@ -205,10 +213,7 @@ def test_backward_matches_float64_autograd(kind: str, layout: str) -> None:
     inputs = ref.make_inputs(spec, seed=5)
     got = ref.reference_outputs(spec, inputs)
     t = f64(inputs)
-    x = t["X"].clone().requires_grad_(True)
-    w = t["scale"].clone().requires_grad_(True)
-    b = torch.zeros_like(w, requires_grad=True)
-    dx, dw, db = torch.autograd.grad(_forward_for_autograd(spec, x, w, b), (x, w, b), t["DY"])
+    dx, dw, db = _autograd_backward(spec, t)
     # the saved statistics are float32-rounded, so agreement is at float32's level, not float64's
     torch.testing.assert_close(got["DX"], dx, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(got["DScale"], dw, rtol=1e-5, atol=1e-6)
@@ -226,10 +231,7 @@ def test_backward_formula_is_exact_with_exact_statistics(kind: str) -> None:
     if kind != "rmsnorm":
         t["mean"] = mean.expand(spec.stats_dims)
     got = rnorm.backward64(spec, t)
-    x = t["X"].clone().requires_grad_(True)
-    w = t["scale"].clone().requires_grad_(True)
-    b = torch.zeros_like(w, requires_grad=True)
-    dx, dw, db = torch.autograd.grad(_forward_for_autograd(spec, x, w, b), (x, w, b), t["DY"])
+    dx, dw, db = _autograd_backward(spec, t)
     torch.testing.assert_close(got["DX"], dx, rtol=1e-10, atol=1e-12)
     torch.testing.assert_close(got["DScale"], dw, rtol=1e-10, atol=1e-12)
 
