@@ -11,7 +11,7 @@ from ..errors import SpecError
 from .base import (DTYPE_BYTES, DTYPES, LAYOUTS, MAX_DIM, Spec, check_choice, check_int, check_pair, pair, read_int,
                    read_sides)
 from .epilogue import EPILOGUE_HINT, check_epilogue, epilogue_shapes
-from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
+from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, is_fp8
 from .layout import InLayout
 
 DIRECTIONS: tuple[str, ...] = ("fprop", "dgrad", "wgrad")
@@ -122,9 +122,7 @@ class ConvSpec(Fp8Operands, InLayout, Spec):
         self._set("padding", check_pair(name, "padding", self.padding, 0))
         self._set("groups", check_int(name, "groups", self.groups, 1, self.c))
         self._check_choices("layout", "dtype", "out_dtype")
-        self._set("scale_x", check_scale(name, "scale_x", self.scale_x))
-        self._set("scale_w", check_scale(name, "scale_w", self.scale_w))
-        self._set("amax", check_amax(name, self.amax))
+        self._check_fp8_fields(name)
         self._set("compute_dtype", check_choice(name, "compute_dtype", self.compute_dtype, compute_dtypes(self.dtype)))
         self._check_choices("direction")
         self._set("epilogue", check_epilogue(name, self.epilogue))

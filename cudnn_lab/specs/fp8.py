@@ -235,6 +235,15 @@ class Fp8Operands:
 
         def io_names(self) -> tuple[tuple[str, ...], str]: ...
 
+        def _set(self, name: str, value: Any) -> None: ...
+
+    def _check_fp8_fields(self, name: str) -> None:
+        """Each input's scale (``FP8_SCALES``) and ``amax``, checked whatever the dtype (junk never enters; they are
+        read only when it is FP8)."""
+        for field in self.FP8_SCALES.values():
+            self._set(field, check_scale(name, field, getattr(self, field)))
+        self._set("amax", check_amax(name, self.amax))
+
     @property
     def fp8(self) -> bool:
         """True when the inputs are FP8."""

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_int
 from .epilogue import EPILOGUE_HINT, check_epilogue, epilogue_shapes
-from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, check_amax, check_scale, is_fp8
+from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, is_fp8
 from .layout import packed_strides
 
 MATMUL_DTYPES: tuple[str, ...] = (*DTYPES, *FP8_DTYPES)
@@ -72,9 +72,7 @@ class MatmulSpec(Fp8Operands, Spec):
         self._set("epilogue", check_epilogue(name, self.epilogue))
         # FP8 fields are validated whatever the dtype (junk never enters), used only when it is FP8.
         self._check_choices("b_dtype", "out_dtype")
-        self._set("scale_a", check_scale(name, "scale_a", self.scale_a))
-        self._set("scale_b", check_scale(name, "scale_b", self.scale_b))
-        self._set("amax", check_amax(name, self.amax))
+        self._check_fp8_fields(name)
         if self.fp8:
             self._check_fp8(name)
         out = ("batch", "m", "n")
