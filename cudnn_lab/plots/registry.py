@@ -10,7 +10,8 @@ report's section that holds it ('' for none), whether an answer has it at all (`
 says in a sentence why there is none instead (``said_instead``; the report, which has no such sentence, keeps the
 figure: it says the same in its title).
 
-A run's figure is drawn ``draw(result, selected plan or None)``; every other entry ``draw(answer, **options)``. To add
+A run's figure is drawn ``draw(result, selected plan or None)``, with the keyword options it names in ``options``
+(:data:`FIGURE_OPTIONS`: what each draws, for the Lab's toggles); every other entry ``draw(answer, **options)``. To add
 a view of a new answer (a forecast, say): one entry here (and its source in :data:`SOURCES`), one part of a Lab view
 named like it, and the caller that gathers the answer for the report.
 """
@@ -32,6 +33,7 @@ from .forecast import forecast_table_html
 from .run import classic_call, error_histogram, errors_per_plan, heuristic_vs_measured, latency_bar, roofline
 from .sm_scaling import plot_sm_scaling
 from .sweep import error_by_dtype, sweep_latency, sweep_roofline
+from ..whatif.speed_lines import model_lines
 from .whatif_tables import (answer_label_html, block_answers_asked_html, block_formats_html,
                             block_scale_answers_html, compare_table_html, drift_html, drift_summary_html, reasons_html,
                             refusals_html, run_drift_html)
@@ -39,8 +41,9 @@ from .whatif_tables import (answer_label_html, block_answers_asked_html, block_f
 if TYPE_CHECKING:
     from ..results import RunResult
 
-__all__ = ["SOURCES", "KINDS", "ViewEntry", "RunFigure", "ENTRIES", "RUN_FIGURES", "SWEEP_VIEWS", "WHATIF_VIEWS",
-           "VIEWS", "entry", "entries", "run_figure", "figures_of_view"]
+__all__ = ["SOURCES", "KINDS", "FigureOption", "FIGURE_OPTIONS", "ViewEntry", "RunFigure", "ENTRIES", "RUN_FIGURES",
+           "SWEEP_VIEWS", "WHATIF_VIEWS", "VIEWS", "entry", "entries", "run_figure", "figures_of_view",
+           "options_of_view"]
 
 #: What an entry draws from: its ``source`` -> the answer type (the layer that makes it).
 SOURCES: dict[str, str] = {
@@ -117,12 +120,42 @@ def _answer_label(frame: Any) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+class FigureOption:
+    """A keyword option some run figures draw with (off by default): the Lab's toggle text and tooltip, and
+    ``about(result)``: whether the result has something for it to draw, and a sentence saying what (or why not)."""
+
+    name: str
+    label: str
+    tooltip: str
+    about: Callable[[Any], tuple[bool, str]]
+
+
+def _models_about(result: RunResult) -> tuple[bool, str]:
+    """Whether ``result`` has validated model lines (:func:`~cudnn_lab.whatif.speed_lines.model_lines`) and its
+    note: where they come from, or why there are none."""
+    lines = model_lines(result)
+    return bool(lines.lines), lines.note
+
+
+#: The run figures' keyword options by name (a :class:`ViewEntry`'s ``options`` names them).
+FIGURE_OPTIONS: dict[str, FigureOption] = {
+    "models": FigureOption(
+        "models", "model lines",
+        "Draw the speed models beside the measured points: the transfer model, the datasheet roofline ratio and "
+        "NVIDIA's GEMM estimator (where installed), forecast for this GPU from the same problem recorded on the "
+        "other GPU, and in Roofline the GPU's datasheet roofs. Each is named in the legend with its validation "
+        "error (MAPE) on this operation family. Forecasts, not measurements.",
+        _models_about),
+}
+
+
+@dataclasses.dataclass(frozen=True)
 class ViewEntry:
     """One view of one answer: its name (the Lab's pane or part), what it shows, what it draws from (``source``, a
     key of :data:`SOURCES`), how it is drawn, whether a figure or a table (``kind``), the Lab view holding it (''
     for none), the report's section holding it ('' for none; 'figures' for the report's figures), whether an answer
     has it, when a Lab view's sentence replaces it, and (``per_op``) whether the report draws it once per operation
-    of a sweep."""
+    of a sweep. ``options``: the keyword options (keys of :data:`FIGURE_OPTIONS`) a run figure draws with."""
 
     name: str
     title: str
@@ -134,12 +167,17 @@ class ViewEntry:
     applies: Callable[[Any], bool] = _always
     said_instead: Callable[[Any], bool] = _never
     per_op: bool = False
+    options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise OptionError("source", self.source, "one of " + ", ".join(SOURCES), where=f"view {self.name!r}")
         if self.kind not in KINDS:
             raise OptionError("kind", self.kind, "one of " + ", ".join(KINDS), where=f"view {self.name!r}")
+        for option in self.options:
+            if option not in FIGURE_OPTIONS:
+                raise OptionError("options", option, "each one of " + ", ".join(FIGURE_OPTIONS),
+                                  where=f"view {self.name!r}")
 
     @property
     def in_report(self) -> bool:
@@ -152,12 +190,14 @@ RunFigure = ViewEntry
 
 #: Every figure of one run, in the order the Lab's views and the report show them.
 RUN_FIGURES: tuple[ViewEntry, ...] = (
-    ViewEntry("latency", "Latency per plan", "Latency", lambda r, s: latency_bar(r, selected=s)),
+    ViewEntry("latency", "Latency per plan", "Latency", lambda r, s, **o: latency_bar(r, selected=s, **o),
+              options=("models",)),
     ViewEntry("heuristics", "Heuristic order vs measured order", "Heuristics",
               lambda r, s: heuristic_vs_measured(r, selected=s), said_instead=_classic),
     ViewEntry("errors", "Error per plan vs float64 reference", "Numerics", lambda r, s: errors_per_plan(r, selected=s)),
     ViewEntry("histogram", "Absolute error per element of one plan", "Numerics", _histogram),
-    ViewEntry("roofline", "Roofline of the plans that ran", "Roofline", lambda r, s: roofline(r, selected=s)),
+    ViewEntry("roofline", "Roofline of the plans that ran", "Roofline",
+              lambda r, s, **o: roofline(r, selected=s, **o), options=("models",)),
     ViewEntry("engines", "Engine space: latency by engine", "Anatomy", lambda r, s: engine_space(r, selected=s),
               applies=_explored),
     ViewEntry("knobs", "Engine space: latency by one knob's value", "Anatomy",
@@ -240,3 +280,9 @@ def run_figure(name: str) -> ViewEntry:
 def figures_of_view(view: str) -> tuple[ViewEntry, ...]:
     """The run figures a Lab view holds, in order."""
     return tuple(f for f in RUN_FIGURES if f.view == view)
+
+
+def options_of_view(view: str) -> tuple[str, ...]:
+    """The keyword options (keys of :data:`FIGURE_OPTIONS`) the run figures of Lab view ``view`` draw with, in
+    order; () for a view whose figures take none."""
+    return tuple(dict.fromkeys(o for f in figures_of_view(view) for o in f.options))

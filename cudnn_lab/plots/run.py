@@ -12,6 +12,7 @@ and the roofs come from :mod:`cudnn_lab.results.metrics`.
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from .. import knobs as knob_table
@@ -199,9 +200,19 @@ _MODEL_MARKS = {"transfer": ("circle-open", "#d62728"), "roofline": ("square-ope
                 "nvidia_estimator": ("diamond-open", "#76b900")}
 
 
+#: Longest line of the model lines' note under a figure's title (characters; the title's other lines are as long):
+#: one line of 80 was cut at the right of a 460 px pane (the Lab at 1280 px with the file browser open).
+NOTE_LINE = 60
+#: How far right of the run's intensity each predictor's points are drawn in the roofline (a factor on the log x
+#: axis): beside the measured points they forecast instead of on them.
+_ROOF_SHIFT = 1.3
+
+
 def _models_note(fig: go.Figure, text: str) -> None:
-    fig.add_annotation(text=f"model lines: {text}", xref="paper", yref="paper", x=0.01, y=1.0, showarrow=False,
-                       xanchor="left", yanchor="bottom", font={"size": 11, "color": "#555"})
+    """``text`` under the figure's title, wrapped, as its last lines (the top margin grows with them: fit_width)."""
+    lines = "".join(f"<br><span style='font-size:11px;color:#555'>{line}</span>"
+                    for line in textwrap.wrap(f"model lines: {text}", NOTE_LINE))
+    fig.update_layout(title_text=(fig.layout.title.text or "") + lines)
 
 
 def _latency_models(fig: go.Figure, result: RunResult, order: list[str]) -> float:
@@ -412,8 +423,9 @@ def roofline(result: RunResult, selected: str | None = None, models: bool = Fals
 
     Arithmetic intensity is the spec's FLOP count over its minimal bytes, so every plan shares one x and differs
     in height. Without measured ceilings (``result.ceilings`` empty) only the points are drawn, with a note. With
-    ``models``, the GPU's datasheet roofs (dashed) and the forecast's model points (open markers), each named with
-    its validation error for the family (:func:`cudnn_lab.whatif.speed_lines.model_lines`).
+    ``models``, the GPU's datasheet roofs (dashed) and the forecast's model points (open markers, a column per
+    predictor just right of the run's intensity), each named with its validation error for the family
+    (:func:`cudnn_lab.whatif.speed_lines.model_lines`).
     """
     result = require_run(result, "roofline")
     selected = require_plan(selected, "roofline")
@@ -494,10 +506,11 @@ def _roofline_models(fig: go.Figure, result: RunResult, intensity: float, x_lo: 
                                  line={"color": "#7f7f7f", "width": 1.5, "dash": "dash"},
                                  hovertemplate="datasheet roof: %{y:.3g} TFLOP/s at %{x:.3g} FLOP/byte<extra></extra>"))
     flops = result.spec.flops()
-    for line in lines.lines:
+    for i, line in enumerate(lines.lines, start=1):
         ys = [metrics.tflops(flops, ms) for ms in line.times_ms.values()]
         symbol, color = _MODEL_MARKS.get(line.predictor, ("x-thin-open", "#444"))
-        fig.add_trace(go.Scatter(x=[intensity] * len(ys), y=ys, mode="markers", name=line.label,
+        fig.add_trace(go.Scatter(x=[intensity * _ROOF_SHIFT ** i] * len(ys), y=ys, mode="markers", name=line.label,
                                  marker={"symbol": symbol, "size": 11, "color": color, "line": {"width": 2}},
-                                 hovertemplate=f"{line.label}<br>%{{y:.3g}} TFLOP/s<extra>forecast</extra>"))
+                                 hovertemplate=f"{line.label}<br>%{{y:.3g}} TFLOP/s at {intensity:.3g} FLOP/byte "
+                                               "(drawn beside it)<extra>forecast</extra>"))
     _models_note(fig, lines.note if lines.lines else f"none ({lines.note})")

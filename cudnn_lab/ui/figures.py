@@ -19,16 +19,23 @@ from ..graph.render import DrawingError, to_svg
 from .status import StatusLog
 
 __all__ = ["FIGURE_HEIGHTS", "FigureHost", "PLOTLY_MIME", "drawing_html", "fit_to_pane", "figure_bundle",
-           "placeholder"]
+           "placeholder", "pane_height", "grown_height"]
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 #: Height of each pane's figure in px (its width follows the pane).
 FIGURE_HEIGHTS: dict[str, int] = {"placeholder": 220, "histogram": 380, "sweep": 520, "errors": 460}
 _DEFAULT_HEIGHT = 460
+#: What a pane of its base height fits under and over a figure's plot (legend entries, title lines), and the px a
+#: row more takes: a figure with more (the model lines of Latency and Roofline) grows instead of squeezing its plot.
+FITS_LEGEND, FITS_TITLE, ROW_PX = 9, 3, 22
 #: The longest line of a placeholder's text (characters; 14 px text in a pane 430 px wide at the narrowest).
 PLACEHOLDER_LINE = 44
-#: plotly's config for every figure: resize with the pane, no logo, a PNG export named for the figure.
-PLOTLY_CONFIG: dict[str, Any] = {"responsive": True, "displaylogo": False,
+#: plotly's config for every figure: no logo, a PNG export named for the figure. Not ``responsive``: JupyterLab's
+#: renderer resizes each figure with its pane (a tab shown, the file browser toggled, the window resized), and a
+#: responsive figure drawn while its view was shown (a plan pick, a toggle) lost its height to 0 px when its tab was
+#: shown again (plotly's resize drops the layout's height and sizes the plot at 100% of a parent without one;
+#: Chromium, JupyterLab 4.6, 2026-11-29).
+PLOTLY_CONFIG: dict[str, Any] = {"responsive": False, "displaylogo": False,
                                  "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 
@@ -53,6 +60,19 @@ def _placeholder_shown(text: str) -> tuple[Any, dict[str, Any]]:
     """The placeholder figure saying ``text``, sized as a placeholder, and its mime bundle (made once per text)."""
     fig = fit_to_pane(placeholder(text), FIGURE_HEIGHTS["placeholder"])
     return fig, figure_bundle(fig)
+
+
+def pane_height(name: str) -> int:
+    """The height (px) of pane ``name``'s figures."""
+    return FIGURE_HEIGHTS.get(name, _DEFAULT_HEIGHT)
+
+
+def grown_height(fig: Any, height: int) -> int:
+    """``height`` px and a row more for each legend entry past :data:`FITS_LEGEND` and each title line past
+    :data:`FITS_TITLE` (the legend under a narrow pane's plot takes a row an entry)."""
+    entries = sum(1 for t in fig.data if t.name and t.showlegend is not False)
+    lines = (fig.layout.title.text or "").count("<br>") + 1 if fig.layout.title.text else 0
+    return height + ROW_PX * (max(0, entries - FITS_LEGEND) + max(0, lines - FITS_TITLE))
 
 
 def fit_to_pane(fig: Any, height: int) -> Any:
@@ -104,7 +124,7 @@ class FigureHost:
         placeholder, ``height`` (px) overrides the pane's own (a figure whose panels need the room). Returns the
         figure."""
         if height is None:
-            height = FIGURE_HEIGHTS["placeholder"] if empty else FIGURE_HEIGHTS.get(name, _DEFAULT_HEIGHT)
+            height = FIGURE_HEIGHTS["placeholder"] if empty else pane_height(name)
         fit_to_pane(fig, height)
         self.figures[name] = fig
         pane = self.pane(name)

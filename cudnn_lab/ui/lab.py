@@ -65,7 +65,8 @@ class Lab(RecordedResults):
     """The panel: ``Lab(spec)`` shows a spec's graph at once; Run (GPU) or Load (recorded results) fills the rest.
 
     ``lab.spec`` (get/set; any family, the operation choice follows), ``lab.result``, ``lab.selected`` (a plan
-    name), ``lab.view`` (a tab title), ``lab.run_options`` (a RunOptions, get/set), ``lab.save_report(path)``,
+    name), ``lab.view`` (a tab title), ``lab.model_lines`` (the Latency and Roofline views' toggle),
+    ``lab.run_options`` (a RunOptions, get/set), ``lab.save_report(path)``,
     ``lab.sweep_view``, ``lab.state()`` / ``Lab.from_state(d)`` and ``lab.save(path)`` / ``Lab.load(path)`` are the
     programmatic side. ``gpu`` overrides what :func:`cudnn_lab.probe` says (``gpu=False`` shows the recorded path).
     """
@@ -245,6 +246,16 @@ class Lab(RecordedResults):
         self.select(plan)
 
     @property
+    def model_lines(self) -> bool:
+        """Whether the Latency and Roofline views draw the speed models' lines beside the measured points (their
+        "model lines" toggle)."""
+        return self.results.options["models"]
+
+    @model_lines.setter
+    def model_lines(self, on: bool) -> None:
+        self.results.set_option("models", on)
+
+    @property
     def view(self) -> str:
         """Title of the tab shown."""
         index = self.tabs.selected_index
@@ -394,7 +405,7 @@ class Lab(RecordedResults):
         return LabState(spec=self.spec, view=self.view, selected=self.selected, run=self.run_form.options,
                         source="recorded" if self.source.value == RECORDED else "live",
                         recorded=self.recorded, whatif_targets=self.whatif_view.state_targets(),
-                        preset=self.controls.preset).to_dict()
+                        preset=self.controls.preset, model_lines=self.model_lines).to_dict()
 
     @classmethod
     def from_state(cls, state: dict[str, Any] | LabState, **kwargs: Any) -> Lab:
@@ -406,9 +417,9 @@ class Lab(RecordedResults):
 
     def apply_state(self, state: LabState) -> None:
         """Show ``state`` in this panel: run options, source, recording, spec, selected plan, What-if targets,
-        view. All of it is checked first (the controls edit its spec, its recording loads and is one run, its plan
-        is one of that run's, its What-if targets are known); only then does anything change, so a state that
-        fails leaves the panel as it was."""
+        model lines, view. All of it is checked first (the controls edit its spec, its recording loads and is one
+        run, its plan is one of that run's, its What-if targets are known); only then does anything change, so a
+        state that fails leaves the panel as it was."""
         if not isinstance(state, LabState):
             raise OptionError("state", type(state).__name__, "must be a LabState (LabState.from_dict(lab.state()))",
                               where="Lab")
@@ -438,6 +449,8 @@ class Lab(RecordedResults):
                 raise OptionError("whatif_targets", state.whatif_targets, e.allowed, where="Lab state") from None
         self.run_form.set_options(state.run)
         self.source.value = RECORDED if state.source == "recorded" else LIVE
+        # a recording shown next draws them (once)
+        self.results.set_option("models", state.model_lines, draw=result is None)
         if result is not None:
             with self.busy_flag.working():
                 self.show_result(result, recorded=state.recorded)

@@ -1,6 +1,7 @@
 """The views of one result: the plan table and its plan choice, the result's label, the heuristics sentence, the
-figures (latency, heuristics, errors, histogram, roofline) with the selected plan highlighted everywhere, and the
-Anatomy view (the engine space explored beyond the proposals, the kernels per plan).
+figures (latency, heuristics, errors, histogram, roofline) with the selected plan highlighted everywhere, the toggles
+of the figure options the registry names (the model lines of Latency and Roofline), and the Anatomy view (the engine
+space explored beyond the proposals, the kernels per plan).
 
 The pick and the best plan are :mod:`cudnn_lab.results.metrics`' (one definition); the figures are
 :mod:`cudnn_lab.plots`'; the table is :mod:`.tables`'. This part only puts them in their panes.
@@ -16,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OptionError
-from ..plots.registry import RUN_FIGURES, VIEWS, RunFigure, figures_of_view
+from ..plots.registry import FIGURE_OPTIONS, RUN_FIGURES, VIEWS, RunFigure, figures_of_view, options_of_view
 from ..specs import Spec
-from .figures import FigureHost
+from .figure_options import ViewToggles, option_note
+from .figures import FigureHost, grown_height, pane_height
 from .status import StatusLog
 from .plans_widget import PlansTable, table_data
 from .tables import full_table_html, heuristic_summary, plan_table_html
@@ -66,9 +68,10 @@ def _all_columns_html(result: Any) -> str:
 
 class ResultView:
     """The result shown (``result``), where it came from (``origin``, a :class:`~cudnn_lab.provenance.Provenance`;
-    ``source_text`` its line) and the plan highlighted (``selected``)."""
+    ``source_text`` its line), the plan highlighted (``selected``) and the figure options drawn (``options``)."""
 
     def __init__(self, W: Any, figures: FigureHost, log: StatusLog, *, visible: str | None = None) -> None:
+        self._W = W
         self._figures = figures
         self._log = log
         self._silent = False
@@ -84,6 +87,10 @@ class ResultView:
         #: Drawings of recordings by (result_key, what, selected plan): a load or pick seen before is not redrawn.
         self._memo_store: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._key: tuple[Any, ...] | None = None
+        #: The figure options (plots/registry.py's FIGURE_OPTIONS) every view draws with, off until toggled; the
+        #: toggles of each view whose figures take one, by view (built when the view is first drawn).
+        self.options: dict[str, bool] = dict.fromkeys(FIGURE_OPTIONS, False)
+        self.toggles: dict[str, ViewToggles] = {}
         self.info = W.HTML("", _dom_classes=("cl-result-info",))
         self.plan_select = W.Dropdown(options=[], value=None, description="plan",
                                       style={"description_width": "40px"}, layout=W.Layout(width="360px"))
@@ -169,9 +176,60 @@ class ResultView:
         for figure in RUN_FIGURES:
             if figure.view in views and figure.applies(result) and not figure.said_instead(result):
                 try:
-                    self._memo(figure.name, selected, functools.partial(figure.draw, result, selected))
+                    self._memo(*self._drawing(figure, result, selected))
                 except Exception:  # noqa: BLE001 - drawn again and reported in its pane by _show_figure
                     pass
+
+    def set_option(self, name: str, on: bool, *, draw: bool = True) -> None:
+        """Draw the figures that take option ``name`` (a key of the registry's FIGURE_OPTIONS: 'models') with it
+        ``on`` or not: at once in the view on screen, in the others when shown (``draw`` False: none now, for a
+        caller that shows a new result next). Its toggles follow."""
+        if name not in FIGURE_OPTIONS:
+            raise OptionError("figure option", name, f"must be one of {', '.join(FIGURE_OPTIONS)}",
+                              where="result views")
+        if not isinstance(on, bool):
+            raise OptionError(name, on, "must be True or False", where="result views")
+        changed, self.options[name] = self.options[name] != on, on
+        affected = {f.view for f in RUN_FIGURES if name in f.options}
+        if changed and draw and self.result is not None:
+            if self.visible is None:
+                self._draw_views(affected)
+            else:
+                self.stale |= affected - {self.visible}
+                self._draw_views(affected & {self.visible})
+        self._show_toggles(affected)
+
+    def _drawing(self, figure: RunFigure, result: Any, selected: str | None) -> tuple[str, str | None, Any]:
+        """What :meth:`_memo` keeps ``figure`` drawn as (its name, with the options drawn) and how to draw it."""
+        on = {o: True for o in figure.options if self.options[o]}
+        return (figure.name + "".join(f"+{o}" for o in on), selected,
+                functools.partial(figure.draw, result, selected, **on))
+
+    def _show_toggles(self, views: set[str]) -> None:
+        """Build the option toggles of ``views`` not built yet (above their figures), and say beside each what it
+        draws for the result shown (or that the result has nothing for it)."""
+        for view in sorted(views):
+            names = options_of_view(view)
+            if not names:
+                continue
+            if view not in self.toggles:
+                toggles = self.toggles[view] = ViewToggles(self._W, names, self.options, self.set_option,
+                                                           self._log.guard)
+                self.views[view].children = (toggles.box, *self.views[view].children)
+            notes = [option_note(name, self.options[name], self._about(name)) for name in names]
+            self.toggles[view].show(self.options, " ".join(n for n in notes if n))
+
+    def _about(self, name: str) -> tuple[bool, str] | None:
+        """What option ``name`` has to draw for the result shown (the registry's ``about``), None before a result;
+        one that cannot be told says why (and the Log has it)."""
+        result = self.result
+        if result is None:
+            return None
+        try:
+            return self._memo(f"about {name}", None, lambda: FIGURE_OPTIONS[name].about(result))
+        except Exception as e:  # noqa: BLE001 - the figures must still be drawn
+            self._log.report(e)
+            return False, f"could not tell ({type(e).__name__})"
 
     def show_view(self, name: str | None) -> None:
         """The Lab's tab changed to ``name``: draw that view's figures if a plan pick (or, before a result, the new
@@ -218,7 +276,8 @@ class ResultView:
 
     def _draw_views(self, views: set[str]) -> None:
         """Draw the figures of ``views`` (view titles) from the result and the selected plan (before a result: that
-        there is none)."""
+        there is none), with their option toggles."""
+        self._show_toggles(views)
         if self.result is None:
             for figure in RUN_FIGURES:
                 if figure.view in views:
@@ -245,8 +304,11 @@ class ResultView:
             self._figures.clear(figure.name)
             return
         try:
-            result, selected = self.result, self.selected
-            self._figures.show(figure.name, self._memo(figure.name, selected, lambda: figure.draw(result, selected)))
+            what, selected, make = self._drawing(figure, self.result, self.selected)
+            fig = self._memo(what, selected, make)
+            # drawn with an option (model lines: more legend entries, a note under the title): taller, not squeezed
+            height = grown_height(fig, pane_height(figure.name)) if what != figure.name else None
+            self._figures.show(figure.name, fig, height=height)
         except Exception as e:  # noqa: BLE001 - one broken figure must not hide the others
             self._log.report(e)
             self._figures.show_text(figure.name, f"could not draw this figure: {type(e).__name__}")

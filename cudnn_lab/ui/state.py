@@ -1,8 +1,8 @@
 """The Lab's state as plain data: what a teacher hands out (a JSON file, or a short code to paste) to rebuild a
 panel as it was.
 
-:class:`LabState` is frozen and validated: spec, view, selected plan, run options, source, recording and the What-if
-tab's chosen targets. It reads
+:class:`LabState` is frozen and validated: spec, view, selected plan, run options, source, recording, the What-if
+tab's chosen targets and whether the Latency and Roofline views draw their model lines. It reads
 and writes a dict (``to_dict``/``from_dict``), a file (``save``/``load``) and a code (``to_code``/``from_code``:
 the compact JSON, compressed and base64url-encoded after :data:`CODE_PREFIX`, which fits in a chat message or a
 link's ``#`` fragment); the Lab makes one and applies one.
@@ -49,6 +49,13 @@ MAX_TARGET_NAME = 40
 WHATIF_KEY = "whatif_targets"
 #: The state key of the real-model preset the form's spec was picked from (absent: none).
 PRESET_KEY = "preset"
+#: The state key of the Latency and Roofline views' model lines toggle (absent: off).
+MODELS_KEY = "model_lines"
+
+
+def _models_problem(value: Any) -> str | None:
+    """Why ``value`` is not the model lines toggle (true or false), or None when it is."""
+    return None if isinstance(value, bool) else f"must be true or false, not {_kind(value)}"
 
 
 def _preset_name(value: Any) -> str | None:
@@ -116,6 +123,8 @@ class LabState:
     whatif_targets: tuple[str, ...] | None = None
     #: The real-model preset the spec was picked from (a name in ``cl.presets()``; the spec may be edited since).
     preset: str | None = None
+    #: Whether the Latency and Roofline views draw the speed models' lines beside the measured points.
+    model_lines: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, Spec):
@@ -131,17 +140,23 @@ class LabState:
             raise OptionError(WHATIF_KEY, self.whatif_targets, problem, where="Lab state")
         if self.whatif_targets is not None:
             object.__setattr__(self, "whatif_targets", tuple(self.whatif_targets))
+        problem = _models_problem(self.model_lines)
+        if problem:
+            raise OptionError(MODELS_KEY, self.model_lines, problem, where="Lab state")
         object.__setattr__(self, "run", RunOptions.coerce(self.run))
         object.__setattr__(self, "preset", _preset_name(self.preset))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict with a ``version`` key (``whatif_targets`` only where targets were chosen)."""
+        """Plain JSON-ready dict with a ``version`` key (``whatif_targets`` only where targets were chosen,
+        ``model_lines`` only where they are drawn)."""
         data = {"version": STATE_VERSION, "spec": self.spec.to_dict(), "view": self.view, "selected": self.selected,
                 "run": self.run.to_dict(), "source": self.source, "recorded": self.recorded}
         if self.whatif_targets is not None:
             data[WHATIF_KEY] = list(self.whatif_targets)
         if self.preset is not None:
             data[PRESET_KEY] = self.preset
+        if self.model_lines:
+            data[MODELS_KEY] = True
         return data
 
     @classmethod
@@ -160,13 +175,18 @@ class LabState:
     def _from_checked(cls, data: Any, source: Any) -> LabState:
         """The state in ``data`` checked whole (DataError naming ``source`` and the field), then made."""
         chosen = preset = None
-        if isinstance(data, dict) and (WHATIF_KEY in data or PRESET_KEY in data):
-            chosen, preset = data.get(WHATIF_KEY), data.get(PRESET_KEY)
-            data = {k: v for k, v in data.items() if k not in (WHATIF_KEY, PRESET_KEY)}
+        models: Any = False
+        own = (WHATIF_KEY, PRESET_KEY, MODELS_KEY)  # this module's keys; check_state checks the others
+        if isinstance(data, dict) and any(key in data for key in own):
+            chosen, preset, models = data.get(WHATIF_KEY), data.get(PRESET_KEY), data.get(MODELS_KEY, False)
+            data = {k: v for k, v in data.items() if k not in own}
         data = check_state(data, source, version=STATE_VERSION, views=VIEWS)
         problem = _target_names_problem(chosen)
         if problem:
             raise DataError(source, f"field {WHATIF_KEY}: {problem}")
+        problem = _models_problem(models)
+        if problem:
+            raise DataError(source, f"field {MODELS_KEY}: {problem}")
         try:
             preset = _preset_name(preset)
         except OptionError as e:
@@ -174,7 +194,7 @@ class LabState:
         return cls(spec=spec_from_dict(data["spec"]), view=data.get("view") or "Graph",
                    selected=data.get("selected"), run=RunOptions.coerce(data.get("run") or None),
                    source=data.get("source") or "live", recorded=data.get("recorded"),
-                   whatif_targets=None if chosen is None else tuple(chosen), preset=preset)
+                   whatif_targets=None if chosen is None else tuple(chosen), preset=preset, model_lines=models)
 
     def to_code(self) -> str:
         """The state as one line of text to copy: ``cudnn-lab-state=`` then compressed JSON in base64url."""

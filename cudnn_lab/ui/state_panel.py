@@ -32,7 +32,8 @@ class StatePanel:
                            tooltip="Save state writes this .json file; Load state reads it, or a state code "
                                    "pasted here", layout=W.Layout(width="290px"), _dom_classes=("cl-state-path",))
         self.save_button = button(W, "Save state", icon="save",
-                                  tooltip="write the problem, run options, recording, plan and view to the file"
+                                  tooltip="write the problem, run options, recording, plan, view and model lines "
+                                  "to the file"
                                   ).add_class("cl-state-save")
         self.load_button = button(W, "Load state", icon="upload",
                                   tooltip="show the state in the file (or the code) named above"

@@ -154,6 +154,12 @@ CSS = """
 .cl-lab .cl-drift-table td.cl-col-plan { text-align: left; font-family: var(--jp-code-font-family, monospace);
   font-size: 11px; white-space: normal; word-break: break-all; min-width: 120px; max-width: 300px; }
 .cl-lab .cl-drift-wrap { max-height: 300px; }
+.cl-lab .cl-figure-options { align-items: center; flex-wrap: wrap; margin: 2px 0 4px 0; }
+.cl-lab .cl-option-note, .cl-lab .cl-option-note .widget-html-content { white-space: normal; font-size: 11px;
+  line-height: 1.3; overflow-wrap: anywhere; }
+.cl-lab .cl-option-on { color: #166534; }
+.cl-lab .cl-option-none { color: #92400e; }
+.cl-lab .cl-option-error { color: #b91c1c; }
 </style>
 """
 

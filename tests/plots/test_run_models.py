@@ -41,7 +41,7 @@ def test_latency_draws_the_model_points_beside_the_bars(run):
         assert not _named(plain, line.label)
         (trace,) = _named(fig, line.label)
         assert list(trace.y) == pytest.approx([line.times_ms[p] * 1e3 for p in trace.x])
-    assert any("model lines" in a.text for a in fig.layout.annotations)
+    assert "model lines: " in fig.layout.title.text and "model lines" not in plain.layout.title.text
 
 
 def test_roofline_draws_the_datasheet_roofs_and_model_points(run):
@@ -53,6 +53,19 @@ def test_roofline_draws_the_datasheet_roofs_and_model_points(run):
     (transfer,) = _named(fig, next(line.label for line in lines.lines if line.predictor == "transfer"))
     want = sorted(metrics.tflops(run.spec.flops(), ms) for ms in lines.lines[0].times_ms.values())
     assert sorted(transfer.y) == pytest.approx(want)
+    measured = metrics.intensity(run.spec.flops(), run.spec.min_bytes())
+    models = [t for t in fig.data if t.name in {line.label for line in lines.lines}]
+    xs = [t.x[0] for t in models]
+    assert all(len(set(t.x)) == 1 for t in models) and measured < xs[0] < xs[-1] < 3 * measured  # beside, apart
+
+
+def test_the_note_wraps_under_the_title() -> None:
+    """The note's lines are at most 60 characters: a line of 80 was cut in a 460 px pane (the Lab at 1280 px)."""
+    fig = plots.latency_bar(RunResult.load(RECORDED_DIR / "h100_conv_nhwc_fp16_bias_relu.json"), models=True)
+    title = fig.layout.title.text
+    notes = [part for part in title.split("<br>") if "model lines" in part or "json" in part]
+    assert notes and all(len(part.split(">", 1)[1].split("<")[0]) <= 60 for part in notes)
+    assert fig.layout.margin.t >= 36 + 19 * (title.count("<br>") + 1)  # room for every line
 
 
 def test_a_gpu_without_facts_gets_a_note_not_a_line(run):
@@ -62,4 +75,4 @@ def test_a_gpu_without_facts_gets_a_note_not_a_line(run):
     assert not lines.lines and "test GPU" in lines.note
     fig = plots.latency_bar(other, models=True)
     assert len(fig.data) == len(plots.latency_bar(other).data)
-    assert any("model lines: none" in a.text for a in fig.layout.annotations)
+    assert "model lines: none" in fig.layout.title.text
