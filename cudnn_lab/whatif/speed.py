@@ -222,6 +222,10 @@ def forecast(spec: Any, target: Any, source: Any = None) -> Forecast:
         return Forecast(**base, plans=tuple(_plan_forecast(
             p, i, measured, measured_engines, val,
             lambda q: _recorded_as_published(q, spec_dict, src, tgt, eff)) for i, p in enumerate(proposals)))
+    if src.key == tgt.key:  # e.g. the Lab's model lines for a problem recorded on this GPU alone
+        return Forecast(**base, measure_this=f"the source run of this {family} problem is on {tgt.key} itself: a "
+                        "forecast needs a measurement on another GPU (record the problem on the H100 or H200 to pair "
+                        "it)")
     return Forecast(**base, measure_this=f"no validation row for {family} from {src.key} to {tgt.key}: the kit "
                     "has validated H100<->H200 (every recorded family), SM carve-outs (conv) and attention from "
                     "H200 to the published GPUs only")
