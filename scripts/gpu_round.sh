@@ -11,7 +11,7 @@
 # fp8bench, fusion, anatomy, plans, paged, moe, issue27 (benchmarks/*.py: plans.py --issue27 for the last), liverows
 # (scripts/live_rows.py --record: a Lab run's rows as they arrive, without and with 8 helpers), liverowsdef (the same
 # with default options), whatif (benchmarks/whatif.py), defaults (plans.py --defaults: the problems a user runs, no
-# options set), published (benchmarks/published_attention.py --quick: NVIDIA's H200 attention rows), probe
+# options set), defaultsbig (three of them with 'auto' capped at $BIG_HELPERS helpers, 14 unless set), published (benchmarks/published_attention.py --quick: NVIDIA's H200 attention rows), probe
 # (scripts/probe_shapes.py: SDPA head sizes cuDNN takes), detstress (three 8-worker runs of the anatomy, plans and
 # pooling GPU tests), exitprobe (scripts/probe_exit.py: exit codes per exit variant, the determinism recipe under
 # load, issue 37), throughput (benchmarks/sweep_throughput.py: every GPU; run it
@@ -31,7 +31,7 @@ DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
 declare -A BUDGET=([record]=300 [bmap]=330 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
-                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [exitprobe]=95 [tests]=100000 [tests1]=100000 [notebooks]=400)
+                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [defaultsbig]=90 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [exitprobe]=95 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
@@ -73,6 +73,9 @@ step() {  # step GPU NAME[.TAG]: run one step on one GPU under what is left of t
         whatif) timeout -k 10 "$secs" $PY benchmarks/whatif.py --json "$WORK/bench/${slug}_${DAY}_whatif.json" ;;
         defaults) timeout -k 10 "$secs" $PY benchmarks/plans.py --defaults --budget-s $((secs - 30)) \
                     --json "$WORK/bench/${slug}_${DAY}_defaults.json" ;;
+        defaultsbig) timeout -k 10 "$secs" $PY benchmarks/plans.py --max-auto-helpers "${BIG_HELPERS:-14}" \
+                    --defaults "Llama rmsnorm bf16 4096x4096" "DenseNet conv + concatenate" "GPT-2 layernorm training" \
+                    --budget-s $((secs - 30)) --json "$WORK/bench/${slug}_${DAY}_defaults_big.json" ;;
         published) timeout -k 10 "$secs" $PY benchmarks/published_attention.py --quick --budget-s $((secs - 30)) \
                     --json "$WORK/bench/${slug}_${DAY}_published_attention.json" ;;
         probe) timeout -k 10 "$secs" $PY scripts/probe_shapes.py --json "$WORK/bench/${slug}_${DAY}_probe_shapes.json" ;;
