@@ -15,8 +15,6 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
-from .. import knobs as knob_table
-from ..errors import CudnnLabError
 from ..graph import build_graph
 from .timing import run_poisoned
 
@@ -60,23 +58,14 @@ def _one(message: str) -> bool | None:
     return False if _LACKS in message and "with name" not in message else True if _HAS in message else None
 
 
-Config = tuple[int, dict[Any, int]]
-
-
-def _note_graph(spec: Any, handle: Any, modes: Sequence[str], extra: Iterable[Config],
-                configs: Sequence[Config] | None = None) -> Any:
-    """A fresh graph with the heuristic modes' plans (or, when known, the same ``configs`` made directly: no second
-    heuristics query) and the ``extra`` (engine id, frontend knobs) plans appended."""
+def _note_graph(spec: Any, handle: Any, modes: Sequence[str], extra: Iterable[tuple[int, dict[Any, int]]]) -> Any:
+    """A fresh graph with the heuristic modes' plans and the ``extra`` (engine id, frontend knobs) plans appended."""
     import cudnn
 
     g = build_graph(spec, handle=handle).pygraph
     g.validate()
     g.build_operation_graph()
-    if configs is None:
-        g.create_execution_plans([getattr(cudnn.heur_mode, m) for m in modes])
-    else:  # the note filter keeps state per graph, so each note needs its own graph; the query need not repeat
-        for engine_id, knobs in configs:
-            g.create_execution_plan(engine_id, knobs)
+    g.create_execution_plans([getattr(cudnn.heur_mode, m) for m in modes])
     for engine_id, knobs in extra:
         try:
             g.create_execution_plan(engine_id, knobs)
@@ -112,58 +101,16 @@ def _names_by_backend_index(g: Any) -> dict[int, str]:
     return out
 
 
-def remade_configs(names: Iterable[str]) -> list[Config] | None:
-    """(engine id, frontend knobs) that remake the plans ``names`` (``eng62_k2=0_...``) on a fresh graph, by the kit's
-    knob table (the knobs ``get_engine_and_knobs_at_index`` reads back are refused by ``create_execution_plan`` for
-    conv engines: docs/FINDINGS.md); None when some plan's name or knobs cannot be replayed."""
-    import cudnn
-
-    version = _backend_version()
-    out: list[Config] = []
-    for name in dict.fromkeys(names):
-        parsed = knob_table.parse_plan_name(name)
-        if parsed is None:
-            return None
-        try:
-            out.append((parsed[0], knob_table.frontend_knobs(parsed[1], cudnn.knob_type, version,
-                                                               engine_id=parsed[0])))
-        except CudnnLabError:
-            return None
-    return out
-
-
-def _backend_version() -> Any:
-    import cudnn
-
-    try:
-        return cudnn.backend_version()
-    except Exception:  # noqa: BLE001 - the knob table falls back to its newest numbering
-        return None
-
-
-#: Remake each note's graph from the first note graph's plans instead of asking the heuristics again (tests turn it
-#: off to compare both ways on a GPU).
-REUSE_CONFIGS = True
-
-
-def _ask(spec: Any, handle: Any, modes: Sequence[str], extra: list[Config], note: str,
-         configs: list[Config] | None = None) -> tuple[dict[str, bool | None], str]:
-    """Which backend plans carry ``note``: plan name -> True/False/None, and an error text ('' when answered).
-    ``configs``: an empty list to fill with the graph's plans as configurations, or those to remake the graph from."""
+def _ask(spec: Any, handle: Any, modes: Sequence[str], extra: list[tuple[int, dict[Any, int]]], note: str
+         ) -> tuple[dict[str, bool | None], str]:
+    """Which backend plans carry ``note``: plan name -> True/False/None, and an error text ('' when answered)."""
     import cudnn
 
     member = getattr(cudnn.numerical_note, note, None)
     if member is None:
         return {}, f"{note}: not a numerical note of this frontend"
-    reuse = list(configs) if configs and REUSE_CONFIGS else None
-    try:
-        g = _note_graph(spec, handle, modes, () if reuse else extra, reuse)  # remade configs hold the extras
-    except Exception:  # noqa: BLE001 - a configuration cuDNN refuses to remake: ask the heuristics as before
-        reuse = None
-        g = _note_graph(spec, handle, modes, extra)
+    g = _note_graph(spec, handle, modes, extra)
     names = _names_by_backend_index(g)
-    if configs is not None and not configs:
-        configs.extend(remade_configs(names[i] for i in sorted(names)) or [])
     if not names:
         return {}, ""  # no backend plans (a python engine serves the graph): nothing to ask the backend
     g.select_numeric_notes([member])
@@ -177,7 +124,7 @@ def _ask(spec: Any, handle: Any, modes: Sequence[str], extra: list[Config], note
         if found:
             return {names[i]: v for i, v in found.items() if i in names}, ""
     # No per-plan lines (or a plan passed): ask each backend plan once on a fresh graph.
-    g = _note_graph(spec, handle, modes, () if reuse else extra, reuse)
+    g = _note_graph(spec, handle, modes, extra)
     g.select_numeric_notes([member])
     g.deselect_workspace_greater_than(-1)
     out: dict[str, bool | None] = {}
@@ -215,19 +162,18 @@ def numeric_notes(spec: Any, handle: Any, modes: Sequence[str] = ("A", "FALLBACK
     return result
 
 
-def _numeric_notes(spec: Any, handle: Any, modes: Sequence[str], extra: list[Config],
+def _numeric_notes(spec: Any, handle: Any, modes: Sequence[str], extra: list[tuple[int, dict[Any, int]]],
                    notes: Sequence[str]) -> NotesResult:
     result = NotesResult()
     has: dict[str, list[str]] = {}
     unknown: dict[str, list[str]] = {}
     asked = list(notes)
-    configs: list[Config] = []  # filled from the first note's graph, remade by the others'
     i = 0
     while i < len(asked):
         note = asked[i]
         i += 1
         try:
-            answers, error = _ask(spec, handle, modes, extra, note, configs)
+            answers, error = _ask(spec, handle, modes, extra, note)
         except Exception as e:  # noqa: BLE001
             answers, error = {}, f"{note}: {' '.join(str(e).split())[:200]}"
         if error:

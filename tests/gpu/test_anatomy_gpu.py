@@ -236,34 +236,6 @@ def test_numerical_notes_by_filtering_and_determinism():
     assert torch.isfinite(next(iter(bench.outputs.values()))).all()
 
 
-def _recorded_spec(name):
-    import json
-
-    from cudnn_lab.specs.base import spec_from_dict
-
-    return spec_from_dict(json.loads((Path(cl.__file__).parent / "data" / "recorded" / name).read_text())["spec"])
-
-
-@pytest.mark.parametrize("which", ["conv-fp32-nchw", "conv-concat-fp16", "rmsnorm-bf16", "matmul-bf16"])
-def test_notes_from_remade_plans_equal_the_notes_from_asking_the_heuristics_per_note(which, monkeypatch):
-    """Issue 36: each note's graph is remade from the first one's plans (by name, through the kit's knob table)
-    instead of a second heuristics query, or asked as before where a plan cannot be replayed (the fp32 conv's eng45);
-    the answers must be the same both ways, plan by plan."""
-    from cudnn_lab.gpu import notes as notes_mod
-
-    spec = {"conv-fp32-nchw": FP32_NCHW, "matmul-bf16": cl.MatmulSpec(batch=1, m=512, n=512, k=512, dtype="bf16"),
-            "conv-concat-fp16": _recorded_spec("h200_conv_concat_fp16.json"),
-            "rmsnorm-bf16": _recorded_spec("h200_rmsnorm_bf16_training.json")}[which]
-    bench = Bench(spec)
-    monkeypatch.setattr(notes_mod, "_CACHE", {})
-    reused = notes_mod.numeric_notes(spec, bench.handle, ("A", "FALLBACK"))
-    monkeypatch.setattr(notes_mod, "_CACHE", {})
-    monkeypatch.setattr(notes_mod, "REUSE_CONFIGS", False)
-    asked = notes_mod.numeric_notes(spec, bench.handle, ("A", "FALLBACK"))
-    assert not reused.errors and not asked.errors, (reused.errors, asked.errors)
-    assert reused.notes == asked.notes and reused.unknown == asked.unknown
-
-
 def test_engine_space_lists_every_engine_and_explores_beyond_the_proposals():
     import cudnn
     import torch
