@@ -34,16 +34,16 @@ def test_an_environment_cap_limits_auto_only(monkeypatch: pytest.MonkeyPatch) ->
     off = d.decide_parallel_builds(SPEC, RunOptions(), cores=16)
     assert off.used == 0 and "CUDNN_LAB_AUTO_HELPERS=0" in off.why
     monkeypatch.setenv(d.ENV_AUTO_HELPERS, "lots")  # not a number: ignored
-    assert d.auto_helpers(15) == 8
+    assert d.auto_helpers(15) == 14
 
 
-def test_helpers_need_four_spare_cores_and_stay_within_eight_the_cores_and_the_plans() -> None:
-    assert [d.auto_helpers(s) for s in (0, 1, 3, 4, 5, 9, 15, 63)] == [0, 0, 0, 3, 4, 8, 8, 8]
+def test_helpers_need_four_spare_cores_and_stay_within_fourteen_the_cores_and_the_plans() -> None:
+    assert [d.auto_helpers(s) for s in (0, 1, 3, 4, 5, 9, 15, 63)] == [0, 0, 0, 3, 4, 8, 14, 14]
     assert d.auto_helpers(15, plans=2) == 2 and d.auto_helpers(15, plans=0) == 0
     assert d.spare_cores(16) == 15 and d.spare_cores(1) == 0 and d.usable_cores() >= 1
 
 
-@pytest.mark.parametrize(("cores", "used"), [(16, 8), (8, 6), (5, 3), (4, 0), (2, 0), (1, 0)])
+@pytest.mark.parametrize(("cores", "used"), [(16, 14), (8, 6), (5, 3), (4, 0), (2, 0), (1, 0)])
 def test_auto_counts_helpers_from_the_cores(cores: int, used: int) -> None:
     decision = d.decide_parallel_builds(SPEC, RunOptions(), cores=cores)
     assert decision.asked == "auto" and decision.used == used
@@ -69,7 +69,7 @@ def test_a_users_setting_is_kept_and_one_that_cannot_be_honoured_says_why() -> N
         assert decision.used == 0 and "off, as asked" in decision.why
     assert d.decide_parallel_builds(SPEC, RunOptions(parallel_builds=12), cores=2).used == 12  # forced: no core rule
     assert d.decide_parallel_builds(SPEC, RunOptions(parallel_builds=True), cores=2).used == 1
-    assert d.decide_parallel_builds(SPEC, RunOptions(parallel_builds=True), cores=32).used == 8
+    assert d.decide_parallel_builds(SPEC, RunOptions(parallel_builds=True), cores=32).used == d.MAX_AUTO_HELPERS == 14
     refused = d.decide_parallel_builds(SPEC, RunOptions(parallel_builds=4), "plan_cache=False: ...", cores=32)
     assert refused.used == 0 and "asked for (4) but not used: plan_cache=False" in refused.why
 
@@ -107,7 +107,7 @@ def _decisions() -> dict[str, Any]:
 
 def test_the_decisions_record_reads_back_through_the_checked_loader(tmp_path) -> None:
     result = RunResult.load(_saved(tmp_path, _decisions()))
-    assert result.settings["decisions"]["parallel_builds"]["used"] == 8
+    assert result.settings["decisions"]["parallel_builds"]["used"] == 14
     assert result.settings["decisions"]["kernel_cache"]["used"] is False
 
 
