@@ -105,6 +105,28 @@ def _row(dataset: str, family: str, source: str, target: str, scope: str, n: int
                          note, statistics.fmean(kept) if kept else None)
 
 
+def pair_items(src: Any, tgt: Any, scope: str) -> tuple[list[tuple[Any, ...]], list[str], list[str]]:
+    """The shipped H100/H200 pairs from ``src`` to ``tgt`` (GpuFacts): (source plan, target plan, spec, src, tgt) per
+    plan both cards measured (``scope`` 'every') or per problem's best plans ('best'), with each item's family and
+    problem name."""
+    items: list[tuple[Any, ...]] = []
+    families: list[str] = []
+    problems: list[str] = []
+    for name, a, b in _recorded_pairs():
+        s_rec, t_rec = (a, b) if src.key == "h100" else (b, a)
+        if scope == "best":
+            p, q = _best(s_rec), _best(t_rec)
+            found = [(p, q)] if p and q else []
+        else:
+            sp, tp = _ok_plans(s_rec), _ok_plans(t_rec)
+            found = [(sp[k], tp[k]) for k in sorted(set(sp) & set(tp))]
+        for p, q in found:
+            items.append((p, q, s_rec["spec"], src, tgt))
+            families.append(str(s_rec["spec"]["op"]))
+            problems.append(name)
+    return items, families, problems
+
+
 def _validate_pairs() -> list[ValidationRow]:
     """H100 -> H200 and H200 -> H100 on the shipped pairs, best plan and every plan both cards measured."""
     import numpy as np
@@ -113,21 +135,7 @@ def _validate_pairs() -> list[ValidationRow]:
     for src_key, tgt_key in (("h100", "h200"), ("h200", "h100")):
         src, tgt = facts[src_key], facts[tgt_key]
         for scope in ("best", "every"):
-            items = []
-            families = []
-            problems = []
-            for name, a, b in _recorded_pairs():
-                s_rec, t_rec = (a, b) if src_key == "h100" else (b, a)
-                if scope == "best":
-                    p, q = _best(s_rec), _best(t_rec)
-                    found = [(p, q)] if p and q else []
-                else:
-                    sp, tp = _ok_plans(s_rec), _ok_plans(t_rec)
-                    found = [(sp[k], tp[k]) for k in sorted(set(sp) & set(tp))]
-                for p, q in found:
-                    items.append((p, q, s_rec["spec"], src, tgt))
-                    families.append(str(s_rec["spec"]["op"]))
-                    problems.append(name)
+            items, families, problems = pair_items(src, tgt, scope)
             # leave one problem out: its rows never see parameters fitted on themselves (each item's errors on the
             # grid computed once; a problem's fit is the mean over the other problems' columns)
             grid = _pair_errors(items)

@@ -17,7 +17,6 @@ from cudnn_lab import report_inputs
 from cudnn_lab.results.datasets import load_results
 from cudnn_lab.whatif import forecasts, heuristics, speed, speed_validation
 from cudnn_lab.whatif.gpu_facts import load_gpu_facts
-from cudnn_lab.whatif.speed_models import _best, _ok_plans, _recorded_pairs
 
 RECORDING = "h100_conv_nhwc_fp16"
 TARGETS = ("h100", "h200", "sm80", "sm90", "sm100")
@@ -26,18 +25,8 @@ TARGETS = ("h100", "h200", "sm80", "sm90", "sm100")
 def _pair_items(src_key: str, scope: str) -> tuple[list[tuple], list[str]]:
     """The validation's items and their problems, as _validate_pairs gathers them."""
     facts = load_gpu_facts()
-    src, tgt = facts[src_key], facts["h200" if src_key == "h100" else "h100"]
-    items, problems = [], []
-    for name, a, b in _recorded_pairs():
-        s_rec, t_rec = (a, b) if src_key == "h100" else (b, a)
-        if scope == "best":
-            p, q = _best(s_rec), _best(t_rec)
-            found = [(p, q)] if p and q else []
-        else:
-            sp, tp = _ok_plans(s_rec), _ok_plans(t_rec)
-            found = [(sp[k], tp[k]) for k in sorted(set(sp) & set(tp))]
-        items += [(p, q, s_rec["spec"], src, tgt) for p, q in found]
-        problems += [name] * len(found)
+    items, _, problems = speed_validation.pair_items(facts[src_key], facts["h200" if src_key == "h100" else "h100"],
+                                                     scope)
     return items, problems
 
 
