@@ -191,6 +191,10 @@ class SpecForm:
         self.general_message = W.HTML("", layout=W.Layout(display="none")).add_class("cl-message")
         self.presets = PresetPicker(W, pick=lambda name: self._guard(self.apply_preset, name))
         self.op.observe(lambda ch: self._guard(self._op_changed, ch), names="value")
+        # A choice made in the browser takes effect in the guard's turn: delivered on another kernel thread (the
+        # widgets' subshell) during a Load, it comes after the Load's own switch of operation instead of under it.
+        sync = self.op.set_state
+        self.op.set_state = lambda state: self._guard(sync, state)
         self.box = W.VBox([*self.presets.parts, self.op, self.op_note, self.general_message]
                           ).add_class("cl-controls")
         self.presets.host = self.box

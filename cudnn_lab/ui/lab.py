@@ -156,7 +156,9 @@ class Lab(RecordedResults):
         # ---- wiring: every callback goes through the log's guard
         guard = self.status_log.guard
         self.run_button.on_click(lambda _: guard(self.run))
-        self.stop_button.on_click(lambda _: guard(self.stop))
+        # Stop acts at once, beside the Run under way (delivered on the widgets' kernel subshell, it must not wait
+        # for the Run's turn in the guard)
+        self.stop_button.on_click(lambda _: self.status_log.at_once(self.stop))
         self.load_button.on_click(lambda _: guard(self._load_clicked))
         self.report_button.on_click(lambda _: guard(acting(self.report_answer, self.save_report, lambda path: (
             f"Saved: {file_link(path)} (one HTML file that opens offline)."))))

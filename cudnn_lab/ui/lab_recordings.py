@@ -77,8 +77,9 @@ class RecordedResults:
 
     def _load_clicked(self) -> None:
         """Load: the recording in the view on screen, the answer under the button and Load enabled again; then, in
-        the same callback (so a click that came meanwhile waits in the kernel's queue and is never raced), the
-        hidden views, which the browser draws while the user reads the first (issue 24: Load within 1 s)."""
+        the same callback (so a click that came meanwhile waits, in the kernel's queue or for the guard's turn, and
+        is never raced), the hidden views, which the browser draws while the user reads the first (issue 24: Load
+        within 1 s)."""
         load = acting(self.load_answer, self._load_shown, lambda result: (
             f"Loaded {html.escape(str(self.recorded or '')[-80:])}: {len(result.plans)} plans in every view."))
         load(self._datasets.value)  # raises on failure: the guard reports it, and no view changed

@@ -1,19 +1,21 @@
 """The Lab's status line, its Log view and its busy state: where every callback's errors and warnings go.
 
-:meth:`StatusLog.guard` runs a widget callback inside the Log's ``Output`` widget: an exception or a warning never
-escapes into the notebook; it is written to the Log view and summarized in the status line. :class:`Busy` is the
-one busy flag the Lab's parts share, so every button is disabled while any of them works.
+:meth:`StatusLog.guard` runs a widget callback inside the Log's ``Output`` widget, one callback at a time whichever
+kernel thread delivers it: an exception or a warning never escapes into the notebook; it is written to the Log view
+and summarized in the status line. :class:`Busy` is the one busy flag the Lab's parts share, so every button is
+disabled while any of them works.
 """
 
 from __future__ import annotations
 
 import html
 import os
-from pathlib import Path
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ..errors import CudnnLabError
@@ -29,10 +31,20 @@ class StatusLog:
         self.log = W.Output(layout=W.Layout(max_height="500px", overflow="auto"), _dom_classes=("cl-log",))
         self.status = W.HTML("", _dom_classes=("cl-status",))
         self.messages: list[str] = []
+        #: Held while a callback runs (re-entrant: the callbacks a callback sets off run inside it).
+        self._turn = threading.RLock()
 
     def guard(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Call ``fn(*args)`` inside the Log's Output; exceptions and warnings go to the Log and the status line."""
-        with warnings.catch_warnings(record=True) as caught:
+        """Call ``fn(*args)`` inside the Log's Output, after any callback under way on another thread; exceptions and
+        warnings go to the Log and the status line.
+
+        One at a time (issue 39): JupyterLab 4.4+ sends widget messages over a kernel subshell, which ipykernel 7
+        handles on a thread beside the main shell, so a click can come while a Load runs. Two callbacks inside the
+        Output at once left its ``msg_id`` on the later one's message after it ended (the Output clears it when the
+        last one leaves); the browser then swallowed that message's idle status, and the widget that sent it (the
+        operation picker) kept every later change to itself.
+        """
+        with self._turn, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with self.log:  # prints inside callbacks show in the Log view
                 try:
@@ -43,6 +55,15 @@ class StatusLog:
                 finally:
                     for w in caught:
                         self.warn(f"{w.category.__name__}: {w.message}")
+
+    def at_once(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call ``fn(*args)`` now, beside a callback under way (Stop during a Run); its exception goes to the Log and
+        the status line like :meth:`guard`'s, its prints are not captured."""
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001 - the notebook must never see a callback's exception
+            self.report(e)
+            return None
 
     def report(self, error: BaseException) -> None:
         """An error: one readable sentence in the status line and in the Log; the traceback (for an error that is
