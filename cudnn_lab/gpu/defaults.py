@@ -37,7 +37,7 @@ from ..options import AUTO, RunOptions
 from .build_pool import _POOLS, pool_for
 from .device import kit_thread, start_device
 from .frontend import warm_engine_family
-from .kernels import FIRST_SESSION, start_cupti
+from .kernels import FIRST_SESSION, import_torch_here, start_cupti
 from .session import _SESSIONS
 
 __all__ = ["Decision", "MIN_SPARE_CORES", "MAX_AUTO_HELPERS", "AUTO_PLAN_DEADLINE_S", "usable_cores", "spare_cores",
@@ -215,8 +215,8 @@ def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *
     _set(state="warming", note="")
     try:
         t = time.perf_counter()
-        loads_torch = "torch" not in sys.modules
-        with FIRST_SESSION if loads_torch else contextlib.nullcontext():
+        with FIRST_SESSION if "torch" not in sys.modules else contextlib.nullcontext():
+            loads_torch = import_torch_here()  # this thread ran torch's import (not merely asked for it first)
             import torch
 
             starting = start_device(device)

@@ -33,6 +33,37 @@ _FIRST_USE_S: float | None = None
 FIRST_SESSION = threading.RLock()
 
 
+class _LoaderSpy:
+    """A meta-path finder that only notes which thread looks torch up: the one that runs its import (a thread that
+    meets torch half-imported waits on the import lock and never asks the finders)."""
+
+    def __init__(self) -> None:
+        self.thread: int | None = None
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "torch" and self.thread is None:
+            self.thread = threading.get_ident()
+        return None  # the real finders find it
+
+
+def import_torch_here() -> bool:
+    """Import torch; True when this thread is the one that loaded it, so the profiler's first session belongs here.
+    A check of ``sys.modules`` first is not enough: another thread (a Lab's caller) may start the same import a moment
+    later and win it (H200, 2026-11-29: live_rows.py --defaults ended in SIGSEGV after kineto's "External init
+    callback" error, 1 run in 6 suites)."""
+    import sys
+
+    if "torch" in sys.modules:
+        return False
+    spy = _LoaderSpy()
+    sys.meta_path.insert(0, spy)
+    try:
+        import torch  # noqa: F401
+    finally:
+        sys.meta_path.remove(spy)
+    return spy.thread == threading.get_ident()
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelStat:
     """One kernel (or memset/memcpy) of a plan: launches per execution and the mean GPU time of one launch."""
