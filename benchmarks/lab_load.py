@@ -290,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from cudnn_lab.ui.recordings import recordings_of
 
+    load_before = os.getloadavg()  # the machine's business, said beside the figures (issue 39: busy laptops)
     runs = list(recordings_of(cl.recorded_datasets(kind="run"), "conv")["name"])  # the Lab's list on conv, in order
     sweeps = list(cl.recorded_datasets(kind="sweep")["name"])
     times: dict[str, list[float]] = {"Run to panel": [], "Run to recording": [], "Operation switch": [],
@@ -414,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"Lab in JupyterLab, headless Chromium {args.width}x{args.height}, file browser "
           f"{'closed' if args.no_sidebar else 'open'}, {args.repeats} clicks each (medians; each time in brackets)")
+    load_after = os.getloadavg()
+    print(f"  load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; after: "
+          f"{', '.join(f'{x:.2f}' for x in load_after)}")
     line("widget models at start", f"{models:>7d}", models, BOUNDS["widget models"])
     line("report size (MB)", f"{report_bytes / 1e6:7.2f}", report_bytes / 1e6, BOUNDS["report MB"])
     for action, values in times.items():
