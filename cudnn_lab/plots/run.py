@@ -51,8 +51,11 @@ def _device(result: RunResult) -> str:
     return f"{device.get('gpu', 'unknown GPU')}, cuDNN {cudnn_version(device.get('cudnn_backend'))}"
 
 
-def _title(result: RunResult, what: str, extra: str = "") -> dict[str, Any]:
-    """What is drawn, then the problem, then the GPU and cuDNN version (and ``extra``), one line each."""
+def _title(result: RunResult, what: str, extra: str = "", *, own_line: bool = False) -> dict[str, Any]:
+    """What is drawn, then the problem, then the GPU and cuDNN version (and ``extra``, after them or on a line of its
+    own: the device line is long enough to be cut beside it in a 430 px pane), one line each."""
+    if own_line:
+        return title_block(what, result.spec.label(), _device(result), extra)
     return title_block(what, result.spec.label(), _device(result) + (f"; {extra}" if extra else ""))
 
 
@@ -434,7 +437,7 @@ def roofline(result: RunResult, selected: str | None = None, models: bool = Fals
     fig = go.Figure()
     spec = result.spec
     ran = _ran(result)
-    fig.update_layout(title=_title(result, "Roofline", "roofs measured on this GPU"),
+    fig.update_layout(title=_title(result, "Roofline", "roofs measured on this GPU", own_line=True),
                       template="plotly_white", legend_itemsizing="constant")
     intensity = metrics.intensity(spec.flops(), spec.min_bytes()) or 1.0
     ceilings = result.ceilings or {}

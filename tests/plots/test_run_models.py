@@ -76,3 +76,12 @@ def test_a_gpu_without_facts_gets_a_note_not_a_line(run):
     fig = plots.latency_bar(other, models=True)
     assert len(fig.data) == len(plots.latency_bar(other).data)
     assert "model lines: none" in fig.layout.title.text
+
+
+def test_the_rooflines_note_on_its_roofs_has_a_line_of_its_own() -> None:
+    """At 1280 with the file browser (a 430 px pane) the device line with '; roofs measured on this GPU' after it was
+    cut; each title line now holds one thing."""
+    fig = plots.roofline(RunResult.load(RECORDED_DIR / "h100_conv_nhwc_fp16_bias_relu.json"))
+    lines = [line.split(">", 1)[-1].removesuffix("</span>") for line in fig.layout.title.text.split("<br>")]
+    assert "roofs measured on this GPU" in lines
+    assert not any("; roofs measured" in line for line in lines)
