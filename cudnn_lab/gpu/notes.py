@@ -215,11 +215,10 @@ def check_determinism(call: Any, outputs: dict[str, Any], stream: Any, runs: int
     first: dict[str, Any] = {}
     differing = unwritten = 0
     try:
-        # the outputs (and inputs) may have been made or last written on the caller's stream, which ``stream`` is not
-        # ordered after: a NaN fill still queued there lands after the first run and poses as a whole output that
-        # differs (scripts/probe_exit.py, H200 2026-11-29: 100,352 of 100,352 with the default stream busy)
-        stream.wait_stream(torch.cuda.current_stream(stream.device))
         for r in range(runs):
+            # run_poisoned orders ``stream`` after the caller's: outputs (and inputs) made or last written there, a
+            # NaN fill still queued, must not land after the run and pose as a whole output that differs
+            # (scripts/probe_exit.py, H200 2026-11-29: 100,352 of 100,352 with the default stream busy)
             run_poisoned(call, outputs, stream)
             # read on ``stream`` and wait: a clone of the first run queued on the caller's stream could otherwise run
             # after the next run's NaN fill and pose as a whole output that differs (H200 2026-11-29, 8 workers)
