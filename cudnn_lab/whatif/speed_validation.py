@@ -274,9 +274,11 @@ def _published_pairs(rows: Sequence[PublishedRow], src_key: str, tgt_key: str
                      ) -> list[tuple[PublishedRow, PublishedRow]]:
     """(source row, target row) of the same problem: an inference target row with the rows of the H200 file its
     provenance pairs it with (``counterpart``), a training row with the source's training row."""
-    source = {(r.file if r.phase != "training" else "", r.problem): r for r in rows if r.gpu == src_key}
-    keys = [((r.counterpart if r.phase != "training" else ""), r.problem) for r in rows if r.gpu == tgt_key]
-    return [(source[k], r) for k, r in zip(keys, (r for r in rows if r.gpu == tgt_key)) if k in source]
+    def key(r: PublishedRow, file: str) -> tuple[str, tuple[Any, ...]]:
+        return (file if r.phase != "training" else "", r.problem)
+
+    source = {key(r, r.file): r for r in rows if r.gpu == src_key}
+    return [(source[k], r) for r in rows if r.gpu == tgt_key and (k := key(r, r.counterpart)) in source]
 
 
 def _validate_published() -> list[ValidationRow]:
