@@ -248,7 +248,8 @@ def published_predictions(src_row: PublishedRow, tgt: GpuFacts, src: GpuFacts,
             BOUND: bound_ms(src_row.flops, nbytes, tgt, src_row.data_type)}
     notes = {BOUND: _BOUND_NOTE, "peak_ratio": f"time scales with NVIDIA's published peak ({ps:g} -> {pt:g} TFLOP/s)",
              "transfer": (f"peak ratio times the target's efficiency relative to the source ({efficiency:.3f}), the "
-                          "median over the other published rows of the same dtype and pass (leave-one-out)"
+                          "mean over the two other published rows nearest in shape of the same dtype, pass and head "
+                          "dim (leave-one-out)"
                           if efficiency is not None else "peak ratio (no efficiency factor available)"),
              "roofline": "the ratio of the two datasheet rooflines", "same": "the source time unchanged",
              "bandwidth_ratio": "time scales with HBM bandwidth"}
