@@ -36,6 +36,7 @@ from typing import Any
 from ..options import AUTO, RunOptions
 from .build_pool import _POOLS, pool_for
 from .device import kit_thread, start_device
+from .execution import warm_check
 from .frontend import warm_engine_family
 from .kernels import FIRST_SESSION, import_torch_here, start_cupti
 from .session import _SESSIONS
@@ -237,6 +238,11 @@ def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *
             t = time.perf_counter()
             warm_engine_family(spec)
             seconds["engine_family"] = time.perf_counter() - t
+            if options.check:  # the check's torch kernels, loaded before a Run's first check needs them
+                try:
+                    seconds["check_kernels"] = warm_check(spec, device)
+                except Exception:  # noqa: BLE001 - only a head start: the Run's own check loads them
+                    pass
         asked = options.parallel_builds
         n = (auto_helpers(spare_cores(cores)) if asked == AUTO
              else max(1, min(MAX_AUTO_HELPERS, spare_cores(cores) - 1)) if asked is True

@@ -213,6 +213,37 @@ def check_outputs(spec: Spec, outputs: dict[str, Any], expected: dict[str, Any],
             "_histogram": error_histogram(outputs[main], expected[main])}
 
 
+#: Elements of the small tensors :func:`warm_check` checks: a size of its own, so the kernels a check of any size
+#: calls are the ones it loads (the same kernels: elementwise and reductions are not specialised by size).
+WARM_CHECK_NUMEL = 4096
+
+
+def warm_check(spec: Spec, device: int = 0) -> float:
+    """Load the torch kernels a run's numerical check calls (draw, poison, compare, histogram) on ``device`` by
+    checking a small tensor in ``spec``'s dtypes once: CUDA loads a kernel at its first call, which the first run of
+    a process paid in its check (docs/FINDINGS.md). Returns the seconds it took; the run's own check is unchanged."""
+    import torch
+
+    from ..reference.common import TORCH_DTYPES, torch_dtype
+
+    t0 = time.perf_counter()
+    where = torch.device("cuda", device)
+    args = band_args(spec)
+    gen = torch.Generator(device=where).manual_seed(0)
+    expected = torch.rand(WARM_CHECK_NUMEL, generator=gen, dtype=torch.float32, device=where).mul_(2).add_(-1)
+    expected = expected.double()
+    for name in dict.fromkeys(n for n in (args.get("dtype"), args.get("out_dtype"), "fp32") if n in TORCH_DTYPES):
+        dtype = torch_dtype(name)
+        if not dtype.is_floating_point:
+            continue
+        actual = expected.to(dtype)
+        actual.fill_(float("nan"))  # the poison run_poisoned puts in every output
+        actual.copy_(expected.to(dtype))
+        check_outputs(spec, {"warm": actual}, {"warm": expected})
+    torch.cuda.synchronize(where)
+    return time.perf_counter() - t0
+
+
 def error_histogram(actual: Any, expected: Any) -> dict[str, list[float]]:
     """Counts of log10 |actual - expected| per decade; exact matches fall in the first bin, NaN/Inf in the last."""
     import torch

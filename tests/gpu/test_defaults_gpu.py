@@ -58,3 +58,16 @@ def test_helpers_are_not_used_for_a_classic_call(tmp_path, monkeypatch) -> None:
                     plans="all", baselines=False, roofline=False, kernels=False, notes=False)
     pb = result.settings["decisions"]["parallel_builds"]
     assert pb["used"] == 0 and "classic" in pb["why"]
+
+
+@pytest.mark.parametrize("spec", [RMSNORM, cl.MatmulSpec(m=256, n=256, k=256, dtype="fp8_e4m3", transpose_b=True)],
+                         ids=["bf16", "fp8"])
+def test_the_warm_up_loads_the_checks_kernels_only_where_runs_check(spec) -> None:
+    from cudnn_lab.gpu import defaults as d
+    from cudnn_lab.options import RunOptions
+
+    off = d.warm(spec, options=RunOptions(parallel_builds=0, check=False))
+    assert off["state"] == "ready" and "check_kernels" not in off["seconds"]
+    on = d.warm(spec, options=RunOptions(parallel_builds=0))
+    assert on["state"] == "ready", on["note"]
+    assert on["seconds"]["check_kernels"] > 0
