@@ -102,7 +102,7 @@ def test_a_progressive_run_with_helpers_gives_its_first_row_before_they_are_done
     monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "without"))
     without = cl.run(RMSNORM, **QUICK, seed=3, parallel_builds=0)
     monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "with"))
-    arrived: list[float] = []
+    waited_at_row: list[bool] = []  # had the run waited for a helper's plan when each row arrived?
     with RUN_LOCK, warnings.catch_warnings(record=True):  # said once for plans cuDNN cannot build
         warnings.simplefilter("always")
         run = Run(RMSNORM, cl.RunOptions(parallel_builds=8, **QUICK, seed=4))
@@ -110,10 +110,12 @@ def test_a_progressive_run_with_helpers_gives_its_first_row_before_they_are_done
         run.propose()
         assert run.prebuild is not None and not run.prebuild.finished  # propose() did not wait for the helpers
         for _ in run.plans():
-            arrived.append(time.perf_counter())
+            waited_at_row.append(run.waited_for_helpers)
         records = run.finish()
     handle, report = run.prebuild, records["settings"]["parallel_build"]
-    assert handle.finished and arrived and arrived[0] < handle.ended_at, report
+    # The first row is the pick's, built here while the helpers build the rest: it never waits for them. (Not a
+    # clock race against the helpers: under load they can finish first; 1 of 7 suites on an H200, 2026-11-29.)
+    assert handle.finished and waited_at_row and not waited_at_row[0], report
     assert report["plans"][0]["status"] == "left" and report["helpers"] >= 2 and report["built"] >= 1, report
     assert "missed" not in {p["status"] for p in report["plans"]}, report
     assert [p["plan"] for p in report["plans"]] == list(without.plans["plan"])
