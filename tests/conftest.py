@@ -73,3 +73,20 @@ def temp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     cache_dir.reset()
     yield root
     cache_dir.reset()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def gpu_memory_left_after_each_module():
+    """After a module that used a GPU: the kit's cached sessions (inputs, outputs, float64 references) dropped and
+    torch's cached blocks handed back, so that an 8-worker run does not hold every module's tensors at once. Four
+    suites on one H200 at once ran out of memory for a helper's start (2026-11-29, docs/FINDINGS.md)."""
+    yield
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return
+    from cudnn_lab.gpu.device import release_gpu_state
+
+    release_gpu_state()
+    torch.cuda.empty_cache()
