@@ -1,6 +1,6 @@
 """Measurable hygiene (issue 34): no module of the kit over 600 lines, at most 16 top-level modules, the version in
-a module of its own that nothing reaches through the package face, and the type checker wired into CI with the
-seams' packages strict."""
+a module of its own that nothing reaches through the package face, the type checker wired into CI with the
+seams' packages strict, and no block of code copied whole within the package."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "cudnn_lab"
 MAX_MODULE_LINES = 600
 MAX_TOP_LEVEL_MODULES = 16
+#: Lines in a row that make a copied block (the `duplicates` tool's unit).
+COPIED_BLOCK_LINES = 6
 #: The packages whose every module mypy checks strictly: where the kit's seams (spec, options, recorded answers,
 #: what-if answers, worker roles) are declared.
 STRICT = ("cudnn_lab.specs.*", "cudnn_lab.options", "cudnn_lab.results.*", "cudnn_lab.whatif.*",
@@ -30,6 +32,42 @@ def test_no_module_is_over_600_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in sorted(PACKAGE.rglob("*.py"))
             if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split each by concern): {long}"
+
+
+def _code_lines(path: Path) -> list[tuple[int, str]]:
+    """(line number, stripped text) of the lines that carry code: blank lines, comments, imports and docstring quotes
+    left out (every module opens alike)."""
+    skip = ("#", "import ", "from ", '"""')
+    return [(i, s) for i, line in enumerate(path.read_text().splitlines(), 1)
+            if (s := line.strip()) and not s.startswith(skip)]
+
+
+def copied_blocks(paths: list[Path], root: Path = ROOT, size: int = COPIED_BLOCK_LINES
+                  ) -> dict[tuple[str, ...], list[str]]:
+    """Every run of ``size`` code lines that stands, to the letter, in two or more places: run -> 'file:line' each."""
+    where: dict[tuple[str, ...], list[str]] = {}
+    for path in paths:
+        lines = _code_lines(path)
+        for k in range(len(lines) - size + 1):
+            run = tuple(s for _, s in lines[k:k + size])
+            where.setdefault(run, []).append(f"{path.relative_to(root)}:{lines[k][0]}")
+    return {run: places for run, places in where.items() if len(places) > 1}
+
+
+def test_no_block_of_code_is_copied_within_the_package() -> None:
+    copied = copied_blocks(sorted(PACKAGE.rglob("*.py")))
+    assert not copied, ("blocks of code that stand to the letter in two places (fold each into one function in the "
+                        "module that owns the rule): " + "; ".join(
+                            f"{' ~ '.join(places)}: {run[0][:60]!r}" for run, places in list(copied.items())[:5]))
+
+
+def test_the_copy_check_finds_a_copied_block(tmp_path: Path) -> None:
+    body = "\n".join(f"    total += {i} * value" for i in range(COPIED_BLOCK_LINES))
+    one, two = tmp_path / "one.py", tmp_path / "two.py"
+    one.write_text(f"def f(value):\n    total = 0\n{body}\n    return total\n")
+    two.write_text(f"import os\n\n\ndef g(value):\n    total = 1\n{body}\n")
+    copied = copied_blocks([one, two], root=tmp_path)
+    assert len(copied) == 1 and next(iter(copied.values())) == ["one.py:3", "two.py:6"]
 
 
 def test_the_package_has_at_most_16_top_level_modules() -> None:
