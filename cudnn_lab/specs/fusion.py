@@ -89,11 +89,16 @@ class _ConvFusionSpec(InLayout, Spec):
             raise SpecError(e.field, e.value, e.allowed, spec=name) from None
         for f in _CONV_FIELDS:
             self._set(f, getattr(conv, f))
-        for f in ("c", "k"):
+        self._check_channel_multiple("c", "k")
+
+    def _check_channel_multiple(self, *fields: str) -> None:
+        """Each of ``fields`` (channel counts) a multiple of :data:`CHANNEL_MULTIPLE`, the one rule of every
+        runtime-fusion pattern's channels."""
+        for f in fields:
             if getattr(self, f) % CHANNEL_MULTIPLE:
                 raise SpecError(f, getattr(self, f), f"must be a multiple of {CHANNEL_MULTIPLE}: cuDNN's runtime-"
                                 f"fusion engines (the ones that run this pattern, 9.19) load {self.dtype} channels "
-                                "in 16-byte vectors", spec=name)
+                                "in 16-byte vectors", spec=type(self).__name__)
 
     def _has_genstats(self) -> bool:
         """Whether the graph holds a genstats node (whose 9.19 engine takes fp16 only): it writes SUM."""
@@ -298,9 +303,7 @@ class ConvConcatSpec(_ConvFusionSpec):
         name = type(self).__name__
         self._check_conv()
         self._set("k0", check_int(name, "k0", self.k0))
-        if self.k0 % CHANNEL_MULTIPLE:
-            raise SpecError("k0", self.k0, f"must be a multiple of {CHANNEL_MULTIPLE}: cuDNN's runtime-fusion "
-                            f"engines load {self.dtype} channels in 16-byte vectors", spec=name)
+        self._check_channel_multiple("k0")
         self.check_elements({"X": ("n", "c", "h", "w"), "W": ("k", "c", "r", "s"), "Y0": ("n", "k0", "h", "w"),
                              "Y1": ("n", "k", "k0", "h", "w")})
 
