@@ -23,6 +23,7 @@ from .plans import PlanEntry
 from .timing import Timer, TimingResult, replay_over_kernel, run_poisoned
 from ..numerics import band_args, compare
 from ..reference import comparable_outputs
+from ..reference.common import TORCH_DTYPES, torch_dtype
 
 #: The parts of a run timed in ``settings["phase_s"]`` (seconds), in the order a run does them.
 PHASES: tuple[str, ...] = ("import", "device", "session", "propose", "inputs", "reference", "build", "ceilings",
@@ -223,8 +224,6 @@ def warm_check(spec: Spec, device: int = 0) -> float:
     checking a small tensor in ``spec``'s dtypes once: CUDA loads a kernel at its first call, which the first run of
     a process paid in its check (docs/FINDINGS.md). Returns the seconds it took; the run's own check is unchanged."""
     import torch
-
-    from ..reference.common import TORCH_DTYPES, torch_dtype
 
     t0 = time.perf_counter()
     where = torch.device("cuda", device)

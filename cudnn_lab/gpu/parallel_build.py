@@ -367,6 +367,14 @@ class AsyncPrebuild:
         """Every helper has finished, died or been cut off."""
         return self._finished
 
+    def pending(self, name: str) -> bool:
+        """Whether :meth:`wait` for ``name`` would block now: a helper that has listed the plans is building it and
+        has not answered (the run has time for other work first)."""
+        with self._cond:
+            if self._finished or name in self._outcome or self._ref is None or name not in self._ref[self.leave:]:
+                return False
+            return not self.eager or self._listed_owner(name)
+
     def wait(self, name: str, timeout: float | None = None) -> PlanBuild | None:
         """Wait until ``name``'s helper has answered for it (at most ``timeout`` s); its :class:`PlanBuild`, or None
         at once for a plan no helper has (the pick, a plan the helpers did not list) and after a timeout (the run

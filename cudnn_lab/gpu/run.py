@@ -130,6 +130,8 @@ class Run:
         if (handed is not None and record.entry.built is None and record.rank is not None
                 and record.rank >= handed.leave):
             self.waited_for_helpers = True
+            if handed.pending(record.name):
+                self.work_while_waiting()
             with self.phases("parallel_wait"):
                 handed.wait(record.name, timeout=handed.deadline_s)
         with self.phases("build"):
@@ -139,6 +141,19 @@ class Run:
             record.status = "built"
             self.check(record)
         return True
+
+    def work_while_waiting(self) -> None:
+        """While a helper still builds the plan the run needs next: ask the graph's numerical notes, a heuristics
+        query that needs no built plan and that the notes step would otherwise ask after the last plan. Quiet on
+        failure: the notes step then asks again and says what went wrong."""
+        options, kept = self.options, getattr(self.sess, "notes_by_modes", None)
+        if not options.notes or kept is None or tuple(options.heuristics) in kept:
+            return
+        with self.phases("notes"):
+            try:
+                anatomy.session_notes(self.spec, self.sess, tuple(options.heuristics), bool(options.plan_cache))
+            except Exception:  # noqa: BLE001 - asked again, and reported, by the notes step
+                pass
 
     def check(self, record: PlanRecord) -> None:
         """A built plan's support on this GPU: its workspace must fit (ResourceError naming it, as before a run)."""

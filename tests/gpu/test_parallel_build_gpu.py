@@ -123,3 +123,30 @@ def test_a_progressive_run_with_helpers_gives_its_first_row_before_they_are_done
     assert [r["plan"] for r in records["plans"]] == list(without.plans["plan"])  # rows in heuristic order
     stored = {p["plan"] for p in report["plans"] if p["status"] == "stored"}
     assert all(r.get("from_cache") for r in records["plans"] if r["plan"] in stored)
+
+
+def test_notes_asked_while_the_run_waits_are_the_notes_step_s_and_asked_once(tmp_path, monkeypatch) -> None:
+    from cudnn_lab.gpu.anatomy import columns
+    from cudnn_lab.gpu.run import Run
+    from cudnn_lab.gpu.session import RUN_LOCK
+
+    asked: list[tuple[str, ...]] = []
+    real = columns.numeric_notes
+    monkeypatch.setattr(columns, "numeric_notes", lambda *a, **k: asked.append(tuple(a[2])) or real(*a, **k))
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "c"))
+    options = {**QUICK, "notes": True, "plan_cache": False, "max_plans": 6}  # no notes kept on disk: asked here
+    plain = cl.run(RMSNORM, **options, seed=7, parallel_builds=0)  # asked by the notes step, after the last plan
+    assert len(asked) == 1
+    with RUN_LOCK:
+        run = Run(RMSNORM, cl.RunOptions(parallel_builds=0, **options, seed=8))
+        run.start()
+        run.propose()
+        run.work_while_waiting()  # what the run does while a helper still builds the plan it needs next
+        assert asked == [tuple(run.options.heuristics)] * 2 and tuple(run.options.heuristics) in run.sess.notes_by_modes
+        for _ in run.plans():
+            pass
+        records = run.finish()
+    assert len(asked) == 2  # the notes step found them: not asked again
+    ahead = {r["plan"]: r.get("numeric_notes") for r in records["plans"]}
+    assert ahead == dict(zip(plain.plans["plan"], plain.plans["numeric_notes"]))
+    assert all(v is not None for v in ahead.values())  # every plan has its notes column (text, '' for none)

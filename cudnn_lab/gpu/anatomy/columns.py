@@ -65,7 +65,7 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
             progress(0, 1, "numerical notes")
         backend = [e for e in todo_n if knob_table.parse_plan_name(e.name) is not None]
         if backend:  # plans of the backend's engines; python-engine and classic-API plans have no backend notes
-            result = _notes(spec, sess, tuple(options.heuristics), numeric_notes, bool(options.plan_cache))
+            result = session_notes(spec, sess, tuple(options.heuristics), bool(options.plan_cache))
             for e in backend:
                 if e.name in result.notes or e.name in result.unknown:
                     cache.setdefault(e.name, {})["numeric_notes"] = result.of(e.name)
@@ -82,6 +82,17 @@ def kernel_and_note_columns(spec: Any, options: Any, sess: Any, entries: list[An
             want_kernels if k.startswith("kernel") else want_notes)})
         if cols.get("median_ms") is not None and cols.get("kernel_ms") is not None:
             cols["launch_gap_ms"] = cols["median_ms"] - cols["kernel_ms"]
+
+
+def session_notes(spec: Any, sess: Any, modes: tuple[str, ...], use_disk: bool = True) -> Any:
+    """The graph's numerical notes for ``modes``, asked once per session (a heuristics query: it needs no built
+    plan, so a run asks it while it waits for a helper's plan) and kept with it."""
+    kept = getattr(sess, "notes_by_modes", None)
+    if kept is None:  # a session without the stash (a stand-in): asked every time
+        return _notes(spec, sess, modes, numeric_notes, use_disk)
+    if modes not in kept:
+        kept[modes] = _notes(spec, sess, modes, numeric_notes, use_disk)
+    return kept[modes]
 
 
 def _notes(spec: Any, sess: Any, modes: tuple[str, ...], ask: Callable[..., Any], use_disk: bool = True) -> Any:
