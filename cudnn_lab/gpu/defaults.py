@@ -1,7 +1,8 @@
 """Fast by default (issue 36): what a run uses when its options leave it to the kit (``parallel_builds='auto'``,
 ``kernel_cache=None``), decided per run from what is known before it builds, and recorded in the result
 (``settings["decisions"]``: each option's asked value, what was used and why); and :func:`warm`, what a Lab on a GPU
-starts in the background so that a first Run finds torch, CUDA, the frontend's engine family and the helpers ready.
+starts in the background so that a first Run finds torch, CUDA, the frontend's engine family, the check's kernels
+and the helpers ready.
 
 The rules, from the measurements (``docs/FINDINGS.md``, ``../shared/GPU_FACTS.md``):
 
@@ -209,8 +210,9 @@ def _set(**changes: Any) -> None:
 def warm(spec: Any = None, device: int = 0, options: RunOptions | None = None, *, cores: int | None = None) -> dict[
         str, Any]:
     """What a first Run needs, made ready now: torch and CUDA on ``device``, cuDNN, the frontend's engine family of
-    ``spec`` and, where ``options`` leave parallel builds to the kit and the host has cores to spare, the helper
-    pool. Quiet on failure (the Run does each of these itself when it needs them); returns :func:`warm_state`."""
+    ``spec``, the torch kernels of its check (where ``options`` check) and, where ``options`` leave parallel builds
+    to the kit and the host has cores to spare, the helper pool. Quiet on failure (the Run does each of these
+    itself when it needs them); returns :func:`warm_state`."""
     options = RunOptions.coerce(options)
     seconds: dict[str, float] = {}
     _set(state="warming", note="")
