@@ -16,7 +16,9 @@
 # pooling GPU tests), exitprobe (scripts/probe_exit.py: exit codes per exit variant, the determinism recipe under
 # load, issue 37), throughput (benchmarks/sweep_throughput.py: every GPU; run it
 # alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
-# A step written NAME.TAG runs NAME with its own log (e.g. 0:tests.a 0:tests.b: two suites at once on GPU 0).
+# A step written NAME.TAG runs NAME with its own log (e.g. 0:tests.a 0:tests.b: two suites at once on GPU 0;
+# 0:tests.a,tests.b,tests.c,tests.d: four one after another, about 2 min each alone on an H200 with 8 workers).
+# The summary ends with the tally of clean suites.
 # throughput takes $POINTS points (12 unless set); record takes only the problems in $RECORD_ONLY when set.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -115,4 +117,9 @@ wait
 tar -C "$WORK" -czf "$OUT/results.tgz" recorded sweeps bench maps $(cd "$WORK" && ls -d store_* 2>/dev/null)
 tar -C "$WORK" -czf "$OUT/logs.tgz" logs
 for f in "$WORK"/logs/*.log "$WORK/logs/device.txt"; do echo "=== ${f##*/}"; tail -n 25 "$f"; done >"$OUT/summary.txt"
+suites=$(ls "$WORK"/logs/gpu*_tests*.log 2>/dev/null | wc -l)
+if [ "$suites" -gt 0 ]; then  # issue 37's tally: a suite is clean when its last line has passes and no failure
+    clean=$(for f in "$WORK"/logs/gpu*_tests*.log; do tail -n 1 "$f"; done | grep ' passed' | grep -Ecv '[0-9]+ (failed|errors?)[ ,]')
+    echo "pytest -m gpu suites: $clean of $suites clean (WORKERS=${WORKERS:-6})" >>"$OUT/summary.txt"
+fi
 cat "$OUT/summary.txt"
