@@ -65,8 +65,6 @@ class TransformSpec(Tensor4dSpec):
                                               "concat_size")
 
     kind: str = "convert"
-    n: int = 32
-    c: int = 64
     h: int = 56
     w: int = 56
     layout: str = "NCHW"

@@ -216,3 +216,26 @@ def test_spec_error_message_names_spec_field_value_and_rule() -> None:
     err = info.value
     assert (err.spec, err.field, err.value) == ("ConvSpec", "layout", "CHWN")
     assert str(err) == f"ConvSpec.layout='CHWN': {err.allowed}"
+
+
+def _families(cls: type = Spec) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_families(sub)]
+    return found
+
+
+def test_no_family_declares_again_a_field_its_base_gives_the_same_default() -> None:
+    """A default has one owner: a family restates an inherited field only to give it another default."""
+    again = []
+    for cls in set(_families()):
+        own = cls.__dict__.get("__annotations__", {})
+        base = next((b for b in cls.__mro__[1:] if dataclasses.is_dataclass(b)), None)
+        if base is None:
+            continue
+        inherited = {f.name: f.default for f in dataclasses.fields(base)}
+        mine = {f.name: f.default for f in dataclasses.fields(cls)}
+        again += [f"{cls.__name__}.{name} (= {mine[name]!r}, as in {base.__name__})" for name in own
+                  if name in inherited and name in mine and mine[name] == inherited[name]
+                  and mine[name] is not dataclasses.MISSING]
+    assert not again, f"fields declared again with their base's default: {sorted(again)}"
