@@ -235,9 +235,9 @@ def warm_check(spec: Spec, device: int = 0) -> float:
         dtype = torch_dtype(name)
         if not dtype.is_floating_point:
             continue
-        actual = expected.to(dtype)
+        actual = expected.to(dtype, copy=True)  # a copy also where dtype is float64: the poison must not reach it
         actual.fill_(float("nan"))  # the poison run_poisoned puts in every output
-        actual.copy_(expected.to(dtype))
+        actual.copy_(expected)
         check_outputs(spec, {"warm": actual}, {"warm": expected})
     torch.cuda.synchronize(where)
     return time.perf_counter() - t0

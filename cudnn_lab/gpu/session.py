@@ -137,7 +137,7 @@ class Session:
         #: plan name -> its anatomy columns (kernels, notes, determinism), measured once per plan (gpu/anatomy)
         self.anatomy: dict[str, dict[str, Any]] = {}
         #: heuristic modes -> the graph's numerical notes (gpu/notes.NoteResult), asked once per session; a run asks
-        #: them while it waits for a helper's plan (gpu/anatomy/columns.notes_ahead)
+        #: them while it waits for a helper's plan (gpu/anatomy/columns.session_notes)
         self.notes_by_modes: dict[tuple[str, ...], Any] = {}
         #: the engine space's explorer (gpu/engine_space.Explorer), made by the first run that explores; its plans
         #: back captured CUDA graphs, so it lasts as long as the session
