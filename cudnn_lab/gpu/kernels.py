@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -51,8 +52,6 @@ def import_torch_here() -> bool:
     A check of ``sys.modules`` first is not enough: another thread (a Lab's caller) may start the same import a moment
     later and win it (H200, 2026-11-29: live_rows.py --defaults ended in SIGSEGV after kineto's "External init
     callback" error, 1 run in 6 suites)."""
-    import sys
-
     if "torch" in sys.modules:
         return False
     spy = _LoaderSpy()

@@ -368,12 +368,9 @@ class AsyncPrebuild:
         return self._finished
 
     def pending(self, name: str) -> bool:
-        """Whether :meth:`wait` for ``name`` would block now: a helper that has listed the plans is building it and
-        has not answered (the run has time for other work first)."""
+        """Whether :meth:`wait` for ``name`` would block now (the run has time for other work first)."""
         with self._cond:
-            if self._finished or name in self._outcome or self._ref is None or name not in self._ref[self.leave:]:
-                return False
-            return not self.eager or self._listed_owner(name)
+            return not self._answered(name) and (not self.eager or self._listed_owner(name))
 
     def wait(self, name: str, timeout: float | None = None) -> PlanBuild | None:
         """Wait until ``name``'s helper has answered for it (at most ``timeout`` s); its :class:`PlanBuild`, or None
@@ -381,13 +378,9 @@ class AsyncPrebuild:
         then builds it itself; said once in the report)."""
         t = time.perf_counter()
         with self._cond:
-            def ready() -> bool:
-                return (self._finished or name in self._outcome
-                        or (self._ref is not None and name not in self._ref[self.leave:]))
-
-            if self.eager and not ready() and not self._listed_owner(name):  # its helper is not building yet
+            if self.eager and not self._answered(name) and not self._listed_owner(name):  # its helper is not building
                 return None
-            ok = self._cond.wait_for(ready, timeout)
+            ok = self._cond.wait_for(lambda: self._answered(name), timeout)
             self._waited += time.perf_counter() - t
             if name in self._outcome:
                 return self._outcome[name]
@@ -461,6 +454,12 @@ class AsyncPrebuild:
                 self._problems.append(f"the helpers' thread failed: {type(e).__name__}: {' '.join(str(e).split())}")
         finally:
             self._end()
+
+    def _answered(self, name: str) -> bool:
+        """(Holding the lock.) Whether nothing is left to wait for about plan ``name``: the helpers finished, its
+        helper answered, or no helper has it (the pick, a plan the helpers did not list)."""
+        return (self._finished or name in self._outcome
+                or (self._ref is not None and name not in self._ref[self.leave:]))
 
     def _listed_owner(self, name: str) -> bool:
         """(Holding the lock.) Whether the helper that has plan ``name`` has listed the plans (so builds its share
