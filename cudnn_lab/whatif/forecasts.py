@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import OptionError
 from ..specs import Spec
-from .speed import RECORDED_DIR, Forecast, _source, forecast
+from .speed import RECORDED_DIR, Forecast, forecast, source_run
 
 __all__ = ["forecasts_for"]
 
@@ -28,7 +28,7 @@ def forecasts_for(spec: Any, targets: Iterable[Any], source: Any = None) -> list
     out: list[Forecast] = []
     targets = list(dict.fromkeys(targets))
     if source is None and targets and isinstance(spec, Spec):  # the shipped recording, found once for every target
-        source = RECORDED_DIR / _source(None, spec.to_dict())[1]  # (a search reads the recordings until it matches)
+        source = RECORDED_DIR / source_run(None, spec.to_dict())[1]  # (a search reads the recordings until it matches)
     for target in targets:
         try:
             f = forecast(spec, target, source)

@@ -36,7 +36,7 @@ from cudnn_lab.whatif.speed_validation import (BASELINE_PATH, SM_GATE, TARGETS, 
 
 __all__ = ["forecast", "forecast_many", "Forecast", "PlanForecast", "check_recording", "validate",
            "validation_frame", "format_validation", "target_checks", "baseline_errors", "check_baseline",
-           "ValidationRow", "TARGETS", "BASELINE_PATH", "PREDICTORS", "RECORDED_DIR"]
+           "ValidationRow", "TARGETS", "BASELINE_PATH", "PREDICTORS", "RECORDED_DIR", "source_run"]
 
 
 # ---------------------------------------------------------------------------------------------------------- answers
@@ -123,7 +123,7 @@ class Forecast:
 
 
 # ----------------------------------------------------------------------------------------------------- forecasting
-def _source(source: Any, spec_dict: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+def source_run(source: Any, spec_dict: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """The measured run to transfer from and its label: a recording path, a loaded recording, a RunResult (its
     ``to_dict``), or None for the shipped H200 (else H100) recording of the same problem."""
     if source is None:
@@ -181,7 +181,7 @@ def forecast(spec: Any, target: Any, source: Any = None) -> Forecast:
     if not isinstance(spec, Spec):
         raise OptionError("spec", spec, "a cudnn_lab spec (e.g. cl.ConvSpec(...))")
     spec_dict = spec.to_dict()
-    rec, label = _source(source, spec_dict)
+    rec, label = source_run(source, spec_dict)
     if _same_spec(rec["spec"]) != spec_dict:
         raise DataError(label, f"field spec is for {rec['spec'].get('op')} {rec['spec']}, not the spec asked",
                         hint="give a recording of the same problem")

@@ -91,10 +91,11 @@ def _grid_best(errors: Any) -> tuple[float, float]:
     return float(ALPHAS[i]), float(SCALES[j])
 
 
-def _fit_pairs(items: Sequence[tuple[dict[str, Any], dict[str, Any], dict[str, Any], GpuFacts, GpuFacts]],
-               skip: int | None) -> tuple[float, float]:
-    """(alpha, scale) minimising the transfer's MAPE over ``items`` except ``skip`` (leave-one-out), on a grid."""
-    return _grid_best(_pair_errors([it for i, it in enumerate(items) if i != skip]))
+def _fit_pairs(items: Sequence[tuple[dict[str, Any], dict[str, Any], dict[str, Any], GpuFacts, GpuFacts]]
+               ) -> tuple[float, float]:
+    """(alpha, scale) minimising the transfer's MAPE over ``items``, on a grid (leave-one-out: the caller leaves
+    the held-out items out)."""
+    return _grid_best(_pair_errors(items))
 
 
 def _row(dataset: str, family: str, source: str, target: str, scope: str, n: int,
@@ -453,6 +454,6 @@ def _fit_pairs_all(src_key: str, tgt_key: str) -> tuple[float, float]:
         p, q = _best(s_rec), _best(t_rec)
         if p and q:
             items.append((p, q, s_rec["spec"], src, tgt))
-    return _fit_pairs(items, None)
+    return _fit_pairs(items)
 
 
