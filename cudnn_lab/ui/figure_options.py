@@ -52,13 +52,17 @@ class ViewToggles:
 
     def show(self, values: dict[str, bool], note: str) -> None:
         """Show ``values`` in the checkboxes (without calling back) and ``note`` beside them."""
+        for name in self.checks:
+            self._set_silently(name, bool(values.get(name)))
+        self.note.value = note
+
+    def _set_silently(self, name: str, value: bool) -> None:
+        """Tick or clear ``name``'s checkbox without calling back."""
         self._silent = True
         try:
-            for name, check in self.checks.items():
-                check.value = bool(values.get(name))
+            self.checks[name].value = value
         finally:
             self._silent = False
-        self.note.value = note
 
     def _changed(self, name: str, change: dict[str, Any]) -> None:
         if self._silent:
@@ -67,9 +71,5 @@ class ViewToggles:
             self._on_toggle(name, bool(change["new"]))
         except Exception as e:
             self.note.value = f"<span class='cl-option-error'>✗ {html.escape(error_sentence(e))}</span>"
-            self._silent = True
-            try:
-                self.checks[name].value = bool(change["old"])
-            finally:
-                self._silent = False
+            self._set_silently(name, bool(change["old"]))
             raise
