@@ -159,9 +159,7 @@ class ConvSpec(Fp8Operands, InLayout, Spec):
         if self.groups != 1:
             raise SpecError("groups", self.groups, "must be 1 for FP8 (grouped and depthwise FP8 convolutions are "
                             "not offered)", spec=name)
-        if self.epilogue:
-            raise SpecError("epilogue", self.epilogue, "must be empty for FP8 in this version of the kit (the descale "
-                            "multiplies are the FP8 convolution's epilogue)", spec=name)
+        self._refuse_fp8_epilogue(name, "convolution")
 
     def fp8_dtypes(self) -> dict[str, str]:
         """X and W in ``dtype`` (FP8), Y in ``out_dtype``."""

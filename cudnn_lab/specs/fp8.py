@@ -230,6 +230,7 @@ class Fp8Operands:
     if TYPE_CHECKING:  # what the family's Spec gives the mixin, named here so the mixin is checked
         dtype: str
         amax: bool
+        epilogue: Any
 
         def tensor_shapes(self) -> dict[str, tuple[int, ...]]: ...
 
@@ -243,6 +244,12 @@ class Fp8Operands:
         for field in self.FP8_SCALES.values():
             self._set(field, check_scale(name, field, getattr(self, field)))
         self._set("amax", check_amax(name, self.amax))
+
+    def _refuse_fp8_epilogue(self, name: str, product: str) -> None:
+        """An FP8 ``product`` ('GEMM', 'convolution') takes no epilogue in the kit: its descale multiplies are one."""
+        if self.epilogue:
+            raise SpecError("epilogue", self.epilogue, "must be empty for FP8 in this version of the kit (the descale "
+                            f"multiplies are the FP8 {product}'s epilogue)", spec=name)
 
     @property
     def fp8(self) -> bool:

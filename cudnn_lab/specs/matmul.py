@@ -8,7 +8,6 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..errors import SpecError
 from .base import DTYPE_BYTES, DTYPES, Spec, check_bool, check_int
 from .epilogue import EPILOGUE_HINT, check_epilogue, epilogue_shapes
 from .fp8 import FP8_DTYPES, FP8_GEMM_OUT_DTYPES, Fp8Operands, is_fp8
@@ -83,9 +82,7 @@ class MatmulSpec(Fp8Operands, Spec):
     def _check_fp8(self, name: str) -> None:
         """What the kit's FP8 GEMM is: no epilogue. Layouts, k and the e5m2 x e5m2 pair are cuDNN's to refuse: on
         Hopper with cuDNN 9.19 it runs them all (docs/FINDINGS.md, FP8)."""
-        if self.epilogue:
-            raise SpecError("epilogue", self.epilogue, "must be empty for FP8 in this version of the kit (the descale "
-                            "multiplies are the FP8 GEMM's epilogue)", spec=name)
+        self._refuse_fp8_epilogue(name, "GEMM")
 
     @classmethod
     def field_choices(cls) -> dict[str, tuple[Any, ...]]:
