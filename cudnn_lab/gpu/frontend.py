@@ -17,6 +17,7 @@ from ..specs import Spec
 from .reasons import CATEGORIES, category_of, summarize
 from .explain import explain
 from .device import kit_thread
+from .kernels import load_torch
 from .plans import PLAN_SOURCES, PlanEntry
 
 #: Engine families whose frontend modules this process has imported (or is importing) ahead of a run.
@@ -29,6 +30,7 @@ def warm_engine_family(spec: Spec) -> None:
     the GEMM family's took 0.5-0.9 s of a first GEMM run's proposals (docs/FINDINGS.md). Quiet on any failure: the
     proposals then import what they need themselves."""
     try:
+        load_torch()  # the family modules import torch: loaded here, this thread also owns the profiler's first session
         from cudnn.engines import manifest
 
         family = manifest.family_for(build_graph(spec).pygraph)

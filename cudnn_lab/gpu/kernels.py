@@ -32,6 +32,8 @@ _FIRST_USE_S: float | None = None
 #: imports torch on its warm-up thread). A thread that loads torch holds this lock until it has run that first session
 #: (gpu/defaults.warm), so no other thread's session comes first.
 FIRST_SESSION = threading.RLock()
+#: The name of the thread that loaded torch through :func:`load_torch` (None: no kit thread did).
+_LOADED_BY: str | None = None
 
 
 class _LoaderSpy:
@@ -61,6 +63,34 @@ def import_torch_here() -> bool:
     finally:
         sys.meta_path.remove(spy)
     return spy.thread == threading.get_ident()
+
+
+def load_torch(device: Any = None) -> bool:
+    """Import torch from a kit thread under kineto's rule: where this thread is the one that loads it and CUDA is
+    here, the profiler's first session runs here at once (:data:`FIRST_SESSION` held throughout, so no other thread's
+    comes first). True when this thread loaded torch. A thread that only imports modules which import torch (the
+    frontend's engine families) calls this first: else it may load torch and leave the first session to another
+    thread (H200, 2026-11-29: a Lab's engine warm-up did, and its process ended in SIGSEGV at exit, 2 runs in 8)."""
+    global _LOADED_BY
+    if "torch" in sys.modules:
+        return False
+    with FIRST_SESSION:
+        loads = import_torch_here()
+        if loads:
+            _LOADED_BY = threading.current_thread().name
+            import torch
+
+            try:
+                if torch.cuda.is_available():
+                    start_cupti(device)
+            except Exception:  # noqa: BLE001 - no CUPTI here: the run says so when it records kernels
+                pass
+        return loads
+
+
+def torch_loaded_by() -> str | None:
+    """The name of the kit thread that loaded torch through :func:`load_torch` (None: none did)."""
+    return _LOADED_BY
 
 
 @dataclasses.dataclass(frozen=True)

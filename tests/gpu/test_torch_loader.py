@@ -35,3 +35,23 @@ def test_only_the_thread_that_ran_torchs_import_is_its_loader(mode: str, printed
     out = subprocess.run([sys.executable, "-c", CODE, mode], capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == printed
+
+
+WARM_ENGINES = """
+import sys
+import cudnn_lab as cl
+from cudnn_lab.gpu import kernels
+from cudnn_lab.gpu.frontend import warm_engine_family_async
+assert "torch" not in sys.modules
+warm_engine_family_async(cl.NormSpec(kind="rmsnorm", rows=64, features=256, dtype="bf16")).join()
+print("torch" in sys.modules, kernels.torch_loaded_by())
+"""
+
+
+def test_the_engine_warm_up_loads_torch_through_the_kit_so_its_thread_owns_the_first_session() -> None:
+    """The frontend's engine-family modules import torch; a Lab's engine warm-up thread that ran that import without
+    the kit's loader left the profiler's first session to another thread (kineto's "External init callback" error,
+    then SIGSEGV at exit: H200, 2026-11-29, 2 live-rows runs in 8)."""
+    out = subprocess.run([sys.executable, "-c", WARM_ENGINES], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "True cudnn_lab-warm-engines"
