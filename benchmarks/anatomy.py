@@ -17,6 +17,7 @@ import sys
 import time
 
 import cudnn_lab as cl
+from cudnn_lab.gpu.device import end_program
 from _shared import parser, write_json
 
 SPEC = cl.ConvSpec(n=32, c=64, h=56, w=56, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
@@ -139,4 +140,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

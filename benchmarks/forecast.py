@@ -14,6 +14,7 @@ import time
 import cudnn_lab as cl
 from cudnn_lab.specs.base import spec_from_dict
 from cudnn_lab.whatif.speed_models import RECORDED_DIR
+from cudnn_lab.gpu.device import end_program
 from _shared import write_json
 
 #: The source recording and five targets: the other Hopper card, two published GPUs, and two SM carve-outs.
@@ -52,4 +53,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import cudnn_lab as cl
+from cudnn_lab.gpu.device import end_program
 from _shared import device_line, fmt, table_args, write_json
 
 #: Datasheet dense peaks shared by H100 SXM and H200 (same GH100 compute), TFLOP/s; see ../shared/REFERENCES.md.
@@ -153,4 +154,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -15,6 +15,7 @@ import cudnn_lab as cl
 from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.reference import torch_op
+from cudnn_lab.gpu.device import end_program
 from _shared import finish, fmt, parser
 
 CONV = dict(n=32, c=128, h=28, w=28, k=128, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
@@ -76,4 +77,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import cudnn_lab as cl
+from cudnn_lab.gpu.device import end_program
 from _shared import device_line, fmt, table_args, write_json
 
 #: 8 experts x 2048 tokens each on average, 2048 -> 2048 (the size GPU_FACTS.md first ran), routed four ways.
@@ -95,4 +96,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

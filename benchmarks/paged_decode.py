@@ -20,6 +20,7 @@ import cudnn_lab as cl
 from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.reference.sdpa_paged import gather_pages
+from cudnn_lab.gpu.device import end_program
 from _shared import finish, fmt, table_parser
 
 LLAMA3_70B_DECODE = dict(heads=64, kv_heads=8, seq_q=1, head_dim=128, dtype="bf16", causal=True,
@@ -104,4 +105,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -56,6 +56,7 @@ from cudnn_lab.gpu.session import session
 from cudnn_lab.gpu.defaults import MAX_AUTO_HELPERS as MAX_AUTO_HELPERS_KIT
 from cudnn_lab.gpu.timing import Timer, TimingOptions
 from cudnn_lab.results.metrics import tied_with_best
+from cudnn_lab.gpu.device import end_program
 
 SUITE = {
     "rn50 3x3 56px": cl.ConvSpec(n=32, c=64, h=56, w=56, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16"),
@@ -760,4 +761,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -27,6 +27,7 @@ from typing import Any
 
 import cudnn_lab as cl
 from cudnn_lab.whatif.published import PublishedRow, load_published
+from cudnn_lab.gpu.device import end_program
 
 #: Within this share of NVIDIA's time counts as agreeing.
 AGREE = 0.10
@@ -182,4 +183,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

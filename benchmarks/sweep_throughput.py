@@ -24,6 +24,7 @@ from pathlib import Path
 
 import cudnn_lab as cl
 from cudnn_lab import cache_dir
+from cudnn_lab.gpu.device import end_program
 from _shared import write_json
 
 NEEDED = {2: 1.8, 4: 3.4}
@@ -169,4 +170,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

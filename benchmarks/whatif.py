@@ -14,6 +14,7 @@ import time
 import cudnn_lab as cl
 from cudnn_lab.whatif import devices as tg
 from cudnn_lab import whatif as wi
+from cudnn_lab.gpu.device import end_program
 
 RN50 = cl.ConvSpec(n=32, c=256, h=28, w=28, k=256, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
 FIVE = ("h100", "h200", "sm80", "sm89", "sm120")
@@ -64,4 +65,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -16,13 +16,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .options import RunOptions, option_info, parse_parallel_builds
 from .results import RunResult, load_results
 from .runs import run
 from .sweeps import sweep
 from . import cache_dir, errors, whatif
+from .gpu.device import end_program
 from .gpu import cache as _plan_cache, ceilings as _ceilings  # noqa: F401 - each registers what `cache --clear` clears
 from ._version import __version__
 from .capabilities import probe
@@ -550,5 +551,11 @@ def exit_code(error: BaseException) -> int:
     return next((code for name, code, _ in EXIT_CODES if isinstance(error, getattr(errors, name))), 1)
 
 
+def console() -> NoReturn:
+    """The ``cudnn-lab`` command: :func:`main`, then the process ends with its code after the exit hooks, before the
+    native libraries' own teardown (gpu/device.end_program)."""
+    end_program(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

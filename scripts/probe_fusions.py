@@ -343,4 +343,6 @@ def _print_variants(handle: Any, path: str | None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from cudnn_lab.gpu.device import end_program
+
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

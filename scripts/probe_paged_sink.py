@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import cudnn_lab as cl
+from cudnn_lab.gpu.device import end_program
 
 BASE = dict(batch=2, heads=8, seq_q=64, seq_kv=512, head_dim=128, dtype="bf16", causal=True,
             diagonal_alignment="bottom_right")
@@ -129,4 +130,4 @@ def runs(json_path: str | None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 import cudnn_lab as cl
+from cudnn_lab.gpu.device import end_program
 
 BASE = dict(batch=1, heads=4, seq_q=128, seq_kv=128, causal=True)
 #: SDPA's band for fp16/bf16 (cuDNN's own SDPA tests: specs/sdpa_rules.HALF_BANDS).
@@ -162,4 +163,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

@@ -27,6 +27,7 @@ from cudnn_lab.cli import say_error
 from cudnn_lab.gpu.session import require_gpu
 from cudnn_lab.results import RECORDED_DIR
 from cudnn_lab.results.datasets import dataset_prefix
+from cudnn_lab.gpu.device import end_program
 
 PROBLEMS = {
     "conv_nhwc_fp16_bias_relu": cl.ConvSpec(n=16, c=64, h=56, w=56, k=128, r=3, s=3, padding=1, layout="NHWC",
@@ -248,4 +249,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

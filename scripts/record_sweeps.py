@@ -23,6 +23,7 @@ from cudnn_lab.gpu.session import require_gpu
 from cudnn_lab.results import SWEEPS_DIR
 from cudnn_lab.results.backend_map import BACKEND_MAPS_DIR, backend_map, has_backends
 from cudnn_lab.results.datasets import dataset_prefix
+from cudnn_lab.gpu.device import end_program
 
 
 def standard_set() -> list[cl.Spec]:
@@ -143,4 +144,4 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

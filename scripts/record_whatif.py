@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from cudnn_lab.cli import say_error  # noqa: E402
 from cudnn_lab.errors import CudnnLabError  # noqa: E402
+from cudnn_lab.gpu.device import end_program  # noqa: E402
 
 SM_COUNTS = (114, 78, 66)
 
@@ -129,4 +130,4 @@ def record(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_program(main)  # exit 0 after the work, not an abort in the native teardown (gpu/device.py)

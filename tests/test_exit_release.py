@@ -115,3 +115,54 @@ def test_unknown_variants_are_refused(capsys):
     with pytest.raises(SystemExit):
         probe_exit.main(["--variants", "run,bogus"])
     assert "unknown exit variant 'bogus'" in capsys.readouterr().err
+
+
+#: A kit program ended by end_program: what each exit step leaves on stdout tells which ran.
+PROGRAM = """
+import atexit, os, sys, threading, time
+from cudnn_lab.gpu.device import end_program, kit_thread, release_at_exit
+if sys.argv[1] == "cudnn":
+    import cudnn  # the native GPU stack is loaded: the process ends before the libraries' own teardown
+
+class Finalized:
+    def __del__(self, write=os.write):
+        write(1, b"\\nfinalized\\n")  # straight to the pipe: sys.stdout may be gone by then
+
+keep = Finalized()  # collected only by the interpreter's own teardown
+
+def main():
+    state = []
+    kit_thread(lambda: (time.sleep(0.3), state.append("joined")), "cudnn_lab-test")
+    threading.Thread(target=lambda: (time.sleep(0.3), print("non-daemon done"))).start()
+    threading._register_atexit(lambda: print("threading hook"))
+    atexit.register(lambda: print("atexit"))
+    release_at_exit(lambda: print("released"))
+    print("unflushed", end="")  # a buffered write the exit must not lose
+    if sys.argv[2] == "raise":
+        raise ValueError("broken main")
+    if sys.argv[2] == "text":
+        raise SystemExit("cudnn-lab x: what went wrong")
+    return int(sys.argv[2])
+end_program(main)
+"""
+
+
+@pytest.mark.parametrize("loaded", ["cudnn", "plain"])
+@pytest.mark.parametrize(("ends", "status"), [("3", 3), ("0", 0), ("raise", 1), ("text", 1)])
+def test_a_kit_program_ends_with_its_status_after_every_exit_hook(loaded: str, ends: str, status: int) -> None:
+    """end_program: main's status (a return, SystemExit text, an exception's traceback), Python's exit hooks all run
+    in their order, buffered output kept; with cuDNN loaded the interpreter's own teardown (which runs ``__del__``
+    of module objects, then the native libraries' destructors) is skipped, elsewhere it runs as usual."""
+    out = subprocess.run([sys.executable, "-c", PROGRAM, loaded, ends], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert out.returncode == status, out.stderr[-2000:]
+    lines = out.stdout.replace("unflushed", "unflushed\n").split("\n")
+    assert lines[0] == "unflushed"
+    steps = [ln for ln in lines if ln]
+    # threading's exit first (its hooks, then the join of the non-daemon thread), then atexit hooks, newest first
+    assert steps[1:5] == ["threading hook", "non-daemon done", "atexit", "released"], steps
+    assert ("finalized" in steps) == (loaded == "plain")
+    if ends == "raise":
+        assert "ValueError: broken main" in out.stderr and "Traceback" in out.stderr
+    if ends == "text":
+        assert out.stderr.strip().endswith("cudnn-lab x: what went wrong")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import atexit
 import functools
+import os
 import shutil
 import subprocess
 import sys
 import threading
+import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 import weakref
 
 #: The kit's background threads that may be inside CUDA, cuDNN or CUPTI calls (joined at exit, see kit_thread).
@@ -85,6 +87,48 @@ def _at_exit() -> None:
     """The kit's exit: join its threads; then, when none is left inside CUDA, release its GPU state."""
     if _join_kit_threads() and RELEASE_AT_EXIT:
         release_gpu_state()
+
+
+def _exit_status(code: Any) -> int:
+    """A ``SystemExit`` code as the process's status, as Python makes it (None 0, an int itself, else printed, 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def end_program(main: Callable[[], Any]) -> NoReturn:
+    """Run a kit program's ``main`` and end the process with its exit code. Python's exit steps run as usual (its
+    threads' hooks and joins, then the atexit hooks: the kit's threads joined, its helpers ended, its GPU state
+    released), the output is flushed, and then, where cuDNN was loaded, the process ends without the native
+    libraries' own teardown, where aborts came after the work was done (docs/FINDINGS.md: 'double free or
+    corruption' after Python had finished, with faulthandler on and silent)."""
+    try:
+        status = _exit_status(main())
+    except SystemExit as e:
+        status = _exit_status(e.code)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        status = 130
+    except BaseException:  # noqa: BLE001 - printed as Python prints it; the exit below still runs
+        traceback.print_exc()
+        status = 1
+    if "cudnn" not in sys.modules:  # no native GPU library here: the interpreter's own exit
+        sys.exit(status)
+    try:
+        shutdown = getattr(threading, "_shutdown", None)  # what the interpreter runs first at exit
+        if shutdown is not None and threading.current_thread() is threading.main_thread():
+            shutdown()
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):  # closed or gone: nothing more to say
+                pass
+        os._exit(status)
 
 
 def _torch_cudnn(torch: Any) -> Any:
