@@ -14,7 +14,8 @@
 # options set), defaultsbig (three of them with 'auto' capped at $BIG_HELPERS helpers, 14 unless set), published (benchmarks/published_attention.py --quick: NVIDIA's H200 attention rows), probe
 # (scripts/probe_shapes.py: SDPA head sizes cuDNN takes), detstress (three 8-worker runs of the anatomy, plans and
 # pooling GPU tests), exitprobe (scripts/probe_exit.py: exit codes per exit variant, the determinism recipe under
-# load, issue 37), throughput (benchmarks/sweep_throughput.py: every GPU; run it
+# load, issue 37), exits (issue 37: benchmarks/whatif.py three times and `cudnn-lab run` of a small conv, each
+# one's exit code; an abort at exit shows as 134 or 139), throughput (benchmarks/sweep_throughput.py: every GPU; run it
 # alone), tests (pytest -m gpu but the notebooks, $WORKERS workers, stops after $MAXFAIL failures), tests1 (pytest -m gpu in one process: $TESTS, or all but the notebooks), notebooks (the course live).
 # A step written NAME.TAG runs NAME with its own log (e.g. 0:tests.a 0:tests.b: two suites at once on GPU 0;
 # 0:tests.a,tests.b,tests.c,tests.d: four one after another, about 2 min each alone on an H200 with 8 workers).
@@ -33,7 +34,7 @@ DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
 declare -A BUDGET=([record]=300 [bmap]=330 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
-                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [defaultsbig]=90 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [exitprobe]=95 [tests]=100000 [tests1]=100000 [notebooks]=400)
+                   [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [defaultsbig]=90 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [exitprobe]=95 [exits]=150 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
 left() { echo $((ROUND_S - ($(date +%s) - T0))); }
@@ -88,6 +89,12 @@ step() {  # step GPU NAME[.TAG]: run one step on one GPU under what is left of t
                     echo "detstress run $i rc=$?"; done ;;
         exitprobe) timeout -k 10 "$secs" $PY scripts/probe_exit.py --seconds $((secs - 12)) \
                     --json "$WORK/bench/${slug}_${DAY}_probe_exit.json" ;;
+        exits) echo '{"op": "conv", "n": 8, "c": 64, "h": 56, "w": 56, "k": 64, "r": 3, "s": 3, "padding": 1,
+                    "layout": "NHWC", "dtype": "fp16"}' >"$WORK/exits_spec.json"
+            for i in 1 2 3; do timeout -k 10 $((secs / 4)) $PY benchmarks/whatif.py >/dev/null
+                echo "benchmarks/whatif.py run $i exit $?"; done
+            timeout -k 10 $((secs / 4)) $PY -m cudnn_lab.cli run "$WORK/exits_spec.json" -o "$WORK/exits_run.json" \
+                >/dev/null; echo "cudnn-lab run exit $?" ;;
         liverowsdef) timeout -k 10 "$secs" $PY scripts/live_rows.py --problem rmsnorm --defaults \
                     --record "$WORK/bench/${slug}_${DAY}_live_rows_defaults.json" ;;
         throughput) unset CUDA_VISIBLE_DEVICES

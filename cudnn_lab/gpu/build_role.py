@@ -7,7 +7,9 @@ on the device named by :data:`DEVICE_ENV`, so a later run finds it ready; then i
 Ready info: the identity fields of its device record (:data:`IDENTITY_FIELDS`).
 Messages: ``{"cmd": "propose", ...}`` -> ``{"plans": [...]}`` (or ``{"error": ...}``); ``{"cmd": "build", "plans":
 [...]}`` -> one part per plan; ``{"cmd": "share", ..., "slot": i, "slots": n, "leave": k}`` -> ``{"plans": [...],
-"share": [...]}`` then one part per plan of its round-robin share, at once.
+"share": [...]}`` then one part per plan of its round-robin share, at once; with ``"claims": folder`` the helpers
+take plans as they become free instead (:mod:`cudnn_lab.gpu.workers.claims`): its round-robin first, then the
+lowest plan no helper has taken, so one slow compile no longer holds up the plans dealt after it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .device import device_info
 from .frontend import graph_plans
 from .session import cudnn_handle, require_gpu
 from .workers import role
+from .workers.claims import claimed
 
 __all__ = ["build", "TARGET", "DEVICE_ENV", "IDENTITY_FIELDS", "identity_fields", "split_shares"]
 
@@ -100,7 +103,14 @@ def _share(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     entries = _STATE["entries"]
     names = list(entries)[:message["max_plans"]] if message.get("max_plans") else list(entries)
     slots, slot = int(message.get("slots") or 1), int(message.get("slot") or 0)
-    share = split_shares(names[int(message.get("leave") or 0):], slots)[slot] if slot < slots else []
+    rest = names[int(message.get("leave") or 0):]
+    share = split_shares(rest, slots)[slot] if slot < slots else []
+    folder = message.get("claims")
+    if folder:  # plans taken as this helper becomes free; its first is its round-robin first
+        yield {"plans": names, "share": share[:1]}
+        for i in claimed(str(folder), len(rest), slot):
+            yield _build_one(entries.get(rest[i]), rest[i], _STATE["cache"])
+        return
     yield {"plans": names, "share": share}
     for name in share:
         yield _build_one(entries.get(name), name, _STATE["cache"])

@@ -15,19 +15,20 @@ each against the reference before its time is shown, as it does for any cached p
 the per-plan deadline, lists other plans or cannot build a plan is left out: those plans are built in the run's own
 process as usual, one warning says so, and the pool starts a new helper next time.
 
-A run uses the asynchronous form (:func:`start_prebuild`, :class:`AsyncPrebuild`): the helpers list the plans and build
-their round-robin shares of every plan but the heuristics' pick (which the run builds itself at once) in one message
-each, while the run makes its inputs and reference and builds, checks and times the pick; for each later plan the run
-waits for its helper (:meth:`AsyncPrebuild.wait`), then loads it from the plan cache, or builds it itself where the
-helper failed or ran out of time. The helpers run at a lower CPU priority (:data:`HELPER_NICE`), so that the run's
-own process goes first on a busy host; they build at once (holding their builds until the run had timed its pick was
-tried and measured worse: docs/FINDINGS.md). :func:`prebuild` (blocking, every plan) stays for comparison.
+A run uses the asynchronous form (:func:`start_prebuild`, :class:`AsyncPrebuild`): the helpers list the plans and
+take every plan but the heuristics' pick (the run builds it at once) as each becomes free, while the run makes its
+inputs and reference and builds, checks and times the pick; for each later plan the run waits for its helper
+(:meth:`AsyncPrebuild.wait`), loads it from the plan cache, or builds it itself where the helper failed or ran out of
+time. Helpers run at a lower CPU priority (:data:`HELPER_NICE`) and build at once (holding builds until the run had
+timed its pick measured worse: docs/FINDINGS.md). :func:`prebuild` (blocking, round-robin shares) is for comparison.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
+import tempfile
 import threading
 import time
 import warnings
@@ -37,6 +38,7 @@ from typing import Any
 from .. import cache_dir
 from .build_pool import HELPER_NICE, START_DEADLINE_S, Helper, HelperPool, pool_for, pump, wait_lines
 from .build_role import identity_fields, split_shares
+from .workers.claims import TAKING, claim_owner
 from .defaults import MAX_AUTO_HELPERS, auto_helpers, spare_cores
 from .device import kit_thread
 from .frontend import from_frontend_graph
@@ -320,7 +322,9 @@ def _skip_reason(spec: Any, options: Any, plans: Sequence[str] | None,
 class AsyncPrebuild:
     """Helpers building a graph's plans while the run goes on: a thread starts them and reads their answers; the
     run asks plan by plan (:meth:`wait`) and for the report at its end (:meth:`report`). The first ``leave`` plans
-    (the heuristics' pick) are left to the run; helper ``slot`` of ``n`` builds plans ``leave + slot::n``."""
+    (the heuristics' pick) are left to the run; helper ``slot`` first builds plan ``leave + slot``, then a free
+    helper takes the next plan no helper has (:mod:`~cudnn_lab.gpu.workers.claims`): dealt round-robin, one slow
+    compile held up the plans dealt after it while other helpers idled (docs/FINDINGS.md)."""
 
     def __init__(self, spec: Any, options: Any, workers: int, *, info: dict[str, Any] | None = None,
                  plans: Sequence[str] | None = None, leave: int = 1, pool: HelperPool | None = None,
@@ -349,6 +353,7 @@ class AsyncPrebuild:
         self._key = key
         self._abandoned = ""
         self._listed: set[int] = set()  # slots whose helper has listed the plans
+        self._claims: str | None = None  # the folder of the helpers' claims (None: round-robin shares)
         self._thread = kit_thread(self._drive, "cudnn_lab-prebuild", spec, options, info,
                                   pool or pool_for(options.device), cores)
 
@@ -435,9 +440,12 @@ class AsyncPrebuild:
                             self._problems.append(f"helper {h.index} runs on another GPU or cuDNN ({theirs}): left out")
                     else:
                         helpers.append(h)
+                with self._cond:
+                    self._claims = tempfile.mkdtemp(prefix="cudnn_lab-claims-")
                 query = {"cmd": "share", "spec": spec.to_dict(), "modes": list(options.heuristics),
                          "sm_count": options.sm_count, "cache_root": str(cache_dir.cache_root()), "info": info,
-                         "leave": self.leave, "max_plans": self.max_plans, "slots": len(helpers)}
+                         "leave": self.leave, "max_plans": self.max_plans, "slots": len(helpers),
+                         "claims": self._claims}
                 with self._cond:
                     self._slots, self._helpers = len(helpers), len(helpers)
                     self._slot_helper = {slot: h.index for slot, h in enumerate(helpers)}
@@ -466,7 +474,10 @@ class AsyncPrebuild:
         now): an eager run waits only for such a helper, and builds the plan itself otherwise."""
         if self._slots is None or self._ref is None or name not in self._ref[self.leave:]:
             return False
-        return self._owner(self._ref.index(name)) in self._listed
+        owner = self._owner(self._ref.index(name))
+        if owner is None:  # not taken yet: the first listed helper to be free takes it
+            return any(slot in self._listed and slot not in self._dead for slot in range(self._slots))
+        return owner == TAKING or owner in self._listed
 
     def _fail(self, slot: int, problem: str = "") -> None:
         """Slot ``slot``'s helper builds nothing more: its plans without an answer are 'missed' (the run builds
@@ -478,17 +489,22 @@ class AsyncPrebuild:
             self._mark_dead()
             self._cond.notify_all()
 
-    def _owner(self, i: int) -> int:
-        """The slot of plan ``i`` of the list (``i >= leave``)."""
-        return (i - self.leave) % (self._slots or 1)
+    def _owner(self, i: int) -> int | None:
+        """The slot building plan ``i >= leave`` of the list (claims.TAKING: being taken; None: not taken yet)."""
+        if self._claims is None:
+            return (i - self.leave) % (self._slots or 1)
+        return claim_owner(self._claims, i - self.leave)
 
-    def _mark_dead(self) -> None:
-        """(Holding the lock.) Plans of dead slots still without an answer become 'missed'."""
-        if self._ref is None or not self._slots:
+    def _mark_dead(self, ended: bool = False) -> None:
+        """(Holding the lock.) Unanswered plans are 'missed' where their helper is gone (untaken ones: once every
+        helper is) or, ``ended``, all of them."""
+        if self._ref is None or not (self._slots or ended):
             return
-        for i, p in enumerate(self._ref):
-            if i >= self.leave and p not in self._outcome and self._owner(i) in self._dead:
-                self._outcome[p] = PlanBuild(p, self._slot_helper.get(self._owner(i), -1), "missed")
+        alive = any(slot not in self._dead for slot in range(self._slots or 0))
+        for i, p in enumerate(self._ref[self.leave:], self.leave):
+            owner = None if p in self._outcome else self._owner(i)
+            if p not in self._outcome and (ended or (not alive if owner is None else owner in self._dead)):
+                self._outcome[p] = PlanBuild(p, -1 if owner is None else self._slot_helper.get(owner, -1), "missed")
 
     def _read(self, helpers: list[Helper], slot_of: dict[int, int]) -> None:
         """Read every helper's listing and per-plan answers until each is done, dies, disagrees or times out."""
@@ -550,9 +566,9 @@ class AsyncPrebuild:
     def _end(self) -> None:
         """Every plan without an answer is 'missed'; wake the run; remember a graph whose plans were handed over."""
         with self._cond:
-            for i, p in enumerate(self._ref or []):
-                if i >= self.leave and p not in self._outcome:
-                    self._outcome[p] = PlanBuild(p, self._slot_helper.get(self._owner(i), -1), "missed")
+            self._mark_dead(ended=True)
+            if self._claims is not None:  # a helper still running takes nothing more
+                shutil.rmtree(self._claims, ignore_errors=True)
             self._finished = True
             self.ended_at = time.perf_counter()
             if self._key is not None and any(b.status == "stored" for b in self._outcome.values()):

@@ -11,6 +11,7 @@ import pytest
 
 import cudnn_lab as cl
 from cudnn_lab.gpu import build_role
+from cudnn_lab.gpu.workers import claims
 from cudnn_lab.gpu import parallel_build as pb
 from cudnn_lab.options import RunOptions
 
@@ -288,3 +289,38 @@ def test_helpers_run_the_build_role_at_a_lower_priority_and_stream_their_answers
     finally:
         h.kill()
     assert not h.alive()
+
+
+# ------------------------------------------------------------------------------------------------ plans taken when free
+
+def test_helpers_take_plans_as_they_become_free_each_once_and_the_claims_go_with_the_prebuild(tmp_path) -> None:
+    """Issue 36: a helper with one slow compile no longer holds up the plans dealt after it. Slot 0's first plan is
+    held until another helper has taken the last plan, which round-robin shares would have dealt to slot 0."""
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:takes_plans", start_deadline_s=60)
+    try:
+        handle = pb.start_prebuild(_spec(), RunOptions(), 2, plans=PLANS, pool=pool, cores=4)
+        report = handle.report(timeout=120)
+        folder = handle._claims
+    finally:
+        pool.close()
+    by_plan = {p.plan: p for p in report.plans}
+    assert [p.status for p in report.plans] == ["left", "stored", "stored", "stored"] and not report.problems
+    slot0, slot1 = handle._slot_helper[0], handle._slot_helper[1]
+    assert by_plan["eng4_k24=27"].helper == slot0 and by_plan["eng7"].helper == slot1
+    assert by_plan["eng8"].helper == slot1  # taken by the free helper, not dealt to the busy one
+    assert folder is not None and not pb.os.path.exists(folder)  # no claims folder left behind
+
+
+def test_claims_take_the_own_first_then_the_lowest_free_plan_once_and_stop_when_the_folder_goes(tmp_path) -> None:
+    folder = str(tmp_path / "claims")
+    pb.os.mkdir(folder)
+    first, second = claims.claimed(folder, 5, 0), claims.claimed(folder, 5, 1)
+    assert next(first) == 0 and next(second) == 1 and next(second) == 2 and next(first) == 3
+    assert [claims.claim_owner(folder, i) for i in range(5)] == [0, 1, 1, 0, None]
+    (tmp_path / "claims" / "4").write_text("")  # made, not yet written: a helper is taking it now
+    assert claims.claim_owner(folder, 4) == claims.TAKING
+    assert list(first) == [] and list(second) == []  # every plan taken once
+    late = claims.claimed(folder, 7, 2)
+    assert next(late) == 5
+    pb.shutil.rmtree(folder)
+    assert list(late) == [] and claims.claim_owner(folder, 0) is None  # the run ended: nothing more is taken

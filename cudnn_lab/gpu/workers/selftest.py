@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import child
+from .claims import claim_owner, claimed
 from .process import role
 
 
@@ -102,3 +103,22 @@ def other_plans(message: dict[str, Any]) -> Iterator[dict[str, Any]] | dict[str,
 def large(message: dict[str, Any]) -> dict[str, Any]:
     """An answer of ``message["mb"]`` megabytes (a recorded run's size), to check long lines arrive whole."""
     return {"blob": "x" * int(float(message.get("mb", 8)) * 2**20)}
+
+
+#: The plans :func:`takes_plans` lists (the parallel-build CPU tests' list).
+TAKES_PLANS = ["eng0", "eng4_k24=27", "eng7", "eng8"]
+
+
+def takes_plans(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A plan-build helper that takes plans from the run's claims folder as the real role does
+    (workers/claims.py) and 'builds' each at once, except that slot 0's first plan is held until another helper
+    has taken the last plan (at most 30 s): with round-robin shares that plan would be slot 0's own, held up."""
+    folder, slot, leave = str(message["claims"]), int(message.get("slot") or 0), int(message.get("leave") or 0)
+    rest = TAKES_PLANS[leave:]
+    yield {"plans": TAKES_PLANS, "share": rest[slot:slot + 1]}
+    for i in claimed(folder, len(rest), slot):
+        if slot == 0 and i == 0:
+            end = time.monotonic() + 30
+            while claim_owner(folder, len(rest) - 1) is None and time.monotonic() < end:
+                time.sleep(0.02)
+        yield {"plan": rest[i], "status": "stored", "build_ms": 1.0}
