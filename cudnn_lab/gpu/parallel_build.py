@@ -353,7 +353,7 @@ class AsyncPrebuild:
         self._key = key
         self._abandoned = ""
         self._listed: set[int] = set()  # slots whose helper has listed the plans
-        self._claims: str | None = None  # the folder of the helpers' claims (None: round-robin shares)
+        self._claims: str | None = None  # the folder of the helpers' claims (None: no helper asked yet)
         self._thread = kit_thread(self._drive, "cudnn_lab-prebuild", spec, options, info,
                                   pool or pool_for(options.device), cores)
 
@@ -442,13 +442,12 @@ class AsyncPrebuild:
                         helpers.append(h)
                 with self._cond:
                     self._claims = tempfile.mkdtemp(prefix="cudnn_lab-claims-")
+                    self._slots, self._helpers = len(helpers), len(helpers)
+                    self._slot_helper = {slot: h.index for slot, h in enumerate(helpers)}
                 query = {"cmd": "share", "spec": spec.to_dict(), "modes": list(options.heuristics),
                          "sm_count": options.sm_count, "cache_root": str(cache_dir.cache_root()), "info": info,
                          "leave": self.leave, "max_plans": self.max_plans, "slots": len(helpers),
                          "claims": self._claims}
-                with self._cond:
-                    self._slots, self._helpers = len(helpers), len(helpers)
-                    self._slot_helper = {slot: h.index for slot, h in enumerate(helpers)}
                 slot_of = {h.index: slot for slot, h in enumerate(helpers)}
                 sent = []
                 for slot, h in enumerate(helpers):
@@ -491,9 +490,7 @@ class AsyncPrebuild:
 
     def _owner(self, i: int) -> int | None:
         """The slot building plan ``i >= leave`` of the list (claims.TAKING: being taken; None: not taken yet)."""
-        if self._claims is None:
-            return (i - self.leave) % (self._slots or 1)
-        return claim_owner(self._claims, i - self.leave)
+        return None if self._claims is None else claim_owner(self._claims, i - self.leave)
 
     def _mark_dead(self, ended: bool = False) -> None:
         """(Holding the lock.) Unanswered plans are 'missed' where their helper is gone (untaken ones: once every
@@ -502,8 +499,10 @@ class AsyncPrebuild:
             return
         alive = any(slot not in self._dead for slot in range(self._slots or 0))
         for i, p in enumerate(self._ref[self.leave:], self.leave):
-            owner = None if p in self._outcome else self._owner(i)
-            if p not in self._outcome and (ended or (not alive if owner is None else owner in self._dead)):
+            if p in self._outcome:
+                continue
+            owner = self._owner(i)
+            if ended or (not alive if owner is None else owner in self._dead):
                 self._outcome[p] = PlanBuild(p, -1 if owner is None else self._slot_helper.get(owner, -1), "missed")
 
     def _read(self, helpers: list[Helper], slot_of: dict[int, int]) -> None:
