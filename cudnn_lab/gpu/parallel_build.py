@@ -16,16 +16,17 @@ the per-plan deadline, lists other plans or cannot build a plan is left out: tho
 process as usual, one warning says so, and the pool starts a new helper next time.
 
 A run uses the asynchronous form (:func:`start_prebuild`, :class:`AsyncPrebuild`): the helpers list the plans and
-take every plan but the heuristics' pick (the run builds it at once) as each becomes free, while the run makes its
-inputs and reference and builds, checks and times the pick; for each later plan the run waits for its helper
-(:meth:`AsyncPrebuild.wait`), loads it from the plan cache, or builds it itself where the helper failed or ran out of
-time. Helpers run at a lower CPU priority (:data:`HELPER_NICE`) and build at once (holding builds until the run had
-timed its pick measured worse: docs/FINDINGS.md). :func:`prebuild` (blocking, round-robin shares) is for comparison.
+take every plan but the first ``leave`` (the heuristics' pick, which the run builds at once; with a warm pool and
+``parallel_builds='auto'`` none is left) as each becomes free, while the run makes its inputs and reference; for
+each plan the run waits for its helper (:meth:`AsyncPrebuild.wait`), loading and timing later plans that other
+helpers have stored meanwhile (:meth:`AsyncPrebuild.ready`), loads it from the plan cache, or builds it itself
+where the helper failed or ran out of time. Helpers run at a lower CPU priority (:data:`HELPER_NICE`) and build
+at once (holding builds until the run had timed its pick measured worse: docs/FINDINGS.md). :func:`prebuild`
+(blocking, round-robin shares) is for comparison.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import tempfile
@@ -36,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import cache_dir
+from .build_report import STATUSES, BuildReport, PlanBuild
 from .build_pool import HELPER_NICE, START_DEADLINE_S, Helper, HelperPool, pool_for, pump, wait_lines
 from .build_role import identity_fields, split_shares
 from .workers.claims import TAKING, claim_owner
@@ -51,75 +53,6 @@ __all__ = ["PlanBuild", "BuildReport", "HelperPool", "pool_for", "split_shares",
 #: A helper that has not answered for this long while building one plan (or listing the plans) is killed; its
 #: remaining plans are built in the run's process.
 PLAN_DEADLINE_S = 120.0
-#: What :class:`PlanBuild.status` can say.
-STATUSES: dict[str, str] = {
-    "stored": "built by a helper and put into the plan cache: the run loads it",
-    "cached": "already in the plan cache: nothing to build",
-    "fast": "built by a helper faster than the plan cache's threshold (not stored, as a run would not store it): "
-            "the run builds it",
-    "not_stored": "built by a helper but not stored (cuDNN could not serialize it, or the cache is off): the run "
-                  "builds it",
-    "failed": "the helper could not build it: the run builds it (and records cuDNN's reason if it fails there too)",
-    "missed": "its helper died, hung or was left out before reaching it: the run builds it",
-    "left": "left to the run: the heuristics' pick, which the run builds itself at once while helpers build the rest, "
-            "or (parallel_builds='auto') a plan the run built itself before its helper had reached it",
-}
-
-
-# ------------------------------------------------------------------------------------------------ the report
-
-@dataclasses.dataclass(frozen=True)
-class PlanBuild:
-    """One plan of a prebuild: which helper had it (-1: none), what happened and its build time in the helper."""
-
-    plan: str
-    helper: int
-    status: str
-    build_ms: float | None = None
-    error: str = ""
-
-    def __post_init__(self) -> None:
-        assert self.status in STATUSES, self.status
-
-
-@dataclasses.dataclass(frozen=True)
-class BuildReport:
-    """What a prebuild did: per plan its helper, status and build ms; wall time (``start_s`` of it starting
-    helpers), the serial sum of the handed-over plans' build times and the time saved; the problems met."""
-
-    workers: int
-    helpers: int
-    plans: tuple[PlanBuild, ...] = ()
-    wall_s: float = 0.0
-    start_s: float = 0.0
-    problems: tuple[str, ...] = ()
-    skipped: str = ""
-    #: seconds the run spent waiting for helpers' plans (asynchronous prebuild)
-    waited_s: float = 0.0
-
-    @property
-    def built(self) -> int:
-        """Plans the helpers built and handed over (stored in the plan cache)."""
-        return sum(p.status == "stored" for p in self.plans)
-
-    @property
-    def serial_s(self) -> float:
-        """Seconds one process would have spent building the handed-over plans one after another."""
-        return sum(p.build_ms or 0.0 for p in self.plans if p.status == "stored") / 1e3
-
-    @property
-    def saved_s(self) -> float:
-        """Serial build time minus the prebuild's wall time (negative: the helpers cost more than they saved)."""
-        return self.serial_s - self.wall_s
-
-    def to_dict(self) -> dict[str, Any]:
-        """For the run's ``settings["parallel_build"]`` (plain JSON)."""
-        return {"workers": self.workers, "helpers": self.helpers, "built": self.built,
-                "wall_s": round(self.wall_s, 4), "start_s": round(self.start_s, 4),
-                "serial_s": round(self.serial_s, 4), "saved_s": round(self.saved_s, 4),
-                "waited_s": round(self.waited_s, 4),
-                "plans": [dataclasses.asdict(p) for p in self.plans], "problems": list(self.problems),
-                **({"skipped": self.skipped} if self.skipped else {})}
 
 
 def pool_size(workers: int, plans: int, cores: int | None = None) -> int:
@@ -393,6 +326,17 @@ class AsyncPrebuild:
                 self._problems.append(f"the run waited {timeout:g} s for {name} and built it itself")
             return None
 
+    def ready(self, name: str, later: Sequence[str], timeout: float | None = None) -> list[str]:
+        """While the run waits for ``name``: those of ``later`` that helpers have stored in the plan cache (the run
+        loads and times them meanwhile), waiting up to ``timeout`` s for one of them or for ``name``'s answer."""
+        def stored() -> list[str]:
+            return [p for p in later if (b := self._outcome.get(p)) is not None and b.status == "stored"]
+        t = time.perf_counter()
+        with self._cond:
+            self._cond.wait_for(lambda: bool(stored()) or self._answered(name), timeout)
+            self._waited += time.perf_counter() - t
+            return stored()
+
     def report(self, timeout: float | None = None, *, overtaken: bool = False) -> BuildReport:
         """The prebuild's report (waits up to ``timeout`` s for the helpers to finish; plans still building then are
         'missed'); the one warning about trouble is given here, in the caller's thread. ``overtaken``: the run went
@@ -582,17 +526,18 @@ def start_prebuild(spec: Any, options: Any, workers: int, **kwargs: Any) -> Asyn
 
 
 def parallel_prebuild_async(spec: Any, options: Any, info: dict[str, Any], plans: Sequence[str] | None = None, *,
-                            workers: int | None = None, deadline_s: float = PLAN_DEADLINE_S, eager: bool = False
-                            ) -> AsyncPrebuild | dict[str, Any] | None:
+                            workers: int | None = None, deadline_s: float = PLAN_DEADLINE_S, eager: bool = False,
+                            leave: int = 1) -> AsyncPrebuild | dict[str, Any] | None:
     """What a run calls before making its session: None when ``options.parallel_builds`` is off; NoGPUError without
     a usable GPU (before any helper starts); ``{"skipped": why, ...}`` where helpers cannot help (as
-    :func:`parallel_prebuild`, and for ``plans='heuristic'``); else a started :class:`AsyncPrebuild` (the heuristics'
-    pick left to the run). ``plans``: the run's proposals in heuristic order where known (None: the helpers' list)."""
+    :func:`parallel_prebuild`, and for ``plans='heuristic'``); else a started :class:`AsyncPrebuild` (the first
+    ``leave`` plans, the heuristics' pick, left to the run). ``plans``: the run's proposals in heuristic order where
+    known (None: the helpers' list)."""
     workers = _workers(options) if workers is None else int(workers)
     if not workers:
         return None
     key, why = _skip_reason(spec, options, plans, all_plans=True)
     if why:
         return {"workers": int(workers), "helpers": 0, "built": 0, "skipped": why}
-    return start_prebuild(spec, options, int(workers), info=info, plans=plans, leave=1, key=key,
+    return start_prebuild(spec, options, int(workers), info=info, plans=plans, leave=leave, key=key,
                           deadline_s=deadline_s, eager=eager)

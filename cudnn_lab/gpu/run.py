@@ -64,6 +64,7 @@ class Run:
         #: helpers building the plans while the run goes on (None: not asked for, or skipped)
         self.prebuild: AsyncPrebuild | None = None
         self.waited_for_helpers = False  # a plan was waited for (else the end of the plans does not wait for them)
+        self.ahead: list[str] = []  # plans loaded and timed while the run waited for an earlier one (work_ahead)
         self.kernel_cache: Any = None
         self.kernels_saved = False
         #: what the run did with the options it may decide itself (settings["decisions"]; gpu/defaults.py)
@@ -132,6 +133,7 @@ class Run:
             self.waited_for_helpers = True
             if handed.pending(record.name):
                 self.work_while_waiting()
+                self.work_ahead(handed, record)
             with self.phases("parallel_wait"):
                 handed.wait(record.name, timeout=handed.deadline_s)
         with self.phases("build"):
@@ -154,6 +156,24 @@ class Run:
                 anatomy.session_notes(self.spec, self.sess, tuple(options.heuristics), bool(options.plan_cache))
             except Exception:  # noqa: BLE001 - asked again, and reported, by the notes step
                 pass
+
+    def work_ahead(self, handed: AsyncPrebuild, waiting: PlanRecord) -> None:
+        """While a helper still builds ``waiting``: load, check and time the later plans other helpers have stored,
+        in heuristic order as they come (their rows are handed out in heuristic order all the same)."""
+        later = [r for r in self.records if r.rank is not None and waiting.rank is not None
+                 and r.rank > waiting.rank and r.status == "not_built"]
+        while later and handed.pending(waiting.name):
+            with self.phases("parallel_wait"):
+                ready = set(handed.ready(waiting.name, [r.name for r in later], timeout=handed.deadline_s))
+            ahead = [r for r in later if r.name in ready]
+            if not ahead:
+                return
+            record = ahead[0]
+            later.remove(record)
+            self.ahead.append(record.name)
+            self.say(record.rank or 0, len(self.records), f"timing {record.name} while {waiting.name} builds")
+            if self.build(record):
+                self.time(record)
 
     def check(self, record: PlanRecord) -> None:
         """A built plan's support on this GPU: its workspace must fit (ResourceError naming it, as before a run)."""
@@ -190,7 +210,7 @@ class Run:
             for i, record in enumerate(self.records):
                 if self.stopped is not None:
                     return
-                if not picked:
+                if not picked and record.status == "not_built":  # else built and timed while the run waited
                     self.say(i, total, f"building {record.name}")
                     if self.build(record):
                         picked = self.options.plans == "heuristic"
@@ -329,15 +349,19 @@ class Run:
         if asked == "auto" and not pool_warm(options.device):  # started once the plans show it pays
             self.deferred_helpers = int(decision.used)
             return
-        self.launch_helpers(int(decision.used))
+        # 'auto' with a warm pool and a helper for every plan leaves none to the run: a helper builds the pick too,
+        # while the run makes its inputs, then loads and times what the helpers store (a compile here holds the GIL)
+        every = unbuilt is None or int(decision.used) >= unbuilt
+        self.launch_helpers(int(decision.used), leave=0 if asked == "auto" and every else 1)
 
-    def launch_helpers(self, workers: int, plans: list[str] | None = None) -> None:
-        """Start ``workers`` helpers building this run's plans (``plans``: its proposals where known)."""
+    def launch_helpers(self, workers: int, plans: list[str] | None = None, leave: int = 1) -> None:
+        """Start ``workers`` helpers building this run's plans (``plans``: its proposals where known) but the first
+        ``leave``, which the run builds itself."""
         auto = self.options.parallel_builds == "auto"
         with self.phases("parallel_build"):
             started = parallel_prebuild_async(self.spec, self.options, self.info, plans, workers=workers,
                                               deadline_s=AUTO_PLAN_DEADLINE_S if auto else PLAN_DEADLINE_S,
-                                              eager=auto)
+                                              eager=auto, leave=leave)
         if isinstance(started, AsyncPrebuild):
             self.prebuild = started
         elif started is not None:

@@ -324,3 +324,24 @@ def test_claims_take_the_own_first_then_the_lowest_free_plan_once_and_stop_when_
     assert next(late) == 5
     pb.shutil.rmtree(folder)
     assert list(late) == [] and claims.claim_owner(folder, 0) is None  # the run ended: nothing more is taken
+
+
+def test_with_no_plan_left_to_the_run_it_can_take_stored_plans_while_a_helper_builds_the_pick() -> None:
+    """Issue 36: a warm 'auto' run leaves no plan to itself; while slot 0 still builds the pick, ``ready`` hands the
+    run the later plans other helpers have stored (in the order asked), and returns once the pick is answered."""
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:takes_plans", start_deadline_s=60)
+    later = PLANS[:0:-1]  # asked in another order than listed: answered in the order asked
+    seen: list[list[str]] = []
+    try:
+        handle = pb.start_prebuild(_spec(), RunOptions(), 2, plans=PLANS, pool=pool, cores=4, leave=0)
+        while handle.pending(PLANS[0]):
+            seen.append(handle.ready(PLANS[0], later, timeout=60))
+            assert seen[-1] or not handle.pending(PLANS[0])  # woken by a stored plan or by the pick's answer
+        report = handle.report(timeout=120)
+    finally:
+        pool.close()
+    assert all(got == [p for p in later if p in got] for got in seen)
+    assert handle.ready(PLANS[0], later, timeout=0) == later  # all stored now, in the order asked
+    assert handle.ready(PLANS[0], ["eng99"], timeout=0) == []  # a plan no helper stored is never ready
+    assert [p.status for p in report.plans] == ["stored"] * 4 and not report.problems  # the pick was built too
+    assert report.plans[0].helper == handle._slot_helper[0]

@@ -125,6 +125,37 @@ def test_a_progressive_run_with_helpers_gives_its_first_row_before_they_are_done
     assert all(r.get("from_cache") for r in records["plans"] if r["plan"] in stored)
 
 
+def test_an_auto_run_with_a_warm_pool_times_stored_plans_while_a_helper_builds_the_pick(tmp_path, monkeypatch) -> None:
+    """Issue 36: with a warm pool 'auto' leaves no plan to the run; while it waits for a plan it loads and times the
+    later ones helpers have stored, and its rows still come in heuristic order with a plain run's statuses."""
+    from cudnn_lab.gpu.defaults import ENV_AUTO_HELPERS
+    from cudnn_lab.gpu.parallel_build import pool_for
+    from cudnn_lab.gpu.run import Run
+    from cudnn_lab.gpu.session import RUN_LOCK
+
+    monkeypatch.setenv(ENV_AUTO_HELPERS, "4")  # 4 helpers for rmsnorm's 26 plans: the run waits, and works meanwhile
+    ready, _, problems = pool_for(0).ensure(4)
+    assert len(ready) == 4, problems
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "without"))
+    without = cl.run(RMSNORM, **QUICK, seed=5, parallel_builds=0)
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "auto"))
+    with RUN_LOCK, warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        run = Run(RMSNORM, cl.RunOptions(**QUICK, seed=6))
+        run.start()
+        run.propose()
+        assert run.prebuild is not None and run.prebuild.leave == 0  # the pick is the helpers' too
+        rows = [row["plan"] for row in run.plans()]
+        records = run.finish()
+    report = records["settings"]["parallel_build"]
+    assert rows == list(without.plans["plan"]) == [r["plan"] for r in records["plans"]]  # heuristic order
+    assert {r["plan"]: r["status"] for r in records["plans"]} == _statuses(without)
+    assert run.ahead and set(run.ahead) <= set(rows[1:]), (run.ahead, report)  # worked while waiting for the pick
+    timed = {r["plan"]: r for r in records["plans"]}
+    assert all(timed[p].get("from_cache") for p in run.ahead)  # loaded from what helpers stored, then timed
+    assert report["plans"][0]["status"] in ("stored", "left"), report  # left: no helper had listed yet
+
+
 def test_notes_asked_while_the_run_waits_are_the_notes_step_s_and_asked_once(tmp_path, monkeypatch) -> None:
     from cudnn_lab.gpu.anatomy import columns
     from cudnn_lab.gpu.run import Run

@@ -112,10 +112,14 @@ TAKES_PLANS = ["eng0", "eng4_k24=27", "eng7", "eng8"]
 def takes_plans(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """A plan-build helper that takes plans from the run's claims folder as the real role does
     (workers/claims.py) and 'builds' each at once, except that slot 0's first plan is held until another helper
-    has taken the last plan (at most 30 s): with round-robin shares that plan would be slot 0's own, held up."""
+    has taken the last plan (at most 30 s): with round-robin shares that plan would be slot 0's own, held up. The
+    other slots start taking once slot 0 has taken its first."""
     folder, slot, leave = str(message["claims"]), int(message.get("slot") or 0), int(message.get("leave") or 0)
     rest = TAKES_PLANS[leave:]
     yield {"plans": TAKES_PLANS, "share": rest[slot:slot + 1]}
+    end = time.monotonic() + 30
+    while slot and claim_owner(folder, 0) is None and time.monotonic() < end:  # slot 0 takes its own first (a
+        time.sleep(0.02)  # helper that starts late may find its first plan taken by a free one: the tests pin slots)
     for i in claimed(folder, len(rest), slot):
         if slot == 0 and i == 0:
             end = time.monotonic() + 30
