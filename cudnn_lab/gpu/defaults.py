@@ -12,8 +12,10 @@ The rules, from the measurements (``docs/FINDINGS.md``, ``../shared/GPU_FACTS.md
   (the hand-over), no kernel cache, at least :data:`MIN_SPARE_CORES` cores to spare (the run's own process keeps one),
   and plans not built before in this process; with ``min(MAX_AUTO_HELPERS, spare - 1, plans to build)`` helpers,
   from the process's one pool (started once, kept warm). A warm pool starts with the run (the helpers list the plans
-  while the run makes its inputs); a cold one only once the run's plans show it pays (two or more to build beside the
-  pick, not recalled from the plan cache, some compiled at run time), and the run builds plans itself while it
+  while the run makes its inputs) and builds the heuristics' pick too (unless the process's session shows more plans
+  to build than helpers): the run loads and times what the helpers store as it comes, so no compile holds its path.
+  A cold pool starts only once the run's plans show it pays (two or more to build beside the pick, not recalled from
+  the plan cache, some compiled at run time), and the run builds plans itself while it
   starts. Where the plans turn out recalled or only one is left to build, the run stops waiting for the helpers.
   A helper that hangs is given :data:`AUTO_PLAN_DEADLINE_S` (not the 120 s a run that asked for helpers waits).
 - **cuDNN's kernel cache** pays where shapes share a runtime-compiled kernel: a sweep over one dimension (a 6-shape
