@@ -41,6 +41,7 @@ def test_tiny_calls_get_more_calls_per_graph_up_to_the_limit() -> None:
     o = TimingOptions()
     assert calls_per_graph(0.030, o) == 10  # 0.3 ms target
     assert calls_per_graph(0.002, o) == 500  # tiny: 1 ms target, so the replay's fixed cost is spread thin
+    assert calls_per_graph(0.0186, o) == 53  # the 18.6 us ResNet 1x1 conv: its ~3 us per replay is 0.3%, not 1.2%
     assert calls_per_graph(0.0001, o) == o.max_calls == 1000
     assert calls_per_graph(5.0, o) == 1
 
