@@ -207,16 +207,19 @@ def test_device_index_past_the_visible_gpus_is_an_option_error() -> None:
 def test_plans_far_slower_than_the_best_so_far_are_screened_and_said_to_be() -> None:
     # The ResNet-50 3x3 conv's plans span about 500x on an H100/H200 (a fallback plan takes ~12 ms, the best ~24 us).
     spec = cl.ConvSpec(n=32, c=64, h=56, w=56, k=64, r=3, s=3, padding=1, layout="NHWC", dtype="fp16")
-    # no helpers: plans are timed in heuristic order (with a warm pool 'auto' times plans helpers stored while it
-    # waits for the pick, so a slow plan can be timed before the fast one it would be screened against)
+    # no helpers: plans are timed in heuristic order (with a warm pool, outside xdist, 'auto' times the plans helpers
+    # stored while it waits for the pick, so a slow plan could be timed before any fast one)
     quick = dict(plans="all", baselines=False, roofline=False, kernels=False, notes=False, resample=True,
                  parallel_builds=0)
     r = cl.run(spec, **quick)
     ok = r.ok.sort_values("heuristic_rank")
     best, first = ok["median_ms"].min(), ok["median_ms"].iloc[0]
-    slow = ok.iloc[1:][ok["median_ms"].iloc[1:] > 10 * first]  # timed after a plan they are 10x slower than
+    # Timed after a plan they are 40x slower than: 10x the screen ratio, for the noise of a shared GPU. At 10x, one
+    # of 9 suites (three at once on an H200, 2026-11-29) had a plan 10x slower by its median but not screened: the
+    # best-so-far it is screened against was measured under the same contention.
+    slow = ok.iloc[1:][ok["median_ms"].iloc[1:] > 40 * first]
     if slow.empty:
-        pytest.skip("no plan here is 10x slower than the first one timed: nothing to screen")
+        pytest.skip("no plan here is 40x slower than the first one timed: nothing to screen")
     screened = ok[ok["screened"].astype(bool)]
     assert not screened.empty and set(slow["plan"]) <= set(screened["plan"])
     assert (screened["median_ms"] > 2 * best).all() and (screened["timing_mode"] == "events").all()
