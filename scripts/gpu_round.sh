@@ -100,7 +100,7 @@ step() {  # step GPU NAME[.TAG]: run one step on one GPU under what is left of t
         throughput) unset CUDA_VISIBLE_DEVICES
             timeout -k 10 "$secs" $PY benchmarks/sweep_throughput.py --points "${POINTS:-12}" \
                 --json "$WORK/bench/${slug}_${DAY}_sweep_throughput.json" ;;
-        tests) timeout -k 10 "$secs" $PY -m pytest -m gpu -v --tb=short -p no:cacheprovider -n "${WORKERS:-6}" \
+        tests) timeout -k 10 "$secs" $PY -m pytest -m gpu -v --tb=short -p no:cacheprovider -n "${WORKERS:-6}" --durations=30 \
                     --dist loadfile --maxfail "${MAXFAIL:-25}" --timeout 300 --ignore tests/notebooks tests ;;
         tests1) timeout -k 10 "$secs" $PY -m pytest -m gpu -v --tb=short -p no:cacheprovider --timeout 120 \
                     ${TESTS:---ignore tests/notebooks tests} ;;
