@@ -8,7 +8,7 @@
 #
 # Steps: bmap (the attention shapes with PyTorch's SDPA backends: which backend wins where, issue 38), triage (cudnn-lab triage --preset of the Wan2.1 VAE conv3d, under each cuDNN the host has),
 # record (scripts/record.py), sweep (the standard sweep), fp8sweep (its FP8 GEMM part alone),
-# fp8bench, fusion, anatomy, plans, paged, moe, issue27 (benchmarks/*.py: plans.py --issue27 for the last), liverows
+# fp8bench, fusion, anatomy, plans, cupti (plans.py's suite rows without its fresh processes: kit/CUPTI, same best), paged, moe, issue27 (benchmarks/*.py: plans.py --issue27 for the last), liverows
 # (scripts/live_rows.py --record: a Lab run's rows as they arrive, without and with 8 helpers), liverowsdef (the same
 # with default options), whatif (benchmarks/whatif.py), defaults (plans.py --defaults: the problems a user runs, no
 # options set), defaultsbig (three of them with 'auto' capped at $BIG_HELPERS helpers, 14 unless set), published (benchmarks/published_attention.py --quick: NVIDIA's H200 attention rows), probe
@@ -33,7 +33,7 @@ export PYTHONUNBUFFERED=1
 DAY=$(date -u +%F)
 
 # Seconds each step may take at most (the round's deadline caps them too); override with e.g. BUDGET_record=200.
-declare -A BUDGET=([record]=300 [bmap]=330 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300
+declare -A BUDGET=([record]=300 [bmap]=330 [sweep]=420 [fp8sweep]=90 [fp8bench]=70 [fusion]=60 [anatomy]=90 [plans]=300 [cupti]=200
                    [throughput]=300 [paged]=120 [moe]=120 [issue27]=240 [liverows]=120 [whatif]=90 [defaults]=150 [defaultsbig]=90 [published]=150 [probe]=120 [probebeyond]=100 [detstress]=150 [liverowsdef]=90 [triage]=150 [exitprobe]=95 [exits]=150 [tests]=100000 [tests1]=100000 [notebooks]=400)
 for k in "${!BUDGET[@]}"; do v="BUDGET_$k"; [ -n "${!v:-}" ] && BUDGET[$k]=${!v}; done
 
@@ -64,6 +64,8 @@ step() {  # step GPU NAME[.TAG]: run one step on one GPU under what is left of t
         fusion) timeout -k 10 "$secs" $PY benchmarks/fusion.py --json "$WORK/bench/${slug}_${DAY}_fusion.json" ;;
         anatomy) timeout -k 10 "$secs" $PY benchmarks/anatomy.py --json "$WORK/bench/${slug}_${DAY}_anatomy.json" ;;
         plans) timeout -k 10 "$secs" $PY benchmarks/plans.py --json "$WORK/bench/${slug}_${DAY}_plans.json" ;;
+        cupti) timeout -k 10 "$secs" $PY benchmarks/plans.py --no-fresh \
+                    --json "$WORK/bench/${slug}_${DAY}_plans_cupti.json" ;;
         issue27) timeout -k 10 "$secs" $PY benchmarks/plans.py --issue27 all --budget-s $((secs * 2 / 3)) \
                     --json "$WORK/bench/${slug}_${DAY}_issue27.json" ;;
         paged) timeout -k 10 "$secs" $PY benchmarks/paged_decode.py --quick \
