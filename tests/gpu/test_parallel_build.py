@@ -345,3 +345,23 @@ def test_with_no_plan_left_to_the_run_it_can_take_stored_plans_while_a_helper_bu
     assert handle.ready(PLANS[0], ["eng99"], timeout=0) == []  # a plan no helper stored is never ready
     assert [p.status for p in report.plans] == ["stored"] * 4 and not report.problems  # the pick was built too
     assert report.plans[0].helper == handle._slot_helper[0]
+
+
+def test_with_no_plan_left_to_the_run_a_dead_or_hung_helper_gives_the_pick_back_to_the_run() -> None:
+    """Issue 36's bad input for a warm 'auto' run (leave=0): the pick is a helper's too, so a helper that dies or hangs
+    must not keep the run waiting for it: the pick is answered 'missed' (the run builds it), said once."""
+    for target, deadline in ((EXITS, 60.0), (HANGS, 2.0)):
+        pool = pb.HelperPool(target=target, start_deadline_s=30)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                handle = pb.start_prebuild(_spec(), RunOptions(), 1, plans=PLANS, pool=pool, cores=4, leave=0,
+                                           deadline_s=deadline)
+                got = handle.wait("eng0", timeout=60)
+                assert got is not None and got.status == "missed" and handle.finished, target
+                assert handle.ready("eng0", PLANS[1:], timeout=0) == []  # nothing stored to work on meanwhile
+                report = handle.report(timeout=60)
+            assert [p.status for p in report.plans] == ["missed"] * 4, target  # none 'left': the run had none
+            assert len([w for w in caught if "parallel builds" in str(w.message)]) == 1, target
+        finally:
+            pool.close()
