@@ -274,10 +274,15 @@ class Run:
                 sess.memo[key] = torch_baseline(self.spec, sess.inputs, self.timer, backends=self.options.backends)
         self.torch_info = dict(sess.memo[key])
 
+    def with_rows(self) -> list[PlanRecord]:
+        """The records that have a row: handed out, or measured ahead (a stopped run keeps those too)."""
+        return [r for r in self.records if r.shown or r.name in self.ahead]
+
     def rows(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """Every plan row handed out (a stopped run: those it reached) then the explored ones, and the error
-        histograms of the plans that were checked."""
-        shown = [r for r in self.records if r.shown]
+        """Every plan row handed out (a stopped run: those it reached, and those it measured ahead while it waited
+        for a helper: nothing measured is lost) then the explored ones, and the error histograms of the plans that
+        were checked."""
+        shown = self.with_rows()
         histograms = {r.name: r.measured.pop("_histogram") for r in shown if "_histogram" in r.measured}
         rows = [r.row() for r in shown] + self.explored
         histograms.update(self.explored_histograms)
@@ -441,7 +446,7 @@ class Run:
 
     def run_notes(self) -> None:
         """The warnings read from the measured plans: reused, timed by CUPTI, screened, capped."""
-        topts, options, measured = self.topts, self.options, [r.measured for r in self.records if r.shown]
+        topts, options, measured = self.topts, self.options, [r.measured for r in self.with_rows()]
         if reused := sum(bool(m.get("reused")) for m in measured):
             self.warnings.append(f"{reused} plan(s) reused their check and time from an earlier run of this spec "
                                  f"in this process (column 'reused'); pass resample=True to measure them again.")

@@ -154,6 +154,16 @@ def test_an_auto_run_with_a_warm_pool_times_stored_plans_while_a_helper_builds_t
     timed = {r["plan"]: r for r in records["plans"]}
     assert all(timed[p].get("from_cache") for p in run.ahead)  # loaded from what helpers stored, then timed
     assert report["plans"][0]["status"] in ("stored", "left"), report  # left: no helper had listed yet
+    monkeypatch.setenv(cache_dir.ENV_DIR, str(tmp_path / "stopped"))  # stopped at the first row: what was measured
+    with RUN_LOCK, warnings.catch_warnings(record=True):  # ahead of it stays in the result
+        warnings.simplefilter("always")
+        stopped = Run(RMSNORM, cl.RunOptions(**QUICK, seed=7), stop=lambda: True)
+        stopped.start()
+        stopped.propose()
+        shown = [row["plan"] for row in stopped.plans()]
+        kept = stopped.finish()
+    assert len(shown) == 1 and stopped.stopped is not None and kept["settings"]["partial"]
+    assert [r["plan"] for r in kept["plans"]] == [p for p in rows if p in shown or p in stopped.ahead]
 
 
 def test_notes_asked_while_the_run_waits_are_the_notes_step_s_and_asked_once(tmp_path, monkeypatch) -> None:
