@@ -171,7 +171,7 @@ class Run:
             record = ahead[0]
             later.remove(record)
             self.ahead.append(record.name)
-            self.say(record.rank or 0, len(self.records), f"timing {record.name} while {waiting.name} builds")
+            self.say(waiting.rank or 0, len(self.records), f"timing {record.name} while {waiting.name} builds")
             if self.build(record):
                 self.time(record)
 
