@@ -24,21 +24,7 @@ def chromium_path() -> str | None:
     return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
 
 
-#: GPU test modules that take longest in one xdist worker, first: ``--dist loadfile`` hands out modules in collection
-#: order, and these ended the 8-worker suites alone on an H200 when collected late (2026-11-29 rounds 30-33).
-SLOW_FIRST = ("tests/gpu/test_parallel_build_gpu.py", "tests/test_live_rows_script.py", "tests/ui/test_lab_gpu.py")
-
-
-def slow_first(items: list) -> list:
-    """``items`` with the modules of :data:`SLOW_FIRST` moved to the front in that order, the rest as collected."""
-    def rank(item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST)
-    return sorted(items, key=rank)  # stable: each module's tests keep their order
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items[:] = slow_first(items)
     gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
     if gpu_tests:  # probe only when needed: it imports torch
         from cudnn_lab.capabilities import probe
