@@ -354,8 +354,8 @@ class Run:
         if asked == "auto" and not pool_warm(options.device):  # started once the plans show it pays
             self.deferred_helpers = int(decision.used)
             return
-        # 'auto' with a warm pool and a helper for every plan leaves none to the run: a helper builds the pick too,
-        # while the run makes its inputs, then loads and times what the helpers store (a compile here holds the GIL)
+        # 'auto', a warm pool, not more known plans than helpers: a helper builds the pick too, and the run loads
+        # and times what the helpers store (a compile here would hold the GIL)
         every = unbuilt is None or int(decision.used) >= unbuilt
         self.launch_helpers(int(decision.used), leave=0 if asked == "auto" and every else 1)
 

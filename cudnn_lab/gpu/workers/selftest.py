@@ -117,12 +117,16 @@ def takes_plans(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     folder, slot, leave = str(message["claims"]), int(message.get("slot") or 0), int(message.get("leave") or 0)
     rest = TAKES_PLANS[leave:]
     yield {"plans": TAKES_PLANS, "share": rest[slot:slot + 1]}
-    end = time.monotonic() + 30
-    while slot and claim_owner(folder, 0) is None and time.monotonic() < end:  # slot 0 takes its own first (a
-        time.sleep(0.02)  # helper that starts late may find its first plan taken by a free one: the tests pin slots)
+    if slot:  # slot 0 takes its own first (a helper that starts late may find its first taken: the tests pin slots)
+        _until_taken(folder, 0)
     for i in claimed(folder, len(rest), slot):
         if slot == 0 and i == 0:
-            end = time.monotonic() + 30
-            while claim_owner(folder, len(rest) - 1) is None and time.monotonic() < end:
-                time.sleep(0.02)
+            _until_taken(folder, len(rest) - 1)
         yield {"plan": rest[i], "status": "stored", "build_ms": 1.0}
+
+
+def _until_taken(folder: str, index: int, seconds: float = 30.0) -> None:
+    """Wait until some helper has taken plan ``index`` of the claims folder (at most ``seconds``)."""
+    end = time.monotonic() + seconds
+    while claim_owner(folder, index) is None and time.monotonic() < end:
+        time.sleep(0.02)
