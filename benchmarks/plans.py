@@ -610,11 +610,15 @@ def targets(rows: list[dict], fresh: dict, sweep: dict | None) -> list[tuple[str
     for r in rows:
         big = r["cupti_us"] >= 10.0
         tol = 0.03 if big else 0.10
-        if r["kernels_per_call"] > 1 and "kit/span" in r:  # the replay includes the gaps between the kernels: the span
-            out.append((f"kit ({r['kit_mode']})/span {r['problem']} ({r['span_us']:.1f} us, {r['kernels_per_call']} "
-                        f"activities)", f"1 +- {tol:.2f}",
-                        f"{r['kit/span']:.3f} (replay/span {r['replay/span']:.3f}; gap between kernels "
-                        f"{r['gap_us']:.2f} us; kit/CUPTI sum {r['kit/cupti']:.3f})", abs(r["kit/span"] - 1.0) <= tol))
+        if r["kernels_per_call"] > 1 and "kit/span" in r:
+            # The replay includes the gaps between the kernels, so it lies between CUPTI's sum of kernel times and
+            # its first-start-to-last-end span; the span is traced, which widens the gaps (H200, 2026-11-29: the
+            # 56px conv's gap read 2.05-2.34 us over three rounds while the kit read 24.6-25.0 us; docs/FINDINGS.md)
+            inside = 1.0 - tol <= r["kit/cupti"] and r["kit/span"] <= 1.0 + tol
+            out.append((f"kit ({r['kit_mode']}) within CUPTI's sum..span {r['problem']} ({r['cupti_us']:.1f}.."
+                        f"{r['span_us']:.1f} us, {r['kernels_per_call']} activities)", f"sum..span +- {tol:.2f}",
+                        f"{r['kit/cupti']:.3f} of the sum, {r['kit/span']:.3f} of the span (replay/span "
+                        f"{r['replay/span']:.3f}; gap between kernels {r['gap_us']:.2f} us)", inside))
             continue
         split = (f"; per call in a graph {r['slope/cupti']:.3f} of CUPTI, per replay {r['replay_fixed_us']:.1f} us "
                  f"over {r['replay_calls']} calls = {r['fixed_share']:.3f}; graphs 4x longer read "

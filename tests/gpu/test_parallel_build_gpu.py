@@ -9,6 +9,7 @@ import os
 import signal
 import time
 import warnings
+from typing import Any
 
 import pytest
 
@@ -145,12 +146,19 @@ def test_an_auto_run_with_a_warm_pool_times_stored_plans_while_a_helper_builds_t
         run.start()
         run.propose()
         assert run.prebuild is not None and run.prebuild.leave == 0  # the pick is the helpers' too
+        answers = _record_ready(run.prebuild)
         rows = [row["plan"] for row in run.plans()]
         records = run.finish()
     report = records["settings"]["parallel_build"]
     assert rows == list(without.plans["plan"]) == [r["plan"] for r in records["plans"]]  # heuristic order
     assert {r["plan"]: r["status"] for r in records["plans"]} == _statuses(without)
-    assert run.ahead and set(run.ahead) <= set(rows[1:]), (run.ahead, report)  # worked while waiting for the pick
+    # Whenever helpers had stored later plans while the run waited, it timed the first of them in heuristic order
+    # at once. Whether they had is the helpers' pace: under three 8-worker suites on one H200 the waited plan came
+    # first every time in 1 of 10 suites (2026-11-29), so the test asserts the rule, not the race (the CPU test
+    # test_with_no_plan_left_to_the_run_it_can_take_stored_plans_while_a_helper_builds_the_pick forces the case).
+    offered = [next(p for p in later if p in got) for _, later, got in answers if got]
+    assert run.ahead == offered and set(run.ahead) <= set(rows[1:]), (run.ahead, answers, report)
+    assert all(name not in later and set(got) <= set(later) for name, later, got in answers), answers
     timed = {r["plan"]: r for r in records["plans"]}
     assert all(timed[p].get("from_cache") for p in run.ahead)  # loaded from what helpers stored, then timed
     assert report["plans"][0]["status"] in ("stored", "left"), report  # left: no helper had listed yet
@@ -164,6 +172,20 @@ def test_an_auto_run_with_a_warm_pool_times_stored_plans_while_a_helper_builds_t
         kept = stopped.finish()
     assert len(shown) == 1 and stopped.stopped is not None and kept["settings"]["partial"]
     assert [r["plan"] for r in kept["plans"]] == [p for p in rows if p in shown or p in stopped.ahead]
+
+
+def _record_ready(handle: Any) -> list[tuple[str, list[str], list[str]]]:
+    """Record every answer of ``handle.ready`` (plan waited for, later plans asked about, those stored)."""
+    answers: list[tuple[str, list[str], list[str]]] = []
+    real = handle.ready
+
+    def ready(name: str, later: list[str], timeout: float | None = None) -> list[str]:
+        got = real(name, later, timeout)
+        answers.append((name, list(later), list(got)))
+        return got
+
+    handle.ready = ready
+    return answers
 
 
 def test_notes_asked_while_the_run_waits_are_the_notes_step_s_and_asked_once(tmp_path, monkeypatch) -> None:
