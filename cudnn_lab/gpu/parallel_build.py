@@ -310,6 +310,12 @@ class AsyncPrebuild:
         with self._cond:
             return not self._answered(name) and (not self.eager or self._listed_owner(name))
 
+    def unlisted(self, name: str) -> bool:
+        """Whether an eager run would build ``name`` itself now only because no helper that could has listed the
+        plans yet (a run with work of its own does that first: by then a helper may be building the plan)."""
+        with self._cond:
+            return self.eager and not self._answered(name) and not self._listed_owner(name)
+
     def wait(self, name: str, timeout: float | None = None) -> PlanBuild | None:
         """Wait until ``name``'s helper has answered for it (at most ``timeout`` s); its :class:`PlanBuild`, or None
         at once for a plan no helper has (the pick, a plan the helpers did not list) and after a timeout (the run

@@ -131,8 +131,9 @@ class Run:
         if (handed is not None and record.entry.built is None and record.rank is not None
                 and record.rank >= handed.leave):
             self.waited_for_helpers = True
-            if handed.pending(record.name):
+            if handed.unlisted(record.name) or handed.pending(record.name):  # helpers still listing: own work first
                 self.work_while_waiting()
+            if handed.pending(record.name):
                 self.work_ahead(handed, record)
             with self.phases("parallel_wait"):
                 handed.wait(record.name, timeout=handed.deadline_s)
@@ -145,9 +146,8 @@ class Run:
         return True
 
     def work_while_waiting(self) -> None:
-        """While a helper still builds the plan the run needs next: ask the graph's numerical notes, a heuristics
-        query that needs no built plan and that the notes step would otherwise ask after the last plan. Quiet on
-        failure: the notes step then asks again and says what went wrong."""
+        """While a helper builds (or has yet to list) the plan the run needs next: ask the numerical notes, a query
+        the notes step would ask after the last plan. Quiet on failure: the notes step asks again and says why."""
         options, kept = self.options, getattr(self.sess, "notes_by_modes", None)
         if not options.notes or kept is None or tuple(options.heuristics) in kept:
             return

@@ -193,6 +193,60 @@ def test_an_eager_run_builds_a_plan_itself_while_its_helper_has_not_listed_the_p
         pool.close()
 
 
+def test_a_plan_is_unlisted_only_for_an_eager_run_whose_helpers_have_not_listed_the_plans() -> None:
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:sleep", start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            for eager in (True, False):
+                handle = pb.start_prebuild(SPEC, RunOptions(), 1, plans=["eng0", "eng1"], pool=pool, cores=4,
+                                           deadline_s=60.0, eager=eager, leave=0)
+                assert handle.unlisted("eng0") is eager and handle.unlisted("eng1") is eager
+                assert not handle.pending("eng0") if eager else handle.pending("eng0")
+                handle.report(timeout=0.0, overtaken=True)
+    finally:
+        pool.close()
+    from cudnn_lab.gpu.workers.selftest import TAKES_PLANS
+
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:takes_plans", start_deadline_s=60)
+    try:
+        handle = pb.start_prebuild(SPEC, RunOptions(), 2, plans=TAKES_PLANS, pool=pool, cores=4, leave=1, eager=True)
+        handle.wait(TAKES_PLANS[1], timeout=60)  # listed, then answered
+        handle.report(timeout=60)
+        assert not any(handle.unlisted(p) for p in TAKES_PLANS)  # the pick: the run's; the rest: answered
+    finally:
+        pool.close()
+
+
+def test_a_run_whose_helpers_have_not_listed_asks_its_own_work_first_then_builds_the_plan_itself(monkeypatch) -> None:
+    """Issue 36 (H200, 2026-11-29: DenseNet's pick compiled in the run for 1.77 s, then its notes took 0.84 s, because
+    no helper had listed the plans yet): the run asks the notes first, by when a helper may be building the plan."""
+    from cudnn_lab.gpu.execution import PlanRecord
+    from cudnn_lab.gpu.plans import PlanEntry
+    from cudnn_lab.gpu.run import Run
+
+    order: list[str] = []
+    run = Run(SPEC, RunOptions(plans="all"))
+    monkeypatch.setattr(run, "work_while_waiting", lambda: order.append("notes"))
+    monkeypatch.setattr(run, "work_ahead", lambda handed, record: order.append("ahead"))
+    pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:sleep", start_deadline_s=30)
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            run.prebuild = pb.start_prebuild(SPEC, run.options, 1, plans=["eng0", "eng1"], pool=pool, cores=4,
+                                             deadline_s=60.0, eager=True, leave=0)
+            record = PlanRecord(PlanEntry("eng0", 0, {}, None, 0), rank=0)
+            assert run.build(record) is False and record.status == "build_failed"  # no plan object: built here
+            assert order == ["notes"] and run.waited_for_helpers  # its own work first, no helper to wait for
+            order.clear()
+            run.prebuild = pb.start_prebuild(SPEC, run.options, 1, plans=["eng0", "eng1"], pool=pool, cores=4,
+                                             deadline_s=60.0, eager=True, leave=1)
+            run.build(PlanRecord(PlanEntry("eng0", 0, {}, None, 0), rank=0))  # the pick left to the run: at once
+            assert order == []
+    finally:
+        pool.close()
+
+
 def test_an_eager_run_that_built_every_plan_itself_reports_them_left_and_warns_of_nothing() -> None:
     pool = pb.HelperPool(target="cudnn_lab.gpu.workers.selftest:sleep", start_deadline_s=30)
     try:
