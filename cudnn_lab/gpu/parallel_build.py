@@ -308,13 +308,13 @@ class AsyncPrebuild:
     def pending(self, name: str) -> bool:
         """Whether :meth:`wait` for ``name`` would block now (the run has time for other work first)."""
         with self._cond:
-            return not self._answered(name) and (not self.eager or self._listed_owner(name))
+            return not self._answered(name) and not self._unlisted(name)
 
     def unlisted(self, name: str) -> bool:
         """Whether an eager run would build ``name`` itself now only because no helper that could has listed the
         plans yet (a run with work of its own does that first: by then a helper may be building the plan)."""
         with self._cond:
-            return self.eager and not self._answered(name) and not self._listed_owner(name)
+            return self._unlisted(name)
 
     def wait(self, name: str, timeout: float | None = None) -> PlanBuild | None:
         """Wait until ``name``'s helper has answered for it (at most ``timeout`` s); its :class:`PlanBuild`, or None
@@ -322,7 +322,7 @@ class AsyncPrebuild:
         then builds it itself; said once in the report)."""
         t = time.perf_counter()
         with self._cond:
-            if self.eager and not self._answered(name) and not self._listed_owner(name):  # its helper is not building
+            if self._unlisted(name):  # its helper is not building it
                 return None
             ok = self._cond.wait_for(lambda: self._answered(name), timeout)
             self._waited += time.perf_counter() - t
@@ -417,6 +417,10 @@ class AsyncPrebuild:
         helper answered, or no helper has it (the pick, a plan the helpers did not list)."""
         return (self._finished or name in self._outcome
                 or (self._ref is not None and name not in self._ref[self.leave:]))
+
+    def _unlisted(self, name: str) -> bool:
+        """(Holding the lock.) :meth:`unlisted`: eager, no answer yet, and no listed helper to build ``name``."""
+        return self.eager and not self._answered(name) and not self._listed_owner(name)
 
     def _listed_owner(self, name: str) -> bool:
         """(Holding the lock.) Whether the helper that has plan ``name`` has listed the plans (so builds its share
