@@ -11,7 +11,8 @@ Then the targets of issue 13, each with met/missed, measured in fresh processes 
   ceilings kept on disk; a repeat of it in that process <= 0.3 s;
 - an all-plan GEMM run with a warm plan cache <= 1 s, in a process where torch and CUDA are up (a notebook's kernel;
   the same in a bare fresh process is shown beside it: import torch alone takes 1.1-2.8 s on the GPU hosts);
-- replay/CUPTI within 1 +- 0.03 for kernels of 10 us and more, 1 +- 0.10 below;
+- the kit's time over CUPTI's (medians of three readings of each, taken in turns) within 1 +- 0.03 for kernels of
+  10 us and more, 1 +- 0.10 below; a plan of several kernels inside CUPTI's sum..span;
 - the same best plan on 10 repeated runs wherever the two best plans differ by more than 3%;
 - sweep speed-up on 2 (and 4) GPUs: from ``benchmarks/sweep_throughput.py --json`` (``--sweep FILE``).
 
