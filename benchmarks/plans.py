@@ -530,19 +530,22 @@ def _defaults_line(r: dict) -> str:
             f"{r['from_cache']} loaded from the plan cache in {_ms(r.get('load_ms'))}\n    phase_s: {_phases(r)}")
 
 
+def _recorded_ms(value: object) -> float | None:
+    """A build time as a row records it, or None where it is missing or not a number (NaN included)."""
+    return float(value) if isinstance(value, (int, float)) and value == value else None
+
+
 def _helper_slowest_ms(r: dict) -> float | None:
     """The longest cuDNN build of one plan in a helper during a default-options run (None: no helper built)."""
-    times = [p.get("build_ms") for p in (r.get("parallel_build") or {}).get("plans") or []]
-    times = [float(t) for t in times if isinstance(t, (int, float)) and t == t]
-    return max(times) if times else None
+    times = [_recorded_ms(p.get("build_ms")) for p in (r.get("parallel_build") or {}).get("plans") or []]
+    return max((t for t in times if t is not None), default=None)
 
 
 def compile_floor(r: dict) -> tuple[float, str] | None:
     """(ms, where) of the longest cuDNN build of one plan a default-options run had to wait for, in its own process
     or in a helper: the run cannot end sooner, whatever the kit does around it. None when nothing was built."""
-    here, helper = r.get("slowest_build_ms"), _helper_slowest_ms(r)
-    found = [(float(ms), where) for ms, where in ((here, "in the run's process"), (helper, "in a helper"))
-             if isinstance(ms, (int, float)) and ms == ms]
+    found = [(ms, where) for ms, where in ((_recorded_ms(r.get("slowest_build_ms")), "in the run's process"),
+                                           (_helper_slowest_ms(r), "in a helper")) if ms is not None]
     return max(found) if found else None
 
 
