@@ -305,6 +305,12 @@ class AsyncPrebuild:
         """Every helper has finished, died or been cut off."""
         return self._finished
 
+    def answered(self, name: str) -> bool:
+        """Whether nothing is left to wait for about ``name``: the helpers finished, its helper answered, or no helper
+        has it. Not answered: the run has its own work to do first (a helper may be listing or building the plan)."""
+        with self._cond:
+            return self._answered(name)
+
     def pending(self, name: str) -> bool:
         """Whether :meth:`wait` for ``name`` would block now (the run has time for other work first)."""
         with self._cond:

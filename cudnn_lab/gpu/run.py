@@ -131,7 +131,7 @@ class Run:
         if (handed is not None and record.entry.built is None and record.rank is not None
                 and record.rank >= handed.leave):
             self.waited_for_helpers = True
-            if handed.unlisted(record.name) or handed.pending(record.name):  # helpers still listing: own work first
+            if not handed.answered(record.name):  # a helper lists or builds it: the run's own work first
                 self.work_while_waiting()
             if handed.pending(record.name):
                 self.work_ahead(handed, record)

@@ -203,6 +203,7 @@ def test_a_plan_is_unlisted_only_for_an_eager_run_whose_helpers_have_not_listed_
                                            deadline_s=60.0, eager=eager, leave=0)
                 assert handle.unlisted("eng0") is eager and handle.unlisted("eng1") is eager
                 assert not handle.pending("eng0") if eager else handle.pending("eng0")
+                assert not handle.answered("eng0")  # either way the run has its own work to do first
                 handle.report(timeout=0.0, overtaken=True)
     finally:
         pool.close()
@@ -214,6 +215,7 @@ def test_a_plan_is_unlisted_only_for_an_eager_run_whose_helpers_have_not_listed_
         handle.wait(TAKES_PLANS[1], timeout=60)  # listed, then answered
         handle.report(timeout=60)
         assert not any(handle.unlisted(p) for p in TAKES_PLANS)  # the pick: the run's; the rest: answered
+        assert all(handle.answered(p) for p in TAKES_PLANS)
     finally:
         pool.close()
 

@@ -223,12 +223,14 @@ def test_async_wait_times_out_on_a_hung_helper_and_the_deadline_cuts_it_off() ->
             handle = pb.start_prebuild(_spec(), RunOptions(), 1, plans=PLANS, pool=pool, cores=4, deadline_s=2.0)
             # a wait would block for a helper's plan, not for the pick (the run's own) or a plan no helper has
             assert handle.pending("eng4_k24=27") and not handle.pending("eng0") and not handle.pending("other")
+            assert not handle.answered("eng4_k24=27") and handle.answered("eng0") and handle.answered("other")
             assert handle.wait("eng4_k24=27", timeout=0.05) is None  # still building: the run builds it itself
             assert not handle.finished
             late = handle.wait("eng8", timeout=60)  # the per-helper deadline cuts the silent helper off
             report = handle.report(timeout=60)
         assert late is not None and late.status == "missed" and handle.finished
         assert not any(handle.pending(p) for p in PLANS)  # finished: nothing left to wait for
+        assert all(handle.answered(p) for p in PLANS)
         assert any("waited 0.05 s for eng4_k24=27 and built it itself" in p for p in report.problems)
         assert any("no answer within 2 s" in p for p in report.problems)
         assert [p.status for p in report.plans] == ["left", "missed", "missed", "missed"]
