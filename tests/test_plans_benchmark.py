@@ -13,6 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "benchmarks" / "results" / "h200_2026-11-29_round39_defaults.json"
 CUPTI = ROOT / "benchmarks" / "results" / "h200_2026-11-29_round39_plans_cupti.json"
+#: the first round that took three readings in turns (H200, 2026-11-29)
+CUPTI_READS = ROOT / "benchmarks" / "results" / "h200_2026-11-29_round43_plans_cupti.json"
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +64,14 @@ def test_kit_over_cupti_is_judged_on_the_median_of_readings_in_turns_and_shows_t
     (target,) = [t for t in plans.targets([row], {}, None) if "kit (" in t[0]]
     assert target[3] is True and "median of 3 readings in turns with CUPTI's, 1.021..1.039" in target[2]
     assert [t[3] for t in plans.targets([conv], {}, None) if "kit (" in t[0]] == [False]  # the round's one reading
+
+
+def test_a_recorded_three_reading_row_is_judged_on_its_own_median_and_range(plans) -> None:
+    recorded = json.loads(CUPTI_READS.read_text())["rows"]
+    conv = next(r for r in recorded if r["problem"] == "rn50 1x1 64->256")
+    reads = conv["kit/cupti_reads"]
+    assert len(reads) == plans.KIT_CUPTI_READS and min(reads) <= conv["kit/cupti"] <= max(reads)
+    (target,) = [t for t in plans.targets([conv], {}, None) if "kit (" in t[0]]
+    assert target[3] is (abs(conv["kit/cupti"] - 1.0) <= 0.03)
+    assert f"{conv['kit/cupti']:.3f} (median of 3 readings in turns with CUPTI's, {min(reads):.3f}..{max(reads):.3f}" \
+        in target[2]
